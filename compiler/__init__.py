@@ -1,0 +1,43 @@
+"""shardc: a sharding-annotation compiler for JAX/XLA, modelled on OpenXLA Shardy.
+
+The public API is imported lazily, so `import shardc` (and `shardc --help`) stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from shardc.dialect.errors import ShardcError
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first use)
+_LAZY: dict[str, str] = {
+    "import_text": "shardc.importer",
+    "import_module": "shardc.importer",
+    "export_text": "shardc.exporter",
+    "propagate": "shardc.api_propagate",
+    "propagate_module": "shardc.api_propagate",
+    "PropagationOptions": "shardc.passes.propagation.options",
+    "check": "shardc.api_check",
+    "jit": "shardc.jit",
+    "constrain": "shardc.annotations",
+    "visualize_sharding": "shardc.grid",
+}
+
+
+def __getattr__(name: str) -> Any:
+    modname = _LAZY.get(name)
+    if modname is None:
+        raise AttributeError(f"module 'shardc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(modname), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = ["ShardcError", "__version__", *_LAZY]

@@ -1,0 +1,25 @@
+"""shardc IR -> MLIR text (generic, or pretty through jaxlib) and jaxlib `ir.Module`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from shardc.dialect.ir import Module
+from shardc.dialect.mlir_text import print_generic
+
+from . import mlir_bridge
+
+Format = Literal["pretty", "generic", "text"]
+
+
+def to_jax_module(module: Module) -> Any:
+    """The module as a jaxlib `ir.Module` (parsed from shardc's generic text)."""
+    return mlir_bridge.parse_module(print_generic(module), "<shardc output>")
+
+
+def export_text(module: Module, fmt: Format = "pretty", with_locs: bool = False) -> str:
+    """MLIR text of `module`: `pretty` (the dialects' own syntax, as JAX prints) or `generic`."""
+    if fmt == "generic":
+        return print_generic(module, with_locs=with_locs)
+    jmod = to_jax_module(module)
+    return mlir_bridge.pretty_text(jmod, with_locs=with_locs)

@@ -1,0 +1,28 @@
+"""MLIR (text or a jaxlib `ir.Module`) -> shardc IR.
+
+jaxlib parses the text (so every dialect it knows is accepted and errors carry line:col), prints
+it in generic form, and shardc's own linear-time parser builds the IR from that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardc.dialect.ir import Module
+from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
+
+from . import mlir_bridge
+
+
+def import_text(text: str, source_name: str = "<input>") -> Module:
+    """Parse MLIR text (pretty or generic) into shardc IR."""
+    jmod = mlir_bridge.parse_module(text, source_name)
+    return import_module(jmod, source_name)
+
+
+def import_module(jmod: Any, source_name: str = "<input>") -> Module:
+    """Convert a jaxlib `ir.Module` into shardc IR."""
+    generic = mlir_bridge.generic_text(jmod)
+    module = parse_generic(generic, source_name)
+    absorb_sharding_attrs(module)
+    return module

@@ -1,0 +1,83 @@
+"""The jaxlib MLIR edge: parse and print MLIR text with the dialects jaxlib ships.
+
+Only this module (and the frontend/backend) touch jaxlib's MLIR bindings. Parse errors become
+`ParseError`s that name the file, line and column, with the source line and a caret.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from shardc.dialect.errors import ParseError, caret_excerpt
+
+_LOCAL = threading.local()
+
+
+def context() -> Any:
+    """A per-thread MLIR context with stablehlo, sdy, func, ... registered."""
+    ctx = getattr(_LOCAL, "ctx", None)
+    if ctx is None:
+        from jax._src.interpreters import mlir as jax_mlir
+
+        ctx = jax_mlir.make_ir_context()
+        ctx.allow_unregistered_dialects = False
+        _LOCAL.ctx = ctx
+    return ctx
+
+
+_DIAG = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\): (?P<msg>.*)')
+
+
+def parse_module(text: str, source_name: str = "<input>") -> Any:
+    """Parse MLIR text (pretty or generic) into a jaxlib `ir.Module`, or raise `ParseError`."""
+    from jaxlib.mlir import ir
+
+    if not text.strip():
+        raise ParseError(f"{source_name}: empty input: expected an MLIR module")
+    with context():
+        try:
+            return ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise _parse_error(e, text, source_name) from None
+        except Exception as e:  # noqa: BLE001 - jaxlib raises plain errors on some inputs
+            raise ParseError(f"{source_name}: cannot parse MLIR: {e}") from None
+
+
+def _parse_error(e: Exception, text: str, source_name: str) -> ParseError:
+    diags = getattr(e, "error_diagnostics", None) or []
+    for d in diags:
+        loc = str(d.location)
+        m = re.search(r'":(\d+):(\d+)', loc)
+        if m:
+            line, col = int(m.group(1)), int(m.group(2))
+            excerpt = caret_excerpt(text, line, col)
+            msg = f"{source_name}:{line}:{col}: {d.message}"
+            return ParseError(msg + ("\n" + excerpt if excerpt else ""))
+        return ParseError(f"{source_name}: {d.message}")
+    first = str(e).strip().splitlines()
+    return ParseError(f"{source_name}: {first[-1] if first else 'cannot parse MLIR'}")
+
+
+def generic_text(module: Any) -> str:
+    """Print a jaxlib module in generic op form with locations (the importer's input)."""
+    return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+
+
+def pretty_text(module: Any, with_locs: bool = False) -> str:
+    """Print a jaxlib module in the custom (pretty) op syntax, as `Lowered.as_text()` does."""
+    return module.operation.get_asm(enable_debug_info=with_locs)
+
+
+def verify(module: Any, source_name: str = "<output>") -> None:
+    """Run the MLIR verifier (sdy and stablehlo included); raise `ParseError` on failure."""
+    from jaxlib.mlir import ir
+
+    with context():
+        try:
+            ok = module.operation.verify()
+        except ir.MLIRError as e:
+            raise _parse_error(e, "", source_name) from None
+    if not ok:
+        raise ParseError(f"{source_name}: the module does not verify")

@@ -1,0 +1,507 @@
+"""shardc's IR: modules, operations, regions, blocks and values with use lists.
+
+Plain slotted classes compared by identity. Every value keeps its uses; operands change only
+through `Operation.set_operand`, so users of a value and the producer of an operand are O(1).
+Attributes shardc does not interpret stay raw MLIR text (see `AttrDict`) and print back unchanged.
+Every value may carry a `sharding` (a `TensorSharding`); on export it becomes the `sdy.sharding`
+attribute of the func argument or of the op that defines the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .shardings import TensorSharding
+from .types import Type
+
+# ---------------------------------------------------------------------------------------------
+# Attribute dictionaries
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split `text` at `sep` characters outside brackets, `<...>` and strings."""
+    out: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ">":
+            if i > 0 and text[i - 1] == "-":
+                pass  # the arrow of a function type
+            else:
+                depth -= 1
+        elif c == sep and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+        i += 1
+    tail = text[start:]
+    if tail.strip() or out:
+        out.append(tail)
+    return out
+
+
+class AttrDict:
+    """An MLIR attribute dictionary, kept as raw text until an entry is read or written.
+
+    Values are raw attribute text (`str`), `None` for unit attributes, or attribute objects
+    (shardings, nested `AttrDict`s, lists) whose `str()` is their MLIR text.
+    """
+
+    __slots__ = ("_raw", "_items")
+
+    def __init__(self, raw: str | None = None, items: dict[str, Any] | None = None):
+        self._raw = raw  # text between the braces, or None once materialized
+        self._items: dict[str, Any] | None = items if raw is None else None
+        if raw is None and items is None:
+            self._items = {}
+
+    def _materialize(self) -> dict[str, Any]:
+        if self._items is None:
+            items: dict[str, Any] = {}
+            for entry in split_top_level(self._raw or ""):
+                entry = entry.strip()
+                if not entry:
+                    continue
+                key, eq, value = entry.partition(" = ")
+                if not eq:
+                    key, value = entry, None  # unit attribute
+                key = key.strip()
+                if key.startswith('"') and key.endswith('"'):
+                    key = key[1:-1]
+                items[key] = value.strip() if value is not None else None
+            self._items = items
+            self._raw = None
+        return self._items
+
+    def __contains__(self, key: str) -> bool:
+        if self._raw is not None and key not in self._raw:
+            return False
+        return key in self._materialize()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._raw is not None and key not in self._raw:
+            return default
+        return self._materialize().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._materialize()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._materialize()[key] = value
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        if self._raw is not None and key not in self._raw:
+            return default
+        return self._materialize().pop(key, default)
+
+    def keys(self) -> list[str]:
+        return list(self._materialize().keys())
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self._materialize().items())
+
+    def __len__(self) -> int:
+        return len(self._materialize())
+
+    def __bool__(self) -> bool:
+        if self._raw is not None:
+            return bool(self._raw.strip())
+        return bool(self._items)
+
+    def body(self) -> str:
+        """The entries without braces."""
+        if self._raw is not None:
+            return self._raw
+        parts = []
+        for k, v in (self._items or {}).items():
+            key = k if _is_bare_key(k) else f'"{k}"'
+            parts.append(key if v is None else f"{key} = {v}")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        return "{" + self.body() + "}"
+
+    def __repr__(self) -> str:
+        return f"AttrDict({self})"
+
+
+def _is_bare_key(key: str) -> bool:
+    return bool(key) and all(c.isalnum() or c in "_.$" for c in key) and not key[0].isdigit()
+
+
+class AttrList:
+    """An array attribute `[a, b, ...]` whose elements are attribute objects or raw text."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]):
+        self.items = items
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(i) for i in self.items) + "]"
+
+    __repr__ = __str__
+
+
+def parse_dict_list(text: str) -> AttrList:
+    """`[{a = 1}, {}]` (func arg/result attributes) as a list of `AttrDict`s."""
+    inner = text.strip()[1:-1]
+    return AttrList([AttrDict(e.strip()[1:-1]) for e in split_top_level(inner) if e.strip()])
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+class Value:
+    """An SSA value: its type, its uses `(op, operand index)`, and maybe a sharding."""
+
+    __slots__ = ("type", "uses", "sharding", "name_hint", "__weakref__")
+
+    def __init__(self, type: Type):
+        self.type = type
+        self.uses: list[tuple[Operation, int]] = []
+        self.sharding: TensorSharding | None = None
+        self.name_hint: str | None = None
+
+    @property
+    def users(self) -> Iterator[Operation]:
+        return (op for op, _ in self.uses)
+
+    def replace_all_uses_with(self, other: Value) -> None:
+        for op, idx in list(self.uses):
+            op.set_operand(idx, other)
+
+
+class OpResult(Value):
+    __slots__ = ("owner", "index")
+
+    def __init__(self, type: Type, owner: Operation, index: int):
+        super().__init__(type)
+        self.owner = owner
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<result {self.index} of {self.owner.name}: {self.type}>"
+
+
+class BlockArgument(Value):
+    __slots__ = ("block", "index", "loc")
+
+    def __init__(self, type: Type, block: Block, index: int, loc: str | None = None):
+        super().__init__(type)
+        self.block = block
+        self.index = index
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"<block arg {self.index}: {self.type}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Operations, blocks, regions
+
+
+class Operation:
+    """An op: name, operands, results, properties `<{...}>`, attributes `{...}`, regions."""
+
+    __slots__ = (
+        "name",
+        "operands",
+        "results",
+        "properties",
+        "attributes",
+        "regions",
+        "successors",
+        "loc",
+        "parent",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        operands: list[Value] | None = None,
+        result_types: list[Type] | None = None,
+        properties: AttrDict | None = None,
+        attributes: AttrDict | None = None,
+        regions: list[Region] | None = None,
+        loc: str | None = None,
+        successors: str | None = None,
+    ):
+        self.name = name
+        self.operands: list[Value] = []
+        self.results: list[OpResult] = [
+            OpResult(t, self, i) for i, t in enumerate(result_types or ())
+        ]
+        self.properties = properties if properties is not None else AttrDict()
+        self.attributes = attributes if attributes is not None else AttrDict()
+        self.regions: list[Region] = []
+        self.successors = successors
+        self.loc = loc
+        self.parent: Block | None = None
+        for v in operands or ():
+            self.add_operand(v)
+        for r in regions or ():
+            self.add_region(r)
+
+    # operands ---------------------------------------------------------------------------
+    def add_operand(self, value: Value) -> None:
+        value.uses.append((self, len(self.operands)))
+        self.operands.append(value)
+
+    def set_operand(self, index: int, value: Value) -> None:
+        """The one way to change an operand: keeps both use lists right."""
+        old = self.operands[index]
+        old.uses.remove((self, index))
+        value.uses.append((self, index))
+        self.operands[index] = value
+
+    def drop_operands(self) -> None:
+        for i, v in enumerate(self.operands):
+            v.uses.remove((self, i))
+        self.operands = []
+
+    # regions ----------------------------------------------------------------------------
+    def add_region(self, region: Region) -> None:
+        region.parent = self
+        self.regions.append(region)
+
+    # attributes -------------------------------------------------------------------------
+    def attr(self, key: str, default: Any = None) -> Any:
+        """A property or, failing that, a discardable attribute."""
+        value = self.properties.get(key, None)
+        if value is None and key not in self.properties:
+            return self.attributes.get(key, default)
+        return value
+
+    # structure --------------------------------------------------------------------------
+    @property
+    def parent_op(self) -> Operation | None:
+        block = self.parent
+        if block is None or block.parent is None:
+            return None
+        return block.parent.parent
+
+    def walk(self) -> Iterator[Operation]:
+        """This op and every op nested in it, pre-order."""
+        stack: list[Operation] = [self]
+        while stack:
+            op = stack.pop()
+            yield op
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend(reversed(block.ops))
+
+    def erase(self) -> None:
+        """Remove this op from its block; its results must have no uses."""
+        for r in self.results:
+            if r.uses:
+                raise ValueError(f"erasing {self.name} whose result still has uses")
+        self.drop_operands()
+        if self.parent is not None:
+            self.parent.ops.remove(self)
+            self.parent = None
+
+    def __repr__(self) -> str:
+        return f"<op {self.name} at {self.loc}>"
+
+
+class Block:
+    """A list of ops with block arguments."""
+
+    __slots__ = ("args", "ops", "parent", "label")
+
+    def __init__(self, arg_types: list[Type] | None = None, label: str | None = None):
+        self.args: list[BlockArgument] = [
+            BlockArgument(t, self, i) for i, t in enumerate(arg_types or ())
+        ]
+        self.ops: list[Operation] = []
+        self.parent: Region | None = None
+        self.label = label
+
+    def add_arg(self, type: Type, loc: str | None = None) -> BlockArgument:
+        arg = BlockArgument(type, self, len(self.args), loc)
+        self.args.append(arg)
+        return arg
+
+    def append(self, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.append(op)
+        return op
+
+    def insert(self, index: int, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.insert(index, op)
+        return op
+
+    @property
+    def terminator(self) -> Operation | None:
+        return self.ops[-1] if self.ops else None
+
+
+class Region:
+    __slots__ = ("blocks", "parent")
+
+    def __init__(self, blocks: list[Block] | None = None):
+        self.blocks: list[Block] = []
+        self.parent: Operation | None = None
+        for b in blocks or ():
+            self.add_block(b)
+
+    def add_block(self, block: Block) -> Block:
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Module
+
+
+class Module:
+    """A `builtin.module` op plus what shardc looks up often: meshes, funcs, location aliases."""
+
+    __slots__ = ("op", "loc_aliases", "loc_alias_order", "source_name")
+
+    def __init__(self, op: Operation, loc_aliases: dict[str, str] | None = None):
+        self.op = op
+        self.loc_aliases: dict[str, str] = loc_aliases or {}
+        self.loc_alias_order: list[str] = list(self.loc_aliases)
+        self.source_name: str | None = None
+
+    @property
+    def body(self) -> Block:
+        return self.op.regions[0].entry
+
+    @property
+    def meshes(self) -> dict[str, Any]:
+        """Mesh symbol name -> `Mesh`, in module order."""
+        from .sharding_syntax import parse_mesh
+
+        out: dict[str, Any] = {}
+        for op in self.body.ops:
+            if op.name == "sdy.mesh":
+                mesh = op.properties["mesh"]
+                if isinstance(mesh, str):
+                    mesh = parse_mesh(mesh)
+                    op.properties["mesh"] = mesh
+                out[symbol_name(op)] = mesh
+        return out
+
+    @property
+    def funcs(self) -> dict[str, Operation]:
+        return {symbol_name(op): op for op in self.body.ops if op.name == "func.func"}
+
+    def walk(self) -> Iterator[Operation]:
+        return self.op.walk()
+
+    def resolve_loc(self, loc: str | None) -> str | None:
+        """`loc(#loc3)` -> `file.py:3:4`: the innermost file location, for messages."""
+        if not loc:
+            return None
+        seen = 0
+        text = loc
+        while "#loc" in text and seen < 8:
+            seen += 1
+            start = text.index("#loc")
+            end = start + 4
+            while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                end += 1
+            alias = text[start:end]
+            repl = self.loc_aliases.get(alias)
+            if repl is None:
+                break
+            text = text[:start] + repl + text[end:]
+        return _file_line_col(text, self.source_name)
+
+
+def _file_line_col(loc: str, source_name: str | None) -> str | None:
+    """Pick the first `"file":L:C` out of an MLIR location text."""
+    import re
+
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
+    if not m:
+        m2 = re.search(r'loc\("([^"]+)"\)', loc)
+        return m2.group(1) if m2 else None
+    fname = m.group(1)
+    if fname == "-" and source_name:
+        fname = source_name
+    return f"{fname}:{m.group(2)}:{m.group(3)}"
+
+
+def symbol_name(op: Operation) -> str:
+    """The `sym_name` of a symbol op, without quotes."""
+    raw = op.properties.get("sym_name")
+    if raw is None:
+        raw = op.attributes.get("sym_name", '""')
+    return str(raw).strip('"')
+
+
+# ---------------------------------------------------------------------------------------------
+# func.func helpers
+
+
+def func_body(func: Operation) -> Block | None:
+    if not func.regions or not func.regions[0].blocks:
+        return None
+    return func.regions[0].entry
+
+
+def func_result_attrs(func: Operation) -> AttrList | None:
+    attrs = func.properties.get("res_attrs")
+    if attrs is None:
+        return None
+    if isinstance(attrs, str):
+        attrs = parse_dict_list(attrs)
+        func.properties["res_attrs"] = attrs
+    return attrs
+
+
+def func_num_results(func: Operation) -> int:
+    body = func_body(func)
+    if body is not None and body.terminator is not None:
+        return len(body.terminator.operands)
+    from .types import split_function_type
+
+    _, results = split_function_type(str(func.properties["function_type"]))
+    return len(results)
+
+
+def func_result_sharding(func: Operation, index: int) -> TensorSharding | None:
+    attrs = func_result_attrs(func)
+    if attrs is None:
+        return None
+    value = attrs.items[index].get("sdy.sharding")
+    if isinstance(value, str):
+        from .sharding_syntax import parse_tensor_sharding
+
+        value = parse_tensor_sharding(value)
+        attrs.items[index]["sdy.sharding"] = value
+    return value
+
+
+def set_func_result_sharding(func: Operation, index: int, sharding: TensorSharding | None) -> None:
+    attrs = func_result_attrs(func)
+    if attrs is None:
+        n = func_num_results(func)
+        attrs = AttrList([AttrDict() for _ in range(n)])
+        func.properties["res_attrs"] = attrs
+    if sharding is None:
+        attrs.items[index].pop("sdy.sharding")
+    else:
+        attrs.items[index]["sdy.sharding"] = sharding

@@ -1,0 +1,395 @@
+"""MLIR generic-form text <-> shardc IR: one parser and one printer for the generic syntax.
+
+The generic form (`"stablehlo.add"(%0, %1) <{props}> ({regions}) {attrs} : (T, T) -> T loc(..)`)
+is uniform for every op of every dialect, which is what makes the road lossless: attributes stay
+raw text until something reads them. The importer (compiler/) asks jaxlib to print any module in
+this form first; the printer writes it back, and jaxlib re-prints it pretty on request.
+The parser is line-oriented (the MLIR printer puts one op per line) and linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import ParseError
+from .ir import AttrDict, Block, BlockArgument, Module, Operation, Region, Value, split_top_level
+from .types import parse_type, split_function_type
+
+_OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
+_ALIAS = re.compile(r"(#loc\w*) = (loc\(.*\))$")
+_BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
+
+_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _match_close(text: str, i: int) -> int:
+    """Index of the bracket closing `text[i]`, skipping strings and `->` arrows."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError("unbalanced brackets")
+
+
+class _Frame:
+    __slots__ = ("op", "res_names", "block", "lineno")
+
+    def __init__(self, op: Operation, res_names: list[tuple[str, int]], lineno: int):
+        self.op = op
+        self.res_names = res_names
+        self.block: Block | None = None
+        self.lineno = lineno
+
+
+class _Parser:
+    def __init__(self, text: str, source_name: str | None):
+        self.text = text
+        self.source_name = source_name or "<input>"
+        self.values: dict[str, Value] = {}
+        self.aliases: dict[str, str] = {}
+        self.lineno = 0
+
+    def error(self, msg: str) -> ParseError:
+        return ParseError(f"{self.source_name}:{self.lineno}: {msg}")
+
+    # -----------------------------------------------------------------------------------------
+    def parse(self) -> Module:
+        stack: list[_Frame] = []
+        top: list[Operation] = []
+        for lineno, raw in enumerate(self.text.split("\n"), 1):
+            self.lineno = lineno
+            line = raw.strip()
+            if not line or line.startswith("//"):
+                continue
+            c = line[0]
+            if c == '"' or c == "%":
+                op, res_names, opens = self.parse_op_line(line)
+                if stack:
+                    frame = stack[-1]
+                    if frame.block is None:
+                        frame.block = Block()
+                        frame.op.regions[-1].add_block(frame.block)
+                    frame.block.append(op)
+                else:
+                    top.append(op)
+                if opens:
+                    if op.name == "func.func":
+                        self.values = {}
+                    op.add_region(Region())
+                    stack.append(_Frame(op, res_names, lineno))
+                else:
+                    self.define_results(op, res_names)
+            elif c == "}":
+                if not stack:
+                    raise self.error(f"unexpected '}}': {line}")
+                frame = stack[-1]
+                if line.startswith("}, {"):
+                    frame.op.add_region(Region())
+                    frame.block = None
+                elif line.startswith("})"):
+                    stack.pop()
+                    self.parse_trailer(frame.op, line[2:])
+                    self.define_results(frame.op, frame.res_names)
+                else:
+                    raise self.error(f"unexpected line: {line}")
+            elif c == "^":
+                if not stack:
+                    raise self.error(f"block outside a region: {line}")
+                frame = stack[-1]
+                frame.block = self.parse_block_header(line)
+                frame.op.regions[-1].add_block(frame.block)
+            elif c == "#":
+                m = _ALIAS.match(line)
+                if not m:
+                    raise self.error(f"unexpected attribute alias: {line[:80]}")
+                self.aliases[m.group(1)] = m.group(2)
+            elif line.startswith("{-#"):
+                break  # dialect resources: not used by stablehlo text that JAX emits
+            else:
+                raise self.error(f"cannot parse line: {line[:120]}")
+        if stack:
+            raise self.error(f"unterminated region of {stack[-1].op.name}")
+        if len(top) != 1 or top[0].name != "builtin.module":
+            raise ParseError("expected exactly one top-level builtin.module")
+        module = Module(top[0], self.aliases)
+        return module
+
+    # -----------------------------------------------------------------------------------------
+    def define_results(self, op: Operation, res_names: list[tuple[str, int]]) -> None:
+        i = 0
+        for name, count in res_names:
+            if count == 1:
+                self.values[name] = op.results[i]
+            else:
+                for k in range(count):
+                    self.values[f"{name}#{k}"] = op.results[i + k]
+            i += count
+        if i != len(op.results):
+            raise self.error(f"{op.name} defines {i} names for {len(op.results)} results")
+
+    def lookup(self, name: str) -> Value:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise self.error(f"use of undefined value {name}") from None
+
+    def parse_op_line(self, line: str) -> tuple[Operation, list[tuple[str, int]], bool]:
+        m = _OP_HEAD.match(line)
+        if not m:
+            raise self.error(f"expected an op in generic form: {line[:120]}")
+        res_text, name, opnd_text = m.groups()
+        res_names: list[tuple[str, int]] = []
+        if res_text:
+            for r in res_text.split(","):
+                r = r.strip()
+                nm, _, cnt = r.partition(":")
+                res_names.append((nm, int(cnt) if cnt else 1))
+        operands = [self.lookup(v.strip()) for v in opnd_text.split(",")] if opnd_text else []
+        op = Operation(name, operands)
+        rest = line[m.end() :]
+        pos = 0
+        if rest.startswith(" ["):
+            end = _match_close(rest, 1)
+            op.successors = rest[1 : end + 1]
+            pos = end + 1
+        if rest.startswith(" <{", pos):
+            end = _match_close(rest, pos + 1)
+            op.properties = AttrDict(rest[pos + 3 : end - 1])
+            pos = end + 1
+        if rest.startswith(" ({", pos) and rest.endswith("({"):
+            return op, res_names, True
+        self.parse_trailer(op, rest[pos:])
+        return op, res_names, False
+
+    def parse_trailer(self, op: Operation, rest: str) -> None:
+        """` {attrs} : (T) -> T loc(...)`: attributes, result types and location."""
+        pos = 0
+        if rest.startswith(" {"):
+            end = _match_close(rest, 1)
+            op.attributes = AttrDict(rest[2:end])
+            pos = end + 1
+        if not rest.startswith(" : ", pos):
+            raise self.error(f"expected ' : type' after {op.name}: {rest[pos : pos + 80]}")
+        sig = rest[pos + 3 :]
+        cut = sig.rfind(" loc(")
+        if cut >= 0:
+            op.loc = sig[cut + 1 :]
+            sig = sig[:cut]
+        try:
+            _, outs = split_function_type(sig)
+        except ValueError:
+            raise self.error(f"bad type signature of {op.name}: {sig[:80]}") from None
+        from .ir import OpResult
+
+        op.results = [OpResult(parse_type(t), op, i) for i, t in enumerate(outs)]
+
+    def parse_block_header(self, line: str) -> Block:
+        m = _BLOCK.match(line)
+        if not m:
+            raise self.error(f"bad block header: {line[:120]}")
+        block = Block(label=m.group(1))
+        if m.group(2):
+            for entry in split_top_level(m.group(2)):
+                entry = entry.strip()
+                name, _, rest = entry.partition(": ")
+                loc = None
+                cut = rest.find(" loc(")
+                if cut >= 0:
+                    loc = rest[cut + 1 :]
+                    rest = rest[:cut]
+                arg = block.add_arg(parse_type(rest), loc)
+                self.values[name.strip()] = arg
+        return block
+
+
+def parse_generic(text: str, source_name: str | None = None) -> Module:
+    """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`."""
+    parser = _Parser(text, source_name)
+    try:
+        module = parser.parse()
+    except ValueError as e:
+        raise parser.error(str(e)) from None
+    module.source_name = source_name
+    return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Printer
+
+
+class _Printer:
+    def __init__(self, with_locs: bool):
+        self.names: dict[int, str] = {}
+        self.next_value = 0
+        self.next_arg = 0
+        self.out: list[str] = []
+        self.with_locs = with_locs
+
+    def name_of(self, v: Value) -> str:
+        name = self.names.get(id(v))
+        if name is None:
+            raise ValueError(f"value used before it is defined: {v!r}")
+        return name
+
+    def print_op(self, op: Operation, indent: str) -> None:
+        head = ""
+        n = len(op.results)
+        if n:
+            name = f"%{self.next_value}"
+            self.next_value += 1
+            if n == 1:
+                self.names[id(op.results[0])] = name
+                head = f"{name} = "
+            else:
+                for i, r in enumerate(op.results):
+                    self.names[id(r)] = f"{name}#{i}"
+                head = f"{name}:{n} = "
+        names = self.names
+        try:
+            operands = ", ".join(names[id(v)] for v in op.operands)
+        except KeyError:
+            raise ValueError(f"an operand of {op.name} is used before it is defined") from None
+        parts = [f'{indent}{head}"{op.name}"({operands})']
+        if op.successors:
+            parts.append(" " + op.successors)
+        if op.properties:
+            parts.append(" <{" + op.properties.body() + "}>")
+        attrs = _result_sharding_attrs(op)
+        if op.regions:
+            parts.append(" ({")
+            self.out.append("".join(parts))
+            for ri, region in enumerate(op.regions):
+                if ri:
+                    self.out.append(indent + "}, {")
+                for block in region.blocks:
+                    self.print_block(block, indent)
+            parts = [indent + "})"]
+        if attrs:
+            parts.append(" {" + attrs + "}")
+        ins = ", ".join(str(v.type) for v in op.operands)
+        outs = ", ".join(str(r.type) for r in op.results)
+        if n != 1 or outs.startswith("("):
+            outs = f"({outs})"
+        parts.append(f" : ({ins}) -> {outs}")
+        if self.with_locs and op.loc:
+            parts.append(" " + op.loc)
+        self.out.append("".join(parts))
+
+    def print_block(self, block: Block, indent: str) -> None:
+        if block.args or block.label is not None and block.parent and len(block.parent.blocks) > 1:
+            args = []
+            for a in block.args:
+                name = f"%arg{self.next_arg}"
+                self.next_arg += 1
+                self.names[id(a)] = name
+                loc = f" {a.loc}" if self.with_locs and a.loc else ""
+                args.append(f"{name}: {a.type}{loc}")
+            label = block.label or "bb0"
+            self.out.append(f"{indent}^{label}" + (f"({', '.join(args)})" if args else "") + ":")
+        inner = indent + "  "
+        for op in block.ops:
+            self.print_op(op, inner)
+
+
+def _result_sharding_attrs(op: Operation) -> str:
+    """The op's attributes, with `sdy.sharding` rebuilt from its results' shardings."""
+    from .shardings import ShardingPerValue, TensorSharding
+
+    shardings = [r.sharding for r in op.results]
+    body = op.attributes.body() if op.attributes else ""
+    if op.name == "func.func":
+        return body
+    if not any(s is not None for s in shardings):
+        return body
+    ref = next(s for s in shardings if s is not None)
+    full = []
+    for r, s in zip(op.results, shardings, strict=True):
+        if s is None:
+            rank = getattr(r.type, "rank", 0)
+            s = TensorSharding.open(ref.mesh, rank)
+        full.append(s)
+    entry = f"sdy.sharding = {ShardingPerValue(tuple(full))}"
+    return f"{body}, {entry}" if body else entry
+
+
+def print_generic(module: Module, with_locs: bool = True) -> str:
+    """Print `module` in MLIR generic op form (jaxlib parses it back)."""
+    _sync_func_arg_shardings(module)
+    p = _Printer(with_locs)
+    if with_locs:
+        for alias in module.loc_alias_order:
+            p.out.append(f"{alias} = {module.loc_aliases[alias]}")
+    p.print_op(module.op, "")
+    return "\n".join(p.out) + "\n"
+
+
+def _sync_func_arg_shardings(module: Module) -> None:
+    """Write func block arguments' shardings into the func's `arg_attrs`."""
+    from .ir import AttrList, parse_dict_list
+
+    for op in module.body.ops:
+        if op.name != "func.func" or not op.regions or not op.regions[0].blocks:
+            continue
+        args = op.regions[0].entry.args
+        raw = op.properties.get("arg_attrs")
+        if raw is None and all(a.sharding is None for a in args):
+            continue
+        attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
+        if attrs is None:
+            attrs = AttrList([AttrDict() for _ in args])
+        for a, d in zip(args, attrs.items, strict=True):
+            if a.sharding is None:
+                d.pop("sdy.sharding")
+            else:
+                d["sdy.sharding"] = a.sharding
+        if all(not d for d in attrs.items):
+            op.properties.pop("arg_attrs")
+        else:
+            op.properties["arg_attrs"] = attrs
+
+
+def absorb_sharding_attrs(module: Module) -> None:
+    """Move `sdy.sharding` attributes of ops and func args onto the values they describe."""
+    from .ir import parse_dict_list
+    from .sharding_syntax import parse_sharding_per_value, parse_tensor_sharding
+
+    for op in module.walk():
+        if op.name == "func.func":
+            raw = op.properties.get("arg_attrs")
+            if raw is not None and "sdy.sharding" in str(raw) and op.regions[0].blocks:
+                attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
+                for a, d in zip(op.regions[0].entry.args, attrs.items, strict=True):
+                    s = d.pop("sdy.sharding")
+                    if s is not None:
+                        a.sharding = parse_tensor_sharding(str(s))
+                op.properties["arg_attrs"] = attrs
+            continue
+        raw = op.attributes.pop("sdy.sharding") if op.attributes else None
+        if raw is None:
+            continue
+        per_value = parse_sharding_per_value(str(raw))
+        if len(per_value.shardings) != len(op.results):
+            raise ParseError(
+                f"'{op.name}' op result shardings don't match number of values: "
+                f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
+            )
+        for r, s in zip(op.results, per_value.shardings, strict=True):
+            r.sharding = s
+
+
+__all__ = ["BlockArgument", "absorb_sharding_attrs", "parse_generic", "print_generic"]

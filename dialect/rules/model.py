@@ -1,0 +1,40 @@
+"""The factor model of op sharding rules (after Shardy's `OpShardingRuleAttr`).
+
+A rule names the op's factors (each with a size and a kind) and maps every operand and result dim
+to the factors it is made of: one factor for a plain dim, several (major to minor) for a dim that
+a reshape splits or merges, none for a dim of size 1 that carries no factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class FactorKind(Enum):
+    """How a factor may be sharded (Shardy's factor types)."""
+
+    PASS_THROUGH = "pass_through"  # in operands and results alike: sharding it needs no comms
+    REDUCTION = "reduction"  # only in operands: sharding it leaves partial results (all-reduce)
+    NEED_REPLICATION = "need_replication"  # must stay replicated (e.g. the sort dim)
+    PERMUTATION = "permutation"  # may be sharded but moving data across it needs comms
+
+
+@dataclass(frozen=True, slots=True)
+class OpShardingRule:
+    """`factor_sizes[f]`, `kinds[f]`; `operand_dims[i][d]` = factors of dim d of operand i.
+
+    `blocked` holds factors along which propagation must not move shardings (a flag beside the
+    kind, as in Shardy). `is_custom` marks rules that came from the user or an attribute.
+    """
+
+    factor_sizes: tuple[int, ...]
+    operand_dims: tuple[tuple[tuple[int, ...], ...], ...]
+    result_dims: tuple[tuple[tuple[int, ...], ...], ...]
+    kinds: tuple[FactorKind, ...]
+    blocked: frozenset[int] = frozenset()
+    is_custom: bool = False
+
+    @property
+    def num_factors(self) -> int:
+        return len(self.factor_sizes)

@@ -1,0 +1,1 @@
+"""shardc's passes: verification, propagation, manual-computation checks, analyses, export."""

@@ -1,0 +1,81 @@
+"""The `shardc` command line: one module per subcommand, imported only when it runs.
+
+Each subcommand module defines `HELP`, `add_arguments(parser)` and `run(args) -> int`, and imports
+nothing heavy at module level so that `shardc --help` stays fast. Every `ShardcError` becomes one
+line `error: ...` on stderr and a non-zero exit; no traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand name -> module under shardc.tools
+SUBCOMMANDS: dict[str, str] = {
+    "opt": "cmd_opt",
+    "propagate": "cmd_propagate",
+    "check": "cmd_check",
+    "compile": "cmd_compile",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from shardc import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="shardc",
+        description="shardc: sharding-annotation compiler for JAX/XLA (StableHLO + sdy).",
+    )
+    parser.add_argument("--version", action="version", version=f"shardc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, modname in SUBCOMMANDS.items():
+        try:
+            mod = importlib.import_module(f"shardc.tools.{modname}")
+        except ModuleNotFoundError:
+            continue
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from shardc.dialect.errors import ShardcError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except ShardcError as e:
+        print(f"error: {e.first_line()}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"error: no such file: {e.filename}", file=sys.stderr)
+        return 1
+    except IsADirectoryError as e:
+        print(f"error: is a directory: {e.filename}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as e:  # noqa: BLE001 - a bug in shardc: one line, details on request
+        import os
+
+        if os.environ.get("SHARDC_DEBUG"):
+            raise
+        print(
+            f"error: internal error: {type(e).__name__}: {e} (set SHARDC_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
