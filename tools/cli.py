@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "propagate": "cmd_propagate",
     "check": "cmd_check",
     "compile": "cmd_compile",
+    "rules": "cmd_rules",
 }
 
 
