@@ -9,6 +9,7 @@ attribute of the func argument or of the op that defines the value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,8 +20,13 @@ from .types import Type
 # Attribute dictionaries
 
 
+_SPECIAL = re.compile(r'[\[\](){}<>",]')
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split `text` at `sep` characters outside brackets, `<...>` and strings."""
+    if sep == "," and '"' not in text:
+        return _split_fast(text)
     out: list[str] = []
     depth = 0
     start = 0
@@ -45,6 +51,30 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
             out.append(text[start:i])
             start = i + 1
         i += 1
+    tail = text[start:]
+    if tail.strip() or out:
+        out.append(tail)
+    return out
+
+
+def _split_fast(text: str) -> list[str]:
+    out: list[str] = []
+    depth = 0
+    start = 0
+    for m in _SPECIAL.finditer(text):
+        c = m.group()
+        i = m.start()
+        if c == ",":
+            if depth == 0:
+                out.append(text[start:i])
+                start = i + 1
+        elif c in "([{<":
+            depth += 1
+        elif c == ">":
+            if i == 0 or text[i - 1] != "-":
+                depth -= 1
+        else:
+            depth -= 1
     tail = text[start:]
     if tail.strip() or out:
         out.append(tail)
@@ -254,6 +284,30 @@ class Operation:
             self.add_operand(v)
         for r in regions or ():
             self.add_region(r)
+
+    @classmethod
+    def fast(
+        cls,
+        name: str,
+        operands: list[Value],
+        properties: AttrDict,
+        attributes: AttrDict,
+        loc: str | None,
+    ) -> Operation:
+        """Build an op without regions or results (the parser's hot path)."""
+        op = cls.__new__(cls)
+        op.name = name
+        op.operands = operands
+        for i, v in enumerate(operands):
+            v.uses.append((op, i))
+        op.results = []
+        op.properties = properties
+        op.attributes = attributes
+        op.regions = []
+        op.successors = None
+        op.loc = loc
+        op.parent = None
+        return op
 
     # operands ---------------------------------------------------------------------------
     def add_operand(self, value: Value) -> None:

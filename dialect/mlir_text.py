@@ -9,12 +9,26 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 
 from __future__ import annotations
 
+import gc
 import re
 
 from .errors import ParseError
-from .ir import AttrDict, Block, BlockArgument, Module, Operation, Region, Value, split_top_level
+from .ir import (
+    AttrDict,
+    Block,
+    BlockArgument,
+    Module,
+    OpResult,
+    Operation,
+    Region,
+    Value,
+    split_top_level,
+)
 from .types import parse_type, split_function_type
 
+_FAST_OP = re.compile(
+    r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : (.*?)(?: (loc\(.*\)))?$'
+)
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _ALIAS = re.compile(r"(#loc\w*) = (loc\(.*\))$")
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
@@ -44,6 +58,23 @@ def _match_close(text: str, i: int) -> int:
                 return i
         i += 1
     raise ValueError("unbalanced brackets")
+
+
+_type = parse_type
+
+
+def _balanced(text: str | None) -> bool:
+    """Cheap check that a fast-path capture did not cut a nested attribute in two."""
+    if text is None:
+        return True
+    if '"' in text:
+        return False
+    return (
+        text.count("{") == text.count("}")
+        and text.count("[") == text.count("]")
+        and text.count("(") == text.count(")")
+        and text.count("<") == text.count(">") - text.count("->")
+    )
 
 
 class _Frame:
@@ -149,6 +180,9 @@ class _Parser:
             raise self.error(f"use of undefined value {name}") from None
 
     def parse_op_line(self, line: str) -> tuple[Operation, list[tuple[str, int]], bool]:
+        fast = _FAST_OP.match(line)
+        if fast is not None and _balanced(fast.group(4)) and _balanced(fast.group(5)):
+            return self.build_fast(fast)
         m = _OP_HEAD.match(line)
         if not m:
             raise self.error(f"expected an op in generic form: {line[:120]}")
@@ -176,6 +210,32 @@ class _Parser:
         self.parse_trailer(op, rest[pos:])
         return op, res_names, False
 
+    def build_fast(self, m: re.Match[str]) -> tuple[Operation, list[tuple[str, int]], bool]:
+        res_text, name, opnd_text, props, attrs, sig, loc = m.groups()
+        res_names: list[tuple[str, int]] = []
+        if res_text:
+            for r in res_text.split(", "):
+                nm, _, cnt = r.partition(":")
+                res_names.append((nm, int(cnt) if cnt else 1))
+        values = self.values
+        try:
+            operands = [values[v] for v in opnd_text.split(", ")] if opnd_text else []
+        except KeyError as e:
+            raise self.error(f"use of undefined value {e.args[0]}") from None
+        op = Operation.fast(
+            name,
+            operands,
+            AttrDict(props) if props is not None else AttrDict(""),
+            AttrDict(attrs) if attrs is not None else AttrDict(""),
+            loc,
+        )
+        try:
+            _, outs = split_function_type(sig)
+        except ValueError:
+            raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
+        op.results = [OpResult(_type(t), op, i) for i, t in enumerate(outs)]
+        return op, res_names, False
+
     def parse_trailer(self, op: Operation, rest: str) -> None:
         """` {attrs} : (T) -> T loc(...)`: attributes, result types and location."""
         pos = 0
@@ -194,8 +254,6 @@ class _Parser:
             _, outs = split_function_type(sig)
         except ValueError:
             raise self.error(f"bad type signature of {op.name}: {sig[:80]}") from None
-        from .ir import OpResult
-
         op.results = [OpResult(parse_type(t), op, i) for i, t in enumerate(outs)]
 
     def parse_block_header(self, line: str) -> Block:
@@ -220,10 +278,15 @@ class _Parser:
 def parse_generic(text: str, source_name: str | None = None) -> Module:
     """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`."""
     parser = _Parser(text, source_name)
+    was_enabled = gc.isenabled()
+    gc.disable()  # the IR is one big graph of fresh objects: collecting mid-build is waste
     try:
         module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
+    finally:
+        if was_enabled:
+            gc.enable()
     module.source_name = source_name
     return module
 

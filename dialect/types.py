@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 _TENSOR = re.compile(r"tensor<((?:(?:\d+|\?)x)*)([^,<>]+(?:<[^>]*>)?)(?:,\s*(.+))?>$")
@@ -16,6 +16,13 @@ class TensorType:
     shape: tuple[int, ...]
     element_type: str
     encoding: str | None = None
+    text: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            dims = "".join(("?" if d < 0 else str(d)) + "x" for d in self.shape)
+            enc = f", {self.encoding}" if self.encoding else ""
+            object.__setattr__(self, "text", f"tensor<{dims}{self.element_type}{enc}>")
 
     @property
     def rank(self) -> int:
@@ -34,9 +41,7 @@ class TensorType:
         return TensorType(tuple(shape), self.element_type, self.encoding)
 
     def __str__(self) -> str:
-        dims = "".join(("?" if d < 0 else str(d)) + "x" for d in self.shape)
-        enc = f", {self.encoding}" if self.encoding else ""
-        return f"tensor<{dims}{self.element_type}{enc}>"
+        return self.text
 
     __repr__ = __str__
 
@@ -64,7 +69,7 @@ def parse_type(text: str) -> Type:
         if m:
             dims = m.group(1)
             shape = tuple(-1 if d == "?" else int(d) for d in dims.split("x")[:-1]) if dims else ()
-            return TensorType(shape, m.group(2).strip(), m.group(3))
+            return TensorType(shape, m.group(2).strip(), m.group(3), text)
     return OpaqueType(text)
 
 
