@@ -12,7 +12,7 @@ from importlib import resources
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 
-from .errors import ParseError
+from .errors import ParseError, ShardcError
 from .shardings import (
     AxisRef,
     DimSharding,
@@ -129,7 +129,7 @@ def parse_attr(text: str) -> TensorSharding | ShardingPerValue | Mesh | ManualAx
         ) from None
     except LarkError as e:
         inner = getattr(e, "orig_exc", None)
-        if isinstance(inner, ParseError):
+        if isinstance(inner, ShardcError):
             raise inner from None
         raise ParseError(f"invalid sharding syntax: {text}") from None
 

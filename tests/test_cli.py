@@ -1,0 +1,89 @@
+"""The command line: one-line errors, no traceback, no half-written output; help everywhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "mlp.mlir")
+
+
+def shardc(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shardc.tools.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_version_and_help() -> None:
+    assert shardc("--version").stdout.startswith("shardc ")
+    top = shardc("--help")
+    assert top.returncode == 0 and "opt" in top.stdout
+    from shardc.tools.cli import SUBCOMMANDS, build_parser
+
+    build_parser()  # every registered subcommand module imports cleanly
+    for name in SUBCOMMANDS:
+        try:
+            __import__(f"shardc.tools.{SUBCOMMANDS[name]}")
+        except ModuleNotFoundError:
+            continue
+        r = shardc(name, "--help")
+        assert r.returncode == 0 and "usage: shardc " + name in r.stdout, name
+
+
+def test_opt_round_trips_the_example(tmp_path) -> None:
+    out = tmp_path / "out.mlir"
+    r = shardc("opt", EXAMPLE, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert 'sdy.mesh @mesh = <["data"=4, "model"=2]>' in text
+    assert '#sdy.sharding<@mesh, [{"data"}, {}]>' in text
+    again = shardc("opt", "-", stdin=text)
+    assert again.stdout == text
+
+
+def test_generic_format() -> None:
+    r = shardc("opt", EXAMPLE, "--format", "generic")
+    assert r.returncode == 0 and '"stablehlo.dot_general"' in r.stdout
+
+
+BAD_INPUTS = {
+    "syntax": ("module {\n  func.func @f( {\n}\n", "<stdin>:2:"),
+    "empty": ("", "empty input"),
+    "unknown_mesh": (
+        'module {\n  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@nomesh, [{"x"}]>}) -> tensor<8xf32> {\n    return %arg0 : tensor<8xf32>\n  }\n}\n',
+        "unknown mesh: @nomesh",
+    ),
+    "unknown_axis": (
+        'module {\n  sdy.mesh @mesh = <["x"=4]>\n  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"q"}]>}) -> tensor<8xf32> {\n    return %arg0 : tensor<8xf32>\n  }\n}\n',
+        'unknown axis name: "q"',
+    ),
+    "rank_mismatch": (
+        'module {\n  sdy.mesh @mesh = <["x"=4]>\n  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8x8xf32> {\n    return %arg0 : tensor<8x8xf32>\n  }\n}\n',
+        "sharding doesn't match tensor rank: 1 != 2",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_and_writes_nothing(case: str, tmp_path) -> None:
+    text, expected = BAD_INPUTS[case]
+    out = tmp_path / "out.mlir"
+    r = shardc("opt", "-", "-o", str(out), stdin=text)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert expected in lines[0]
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+    assert not list(tmp_path.iterdir())
+
+
+def test_missing_file() -> None:
+    r = shardc("opt", "does/not/exist.mlir")
+    assert r.returncode != 0 and r.stderr.strip() == "error: no such file: does/not/exist.mlir"
