@@ -4,7 +4,7 @@ import os
 import lit.formats
 
 config.name = "shardc"
-config.test_format = lit.formats.ShTest(execute_external=True)
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
