@@ -104,12 +104,10 @@ class AttrDict:
                 if not entry:
                     continue
                 key, eq, value = entry.partition(" = ")
-                if not eq:
-                    key, value = entry, None  # unit attribute
                 key = key.strip()
                 if key.startswith('"') and key.endswith('"'):
                     key = key[1:-1]
-                items[key] = value.strip() if value is not None else None
+                items[key] = value.strip() if eq else None  # None: a unit attribute
             self._items = items
             self._raw = None
         return self._items
