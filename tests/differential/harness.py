@@ -241,14 +241,26 @@ def read_shardings(text: str) -> ModuleShardings:
                     for i in range(len(results)):
                         res.unannotated.add(f"{tag}#{i}")
                 if op.name == "sdy.manual_computation":
-                    for i, a in enumerate(sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings):
+                    for i, a in enumerate(
+                        sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+                    ):
                         t = op.operands[i].type
-                        res.add(ValueInfo(f"{tag}:in#{i}", f"{op.name} in_sharding #{i} [{tag}] in @{fname}", _canon(a, meshes, _rank(t))))
-                    for i, a in enumerate(sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings):
+                        res.add(
+                            ValueInfo(
+                                f"{tag}:in#{i}",
+                                f"{op.name} in_sharding #{i} [{tag}] in @{fname}",
+                                _canon(a, meshes, _rank(t)),
+                            )
+                        )
+                    for i, a in enumerate(
+                        sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+                    ):
                         shardings[i] = _canon(a, meshes, _rank(results[i].type))
                 for i, r in enumerate(results):
                     s = shardings[i] if shardings[i] is not None else _replicated(_rank(r.type))
-                    res.add(ValueInfo(f"{tag}#{i}", f"{op.name} result #{i} [{tag}] in @{fname}", s))
+                    res.add(
+                        ValueInfo(f"{tag}#{i}", f"{op.name} result #{i} [{tag}] in @{fname}", s)
+                    )
     return res
 
 

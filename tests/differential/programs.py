@@ -114,7 +114,9 @@ def with_arg_priorities(prios: dict[int, int], open_dims: bool = True) -> Callab
     def edit(text: str) -> str:
         for idx, prio in prios.items():
             pat = re.compile(
-                r"(%arg" + str(idx) + r": tensor<[^>]*> \{[^}]*?sdy\.sharding = #sdy\.sharding<@\w+, \[)(.*?)(\]>)"
+                r"(%arg"
+                + str(idx)
+                + r": tensor<[^>]*> \{[^}]*?sdy\.sharding = #sdy\.sharding<@\w+, \[)(.*?)(\]>)"
             )
             m = pat.search(text)
             assert m, f"argument {idx} has no sharding to prioritise"
@@ -187,7 +189,13 @@ def transformer_layer(x, wq, wk, wv, wo, w_in, w_out):
 B, S, E, H, D, F = 4, 8, 16, 4, 4, 32
 
 _ATT_SHAPES = [(B, S, E), (E, H, D), (E, H, D), (E, H, D), (H, D, E)]
-_ATT_SPECS = (P("X", None, "Y"), P("X", "Y", None), P("X", "Y", None), P("X", "Y", None), P("Y", None, "X"))
+_ATT_SPECS = (
+    P("X", None, "Y"),
+    P("X", "Y", None),
+    P("X", "Y", None),
+    P("X", "Y", None),
+    P("Y", None, "X"),
+)
 _FFN_SHAPES = [(E, F), (F, E)]
 _FFN_SPECS = (P("X", "Y"), P("Y", "X"))
 
@@ -437,7 +445,12 @@ _PROGRAM_LIST: list[Program] = [
     Program(
         "adam_step",
         adam_step,
-        lambda: [_f32(32, 16, seed=0), _f32(32, 16, seed=1), _f32(32, 16, seed=2), np.abs(_f32(32, 16, seed=3))],
+        lambda: [
+            _f32(32, 16, seed=0),
+            _f32(32, 16, seed=1),
+            _f32(32, 16, seed=2),
+            np.abs(_f32(32, 16, seed=3)),
+        ],
         mesh_xy,
         (P("x", "y"), None, None, None),
     ),
@@ -462,7 +475,13 @@ _PROGRAM_LIST: list[Program] = [
     Program(
         "reshape_subaxis_out", reshape_subaxis_out, _args((16, 4)), mesh_xy, (P(("x", "y"), None),)
     ),
-    Program("fori_loop", fori, _args((8, 16), (16, 16), scale=0.3), mesh_xy, (P("x", None), P(None, "y"))),
+    Program(
+        "fori_loop",
+        fori,
+        _args((8, 16), (16, 16), scale=0.3),
+        mesh_xy,
+        (P("x", None), P(None, "y")),
+    ),
     Program(
         "cond",
         cond_prog,
@@ -512,7 +531,9 @@ _PROGRAM_LIST: list[Program] = [
     ),
     Program(
         "non_divisible_wsc",
-        lambda x: jnp.sin(jax.lax.with_sharding_constraint(x[:6] * 2.0, NamedSharding(mesh_xy(), P("x", U)))),
+        lambda x: jnp.sin(
+            jax.lax.with_sharding_constraint(x[:6] * 2.0, NamedSharding(mesh_xy(), P("x", U)))
+        ),
         _args((8, 16)),
         mesh_xy,
         (None,),
@@ -569,9 +590,21 @@ _PROGRAM_LIST: list[Program] = [
         rtol=1e-3,
         atol=1e-3,
     ),
-    Program("nested_calls", nested_calls, _args((16, 16), (16, 16), scale=0.3), mesh_xy, (P("x", None), P(None, "y"))),
+    Program(
+        "nested_calls",
+        nested_calls,
+        _args((16, 16), (16, 16), scale=0.3),
+        mesh_xy,
+        (P("x", None), P(None, "y")),
+    ),
     Program("softmax_reduce", reduce_softmax, _args((16, 32)), mesh_xy, (P("x", "y"),)),
-    Program("concat_pad_slice", concat_pad_slice, _args((16, 8), (16, 8)), mesh_xy, (P("x", None), P(None, "y"))),
+    Program(
+        "concat_pad_slice",
+        concat_pad_slice,
+        _args((16, 8), (16, 8)),
+        mesh_xy,
+        (P("x", None), P(None, "y")),
+    ),
     Program(
         "dynamic_slice_update",
         dyn_slice,
@@ -579,10 +612,20 @@ _PROGRAM_LIST: list[Program] = [
         mesh_xy,
         (P("x", "y"), None),
     ),
-    Program("batched_einsum", batched_einsum, _args((8, 8, 16), (8, 16, 8)), mesh_xy, (P("x", None, "y"), None)),
-    Program("causal_mask_softmax", causal_mask, _args((16, 8), (16, 8)), mesh_xy, (P("x", None), None)),
+    Program(
+        "batched_einsum",
+        batched_einsum,
+        _args((8, 8, 16), (8, 16, 8)),
+        mesh_xy,
+        (P("x", None, "y"), None),
+    ),
+    Program(
+        "causal_mask_softmax", causal_mask, _args((16, 8), (16, 8)), mesh_xy, (P("x", None), None)
+    ),
     Program("argmax_max", argmax_prog, _args((16, 8)), mesh_xy, (P("x", "y"),)),
-    Program("broadcast_mean", broadcast_prog, _args((16, 8), (8,)), mesh_xy, (P("x", None), P("y"))),
+    Program(
+        "broadcast_mean", broadcast_prog, _args((16, 8), (8,)), mesh_xy, (P("x", None), P("y"))
+    ),
 ]
 
 PROGRAMS: dict[str, Program] = {p.name: p for p in _PROGRAM_LIST}
