@@ -1,0 +1,140 @@
+"""Local (per-device) shapes of manual regions, checked against the region body.
+
+For an operand dim of global size `D` whose in_sharding lists manual axes `m_1..m_r` of this
+region (free axes and enclosing regions' axes do not count), the body sees
+`D / (size(m_1) * ... * size(m_r))`, which must divide exactly (outside manual regions XLA
+pads; inside, shard_map requires it). Results go the other way: the body returns local shapes,
+the op's results are the local shapes times the manual axes of the out_sharding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardc.dialect.errors import ManualComputationError
+from shardc.dialect.ir import Module
+from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.types import TensorType
+
+from .regions import ManualRegion, manual_regions
+
+
+@dataclass(frozen=True)
+class ValueShapes:
+    """One operand or result of a region: global and local shapes."""
+
+    kind: str  # "operand" or "result"
+    index: int
+    global_shape: tuple[int, ...]
+    local_shape: tuple[int, ...]
+    element_type: str
+
+
+@dataclass(frozen=True)
+class RegionShapes:
+    region: ManualRegion
+    operands: tuple[ValueShapes, ...]
+    results: tuple[ValueShapes, ...]
+
+
+def _dim_manual_axes(sharding: TensorSharding, dim: int, region: ManualRegion) -> list:
+    if dim >= len(sharding.dims):
+        return []
+    return [a for a in sharding.dims[dim].axes if a.name in region.manual_axes]
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def local_shape(
+    region: ManualRegion, sharding: TensorSharding, global_type: TensorType, what: str
+) -> tuple[int, ...]:
+    """The per-device shape of a value of `global_type` split by `sharding`'s manual axes."""
+    label = f"{what} = {sharding.body()}"
+    if len(sharding.dims) != global_type.rank:
+        raise ManualComputationError(
+            f"{region.describe()}: {label} has rank {len(sharding.dims)} but the value is "
+            f"{global_type} of rank {global_type.rank}",
+            location=region.location,
+            hint=f"give {what} exactly one dim sharding per dim of the value",
+        )
+    out = []
+    for d, size in enumerate(global_type.shape):
+        n = 1
+        for ax in _dim_manual_axes(sharding, d, region):
+            n *= ax.size(region.mesh)
+        if size >= 0 and size % n:
+            names = " * ".join(f'"{a}" of size {a.size(region.mesh)}' for a in
+                               _dim_manual_axes(sharding, d, region))
+            kind = "axis" if " * " not in names else "axes"
+            raise ManualComputationError(
+                f"{region.describe()}: {label} splits dim {d} of size {size} over manual "
+                f"{kind} {names}, which does not divide {size}",
+                location=region.location,
+                hint=f"pad dim {d} to a multiple of {n}, or map it to a smaller axis in the specs",
+            )
+        out.append(size // n if size >= 0 else size)
+    return tuple(out)
+
+
+def _tensor(t: object, what: str, region: ManualRegion) -> TensorType | None:
+    return t if isinstance(t, TensorType) else None
+
+
+def region_shapes(region: ManualRegion) -> RegionShapes:
+    """Compute and check the local shapes of one region's operands and results."""
+    op = region.op
+    body = region.body
+    if len(body.args) != len(op.operands):
+        raise ManualComputationError(
+            f"{region.describe()}: the body has {len(body.args)} block arguments for "
+            f"{len(op.operands)} operands",
+            location=region.location,
+        )
+    operands = []
+    for i, (v, s, arg) in enumerate(zip(op.operands, region.in_shardings, body.args, strict=False)):
+        gt = _tensor(v.type, f"operand {i}", region)
+        if gt is None:
+            continue
+        local = local_shape(region, s, gt, f"in_shardings[{i}]")
+        at = arg.type
+        if not isinstance(at, TensorType) or at.shape != local:
+            raise ManualComputationError(
+                f"{region.describe()}: operand {i} is {gt} and in_shardings[{i}] = {s.body()} "
+                f"makes it tensor<{_shape_text(local)}> per device, but block argument {i} of "
+                f"the body is {at}",
+                location=region.location,
+                hint=f"declare block argument {i} as tensor<{_shape_text(local)}x"
+                f"{gt.element_type}> or change in_shardings[{i}]",
+            )
+        operands.append(ValueShapes("operand", i, gt.shape, local, gt.element_type))
+    term = body.terminator
+    returned = list(term.operands) if term is not None else []
+    if len(returned) != len(op.results):
+        raise ManualComputationError(
+            f"{region.describe()}: the body returns {len(returned)} values for "
+            f"{len(op.results)} results",
+            location=region.location,
+        )
+    results = []
+    for j, (r, s, v) in enumerate(zip(op.results, region.out_shardings, returned, strict=False)):
+        gt = _tensor(r.type, f"result {j}", region)
+        if gt is None:
+            continue
+        local = local_shape(region, s, gt, f"out_shardings[{j}]")
+        lt = v.type
+        if not isinstance(lt, TensorType) or lt.shape != local:
+            raise ManualComputationError(
+                f"{region.describe()}: result {j} is {gt} and out_shardings[{j}] = {s.body()} "
+                f"needs tensor<{_shape_text(local)}> per device, but the body returns {lt}",
+                location=region.location,
+                hint=f"return a tensor<{_shape_text(local)}> block or change out_shardings[{j}]",
+            )
+        results.append(ValueShapes("result", j, gt.shape, local, gt.element_type))
+    return RegionShapes(region, tuple(operands), tuple(results))
+
+
+def check_shapes(module: Module) -> list[RegionShapes]:
+    """Check every manual region of `module` (nested ones and those in loop/cond bodies too)."""
+    return [region_shapes(r) for r in manual_regions(module)]
