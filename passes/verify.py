@@ -15,7 +15,7 @@ from shardc.dialect.sharding_syntax import (
     parse_tensor_sharding,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
-from shardc.dialect.types import TensorType
+from shardc.dialect.types import TensorType, split_function_type
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,16 @@ def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> No
         raise VerificationError(
             f"@{name}: the body must end with func.return", location=module.resolve_loc(func.loc)
         )
+    ftype = func.properties.get("function_type")
+    if ftype is not None:
+        _, declared = split_function_type(str(ftype))
+        got = [str(v.type) for v in term.operands]
+        if list(declared) != got:
+            raise VerificationError(
+                f"@{name}: func.return gives ({', '.join(got)}) but the signature declares "
+                f"({', '.join(declared)})",
+                location=module.resolve_loc(term.loc),
+            )
     for i, v in enumerate(term.operands):
         s = func_result_sharding(func, i)
         if s is not None:

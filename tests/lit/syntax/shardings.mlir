@@ -73,3 +73,13 @@ func.func @sharding_ops(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 func.func @on_maximal_mesh(%arg0: tensor<f32> {sdy.sharding = #sdy.sharding<@maximal, []>}) -> tensor<f32> {
   return %arg0 : tensor<f32>
 }
+
+// CHECK-LABEL: func.func @named
+// CHECK: sdy.named_computation<"foo">(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>]
+func.func @named(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = sdy.named_computation<"foo">(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] (%a: tensor<8x16xf32>) {
+    %t = stablehlo.tanh %a : tensor<8x16xf32>
+    sdy.return %t : tensor<8x16xf32>
+  } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
