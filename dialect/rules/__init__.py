@@ -1,0 +1,22 @@
+"""Op sharding rules: the factor model, a builder, the registry and its built-in rules (one module
+per op family), and the text syntaxes (`#sdy.op_sharding_rule<...>`, einsum-like custom rules)."""
+
+from .builder import RuleBuilder, identity_rule, pointwise_rule
+from .model import FactorKind, OpShardingRule
+from .registry import register_rule, registered_ops, rule_for, unregister_rule
+from .syntax import parse_rule, print_rule, rule_from_einsum
+
+__all__ = [
+    "FactorKind",
+    "OpShardingRule",
+    "RuleBuilder",
+    "identity_rule",
+    "parse_rule",
+    "pointwise_rule",
+    "print_rule",
+    "register_rule",
+    "registered_ops",
+    "rule_for",
+    "rule_from_einsum",
+    "unregister_rule",
+]

@@ -38,3 +38,22 @@ class OpShardingRule:
     @property
     def num_factors(self) -> int:
         return len(self.factor_sizes)
+
+    def __str__(self) -> str:
+        from .syntax import print_rule
+
+        return print_rule(self)
+
+    @property
+    def num_operands(self) -> int:
+        return len(self.operand_dims)
+
+    @property
+    def num_results(self) -> int:
+        return len(self.result_dims)
+
+    def factor_kind(self, factor: int) -> FactorKind:
+        return self.kinds[factor]
+
+    def is_blocked(self, factor: int) -> bool:
+        return factor in self.blocked

@@ -1,0 +1,31 @@
+"""`shardc rules`: print the op sharding rule of every op of a module, one line each."""
+
+from __future__ import annotations
+
+import argparse
+
+from .io import read_input, write_output
+
+HELP = "Print the sharding rule (#sdy.op_sharding_rule) of every op of a module, in order."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="input .mlir file, or - for stdin")
+    parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from shardc.dialect.rules.registry import rule_for
+    from shardc.dialect.rules.syntax import print_rule
+    from shardc.importer import import_text
+
+    text, name = read_input(args.input)
+    module = import_text(text, name)
+    lines = []
+    for op in module.op.walk():
+        if op is module.op:
+            continue
+        rule = rule_for(op)
+        lines.append(f"{op.name}: {print_rule(rule) if rule is not None else 'no rule'}")
+    write_output(args.output, "\n".join(lines) + ("\n" if lines else ""))
+    return 0
