@@ -7,6 +7,7 @@ a 100k-op module repeats a few distinct texts, so every reader is an `lru_cache`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -52,7 +53,9 @@ def struct_fields(text: str | None) -> dict[str, Any]:
     """`#stablehlo.gather<offset_dims = [1], index_vector_dim = 1>` -> {name: tuple | int}."""
     out: dict[str, Any] = {}
     for name, value in _FIELD.findall(text or ""):
-        out[name] = tuple(int(x) for x in _INT.findall(value)) if value.startswith("[") else int(value)
+        out[name] = (
+            tuple(int(x) for x in _INT.findall(value)) if value.startswith("[") else int(value)
+        )
     return out
 
 
@@ -77,24 +80,19 @@ def dense_pairs(text: str | None, rank: int) -> tuple[tuple[int, int], ...]:
     return tuple((values[2 * i], values[2 * i + 1]) for i in range(len(values) // 2))
 
 
+@dataclass(frozen=True, slots=True)
 class ConvDims:
     """Dimension numbers of `stablehlo.convolution`."""
 
-    __slots__ = (
-        "input_batch",
-        "input_feature",
-        "input_spatial",
-        "kernel_input_feature",
-        "kernel_output_feature",
-        "kernel_spatial",
-        "output_batch",
-        "output_feature",
-        "output_spatial",
-    )
-
-    def __init__(self, **kw: Any):
-        for k, v in kw.items():
-            setattr(self, k, v)
+    input_batch: int
+    input_feature: int
+    input_spatial: tuple[int, ...]
+    kernel_input_feature: int
+    kernel_output_feature: int
+    kernel_spatial: tuple[int, ...]
+    output_batch: int
+    output_feature: int
+    output_spatial: tuple[int, ...]
 
 
 def _layout(text: str, batch: str, feature: str) -> tuple[int, int, tuple[int, ...]]:

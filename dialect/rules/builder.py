@@ -40,9 +40,7 @@ class RuleBuilder:
 
     @classmethod
     def for_op(cls, op: Operation) -> RuleBuilder:
-        return cls(
-            [len(shape_of(v)) for v in op.operands], [len(shape_of(v)) for v in op.results]
-        )
+        return cls([len(shape_of(v)) for v in op.operands], [len(shape_of(v)) for v in op.results])
 
     @staticmethod
     def _expand(spec: DimSpec, n: int) -> Sequence[int | None]:

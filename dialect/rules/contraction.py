@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..ir import Operation
 from .attrs import attr_int, attr_text, conv_dims, struct_fields
-from .builder import PT, RuleBuilder, R, P, shape_of
+from .builder import PT, P, R, RuleBuilder, shape_of
 from .model import OpShardingRule
 from .registry import register_rule
 
@@ -71,14 +71,16 @@ def convolution(op: Operation) -> OpShardingRule:
     b.add_factor([dn.input_batch, None], dn.output_batch, out[dn.output_batch])
     for ld, kd, od in zip(dn.input_spatial, dn.kernel_spatial, dn.output_spatial, strict=True):
         remaining = lhs[ld]
-        windows = ([ld, None], od, out[od], P)
-        window_size = ([ld, kd], None, rhs[kd], R)
-        for dims_l, dim_o, size, kind in sorted(
-            (windows, window_size), key=lambda t: -t[2]
-        ):
+        num_windows, window_size = out[od], rhs[kd]
+        windows_first = num_windows >= window_size
+        for is_windows in (windows_first, not windows_first):
+            size = num_windows if is_windows else window_size
             clipped = min(remaining, size)
             if clipped > 1:
-                b.add_factor(dims_l, dim_o, clipped, kind)
+                if is_windows:
+                    b.add_factor([ld, None], od, clipped, P)
+                else:
+                    b.add_factor([ld, kd], None, clipped, R)
             remaining //= max(size, 1)
     if feature_groups > 1:
         b.add_factor(

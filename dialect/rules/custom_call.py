@@ -53,7 +53,9 @@ ELEMENTWISE_TARGETS = frozenset(
 _TARGET_RULES: dict[str, CustomRuleFn] = {}
 
 
-def register_custom_call_rule(*targets: str, override: bool = False) -> Callable[[CustomRuleFn], CustomRuleFn]:
+def register_custom_call_rule(
+    *targets: str, override: bool = False
+) -> Callable[[CustomRuleFn], CustomRuleFn]:
     """Register a rule for `stablehlo.custom_call @target`; twice raises unless `override`."""
 
     def deco(fn: CustomRuleFn) -> CustomRuleFn:

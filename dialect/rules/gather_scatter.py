@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from ..ir import Operation
 from .attrs import attr_text, struct_fields
-from .builder import NR, PT, RuleBuilder, R, shape_of
+from .builder import NR, PT, R, RuleBuilder, shape_of
 from .model import FactorKind, OpShardingRule
 from .registry import register_rule
 
@@ -124,5 +124,3 @@ def scatter(op: Operation) -> OpShardingRule:
         add,
     )
     return b.build()
-
-

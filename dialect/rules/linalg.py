@@ -49,9 +49,7 @@ def fft(op: Operation) -> OpShardingRule:
     last = len(shape) - 1
     return (
         RuleBuilder.for_op(op)
-        .add_pointwise(
-            shape, lambda d: NR if d >= first else PT, lambda d: truncated and d == last
-        )
+        .add_pointwise(shape, lambda d: NR if d >= first else PT, lambda d: truncated and d == last)
         .build()
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir import Operation
 from .attrs import attr_int, attr_ints, attr_text, dense_pairs
-from .builder import NR, PT, RuleBuilder, R, P, shape_of
+from .builder import NR, PT, P, R, RuleBuilder, shape_of
 from .model import OpShardingRule
 from .registry import register_rule
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import gcd
 
-from ..ir import OpResult, Operation
+from ..ir import Operation, OpResult
 from .attrs import attr_int, attr_ints
 from .builder import NR, PT, P, RuleBuilder, shape_of
 from .model import OpShardingRule

@@ -10,8 +10,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from importlib import resources
+from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 
 from ..errors import ParseError, ShardcError
@@ -36,7 +37,7 @@ def _parser(start: str) -> Lark:
 # factor symbols
 
 
-@lru_cache(maxsize=None)
+@cache
 def factor_symbol(index: int) -> str:
     """`i`, `j`, ..., `z`, `z_1`, `z_2`, ... for factor 0, 1, ..."""
     return chr(ord("i") + index) if index < 18 else f"z_{index - 17}"
@@ -96,7 +97,7 @@ def _err(text: str, what: str) -> ParseError:
 def parse_rule(text: str) -> OpShardingRule:
     """Parse `#sdy.op_sharding_rule<...>`; checks what Shardy's parser and verifier check."""
     try:
-        tree = _parser("rule").parse(text.strip())
+        tree: Any = _parser("rule").parse(text.strip())
     except UnexpectedInput as e:
         col = getattr(e, "column", "?")
         raise _err(text, f"unexpected input at column {col}") from None
@@ -106,7 +107,7 @@ def parse_rule(text: str) -> OpShardingRule:
     custom = rest[-1] is not None
     clauses = [c for c in rest[:-1] if c is not None]
 
-    def maps(t: Tree) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    def maps(t: Any) -> tuple[tuple[tuple[int, ...], ...], ...]:
         out = []
         for tmap in t.children:
             if tmap is None:
@@ -181,9 +182,8 @@ def check_rule(rule: OpShardingRule, shapes: Iterable[Sequence[int]] | None = No
         if f not in used:
             return f"has factor {factor_symbol(f)}={size} that isn't used in operand and result mappings"
     if shapes is not None:
-        maps = list(rule.operand_dims) + list(rule.result_dims)
-        shapes = list(shapes)
-        for n, (m, shape) in enumerate(zip(maps, shapes, strict=False)):
+        all_maps = list(rule.operand_dims) + list(rule.result_dims)
+        for n, (m, shape) in enumerate(zip(all_maps, list(shapes), strict=False)):
             if len(m) != len(shape):
                 return f"tensor {n} - mapping rank must match: {len(m)} != {len(shape)}"
     return None
@@ -200,7 +200,7 @@ def _parse_einsum(spec: str) -> tuple[tuple[tuple[tuple[str, ...], ...], ...], .
     `...` is the name `...`; a size-1 dim written `1` is the name `1`.
     """
     try:
-        tree = _parser("einsum").parse(spec)
+        tree: Any = _parser("einsum").parse(spec)
     except UnexpectedInput as e:
         col = getattr(e, "column", "?")
         raise ParseError(
@@ -285,7 +285,7 @@ def rule_from_einsum(
     sizes: dict[str, int] = dict(factor_sizes or {})
     mapped: list[list[list[str]]] = []
     unit = 0
-    for dims, shape, ne in zip(tensors, shapes, n_ellipsis, strict=True):
+    for dims, ne in zip(tensors, n_ellipsis, strict=True):
         m: list[list[str]] = []
         pos = 0
         for d in dims:
@@ -308,28 +308,28 @@ def rule_from_einsum(
                 names.setdefault(name, len(names))
     # sizes: plain dims give theirs; compound dims infer at most one unknown factor
     for n, (m, shape) in enumerate(zip(mapped, shapes, strict=True)):
-        for d, (dim, size) in enumerate(zip(m, shape, strict=True)):
+        for dim_index, (dim, size) in enumerate(zip(m, shape, strict=True)):
             unknown = [f for f in dim if f not in sizes]
             known = 1
             for f in dim:
                 known *= sizes.get(f, 1)
             if len(unknown) > 1:
                 raise ShardcError(
-                    f"sharding rule spec {spec!r}: dim {d} of tensor {n} is compound "
+                    f"sharding rule spec {spec!r}: dim {dim_index} of tensor {n} is compound "
                     f"({' '.join(dim)}); give the sizes of all but one of its factors "
                     "in factor_sizes"
                 )
             if unknown:
                 if size % known:
                     raise ShardcError(
-                        f"sharding rule spec {spec!r}: dim {d} of tensor {n} has size {size}, "
+                        f"sharding rule spec {spec!r}: dim {dim_index} of tensor {n} has size {size}, "
                         f"not divisible by {known}"
                     )
                 sizes[unknown[0]] = size // known
             elif known != size:
                 what = " ".join(f.split("#")[0].replace("...", "...") for f in dim)
                 raise ShardcError(
-                    f"sharding rule spec {spec!r}: factor {what} has size {known}, but dim {d} "
+                    f"sharding rule spec {spec!r}: factor {what} has size {known}, but dim {dim_index} "
                     f"of tensor {n} (shape {list(shape)}) has size {size}"
                 )
     order = sorted(names, key=names.__getitem__)
