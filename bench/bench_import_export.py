@@ -1,0 +1,58 @@
+"""Benchmark: shardc import + export against jaxlib's own parse + print, in one run.
+
+For 8-, 32- and 96-layer transformer stacks (bench/common.py), times
+
+* jaxlib: `ir.Module.parse(text)` + print (generic form, and pretty form),
+* shardc: `shardc.import_text(text)` (jaxlib parse + shardc IR) + `shardc.export_text(module,
+  fmt)` (generic: shardc's own printer; pretty: through jaxlib),
+
+best of k runs each, and prints the times and the ratio shardc / jaxlib per size and format, plus
+the time per layer, so that linear growth can be read off.
+
+    python bench/bench_import_export.py [--k 5] [--layers 8,32,96]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=5, help="runs per measurement (best is reported)")
+    ap.add_argument("--layers", default="8,32,96", help="comma-separated stack depths")
+    args = ap.parse_args(argv)
+
+    import shardc
+
+    sizes = [int(s) for s in args.layers.split(",")]
+    print(f"# shardc import+export vs jaxlib parse+print ({common.rng_note()}, best of {args.k})")
+    header = f"{'layers':>6} {'format':>8} {'jaxlib s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}"
+    print(header)
+    for n in sizes:
+        text = common.transformer_stack_text(n)
+        print(f"# {n} layers: {common.describe(text)}")
+        for fmt in ("generic", "pretty"):
+            generic = fmt == "generic"
+            ref, _ = common.best_of(lambda: common.jaxlib_parse_print(text, generic), args.k)
+
+            def run_shardc() -> str:
+                module = shardc.import_text(text)
+                return shardc.export_text(module, fmt)
+
+            out = run_shardc()  # warm up and check
+            assert "func.func" in out, "shardc exported no function"
+            mine, _ = common.best_of(run_shardc, args.k)
+            ratio = mine / ref
+            print(f"{n:>6} {fmt:>8} {ref:>9.3f} {mine:>9.3f} {ratio:>6.2f} {1e3 * mine / n:>16.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

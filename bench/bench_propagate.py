@@ -1,0 +1,59 @@
+"""Benchmark: `shardc.propagate` end to end against Shardy's `sdy-propagation-pipeline`.
+
+Both sides start from the same MLIR text and end with MLIR text, in one run:
+
+* shardc: `shardc.propagate(text)` = parse (jaxlib) + import + propagate + export (pretty),
+* Shardy: jaxlib parse + `sdy-propagation-pipeline` through jaxlib's PassManager + print,
+
+on 8-, 32- and 96-layer transformer stacks (bench/common.py, seed 003's 2D sharding on a 2x4 mesh),
+best of k runs each, printing both times and the ratio shardc / Shardy per size.
+
+    python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--format pretty|generic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=3, help="runs per measurement (best is reported)")
+    ap.add_argument("--layers", default="8,32,96", help="comma-separated stack depths")
+    ap.add_argument("--format", default="pretty", choices=("pretty", "generic"))
+    args = ap.parse_args(argv)
+
+    try:
+        import shardc
+
+        propagate = shardc.propagate
+    except (ImportError, AttributeError) as e:
+        print(f"# shardc.propagate is not available ({e}); timing Shardy alone")
+        propagate = None
+
+    sizes = [int(s) for s in args.layers.split(",")]
+    print(f"# shardc.propagate vs sdy-propagation-pipeline ({common.rng_note()}, best of {args.k})")
+    print(f"{'layers':>6} {'shardy s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}")
+    for n in sizes:
+        text = common.transformer_stack_text(n)
+        print(f"# {n} layers: {common.describe(text)}")
+        common.shardy_pipeline(text)  # warm up
+        ref, _ = common.best_of(lambda: common.shardy_pipeline(text), args.k)
+        if propagate is None:
+            print(f"{n:>6} {ref:>9.3f} {'-':>9} {'-':>6} {'-':>16}")
+            continue
+        out = propagate(text, format=args.format)  # warm up and check
+        assert "sdy.sharding" in out, "shardc.propagate returned no shardings"
+        mine, _ = common.best_of(lambda: propagate(text, format=args.format), args.k)
+        print(f"{n:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
