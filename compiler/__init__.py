@@ -24,6 +24,21 @@ _LAZY: dict[str, str] = {
     "jit": "shardc.jit",
     "constrain": "shardc.annotations",
     "visualize_sharding": "shardc.grid",
+    "entry": "shardc.jit",
+    "Jitted": "shardc.jit",
+    "Lowered": "shardc.jit",
+    "Compiled": "shardc.jit",
+    "parse_spec": "shardc.specs",
+    "Spec": "shardc.specs",
+    "logical": "shardc.logical",
+    "axis_rules": "shardc.logical",
+    "logical_to_spec": "shardc.logical",
+    "Shard": "shardc.placements",
+    "Replicate": "shardc.placements",
+    "Partial": "shardc.placements",
+    "Placements": "shardc.placements",
+    "placements_to_sharding": "shardc.placements",
+    "sharding_to_placements": "shardc.placements",
 }
 
 

@@ -1,0 +1,206 @@
+"""The JAX frontend: trace a Python function to StableHLO + sdy through JAX's own lowering.
+
+`trace_function` runs `jax.jit(f, keep_unused=True).trace(...)` under an `AbstractMesh` whose
+axes are all `Auto` (so JAX leaves the interior to propagation, and a mesh larger than the
+machine lowers fine), takes the module with debug locations (`compiler_ir("stablehlo")`, so
+locations point at the user's lines), and writes shardc's resolved argument/result shardings,
+with their priorities and open dims, onto `@main` through jaxlib's bindings.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.shardings import Mesh, TensorSharding
+
+from . import specs
+from .annotations import tracing_mesh
+
+
+@dataclass
+class Traced:
+    """What tracing produced: the jaxlib module and the flat signature of `@main`."""
+
+    module: Any  # jaxlib ir.Module (shardings written on @main)
+    in_tree: Any
+    out_tree: Any
+    in_avals: list[Any]  # flat jax.ShapeDtypeStruct of dynamic args
+    out_avals: list[Any]
+    in_shardings: list[TensorSharding | None]
+    out_shardings: list[TensorSharding | None]
+    mesh_symbol: str
+    seconds: float
+
+
+def abstract_mesh(mesh: Mesh) -> Any:
+    """The `jax.sharding.AbstractMesh` of `mesh` with every axis `Auto`."""
+    from jax.sharding import AbstractMesh, AxisType
+
+    names = mesh.axis_names
+    return AbstractMesh(
+        tuple(mesh.axis_sizes[n] for n in names), names, axis_types=(AxisType.Auto,) * len(names)
+    )
+
+
+def abstractify(x: Any) -> Any:
+    """A `jax.ShapeDtypeStruct` for an array, a ShapeDtypeStruct or a Python scalar."""
+    import jax
+    import numpy as np
+
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return jax.ShapeDtypeStruct(tuple(x.shape), x.dtype)
+    try:
+        arr = jax.numpy.asarray(x)
+    except TypeError:
+        raise ShardcError(
+            f"argument {x!r} of type {type(x).__name__} is not an array",
+            hint="pass arrays or jax.ShapeDtypeStruct, or mark the argument static",
+        ) from None
+    return jax.ShapeDtypeStruct(arr.shape, np.dtype(arr.dtype))
+
+
+def flat_shardings(
+    given: Any, tree: Any, avals: list[Any], mesh: Mesh, label: str, mesh_ref: str
+) -> list[TensorSharding | None]:
+    """Broadcast `given` (one spec, or a pytree prefix of specs) to the flat leaves of `tree`."""
+    import jax
+
+    if given is None:
+        return [None] * len(avals)
+    try:
+        full = jax.tree.broadcast(given, tree, is_leaf=specs.is_spec_like)
+    except (ValueError, TypeError) as e:
+        raise ShardcError(
+            f"{label} does not match the structure of the {label.split('_')[0]}puts: {e}",
+            hint=f"give one spec for all, or one per {label.split('_')[0]}put",
+        ) from None
+    leaves = jax.tree.leaves(full, is_leaf=lambda x: x is None or specs.is_spec_like(x))
+    if len(leaves) != len(avals):
+        raise ShardcError(
+            f"{label} gives {len(leaves)} shardings for {len(avals)} values",
+            hint=f"give one spec for all, or one per {label.split('_')[0]}put",
+        )
+    out = []
+    for i, (spec, aval) in enumerate(zip(leaves, avals, strict=True)):
+        out.append(specs.to_sharding(spec, mesh, tuple(aval.shape), f"{label}[{i}]", mesh_ref))
+    return out
+
+
+def _main_func(module: Any) -> Any:
+    from jaxlib.mlir import ir
+
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise ShardcError("the lowered module has no @main function")
+
+
+def _mesh_symbol(module: Any, mesh: Mesh) -> str:
+    """The name of an `sdy.mesh` equal to `mesh`, inserting `@mesh` (or a free name) if none."""
+    from jaxlib.mlir import ir
+
+    wanted = str(mesh)
+    taken = set()
+    for op in module.body.operations:
+        if op.operation.name == "sdy.mesh":
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            taken.add(name)
+            if str(op.attributes["mesh"]) == wanted:
+                return name
+    name = "mesh"
+    i = 0
+    while name in taken:
+        name, i = f"mesh_{i}", i + 1
+    with ir.InsertionPoint.at_block_begin(module.body):
+        op = ir.Operation.create(
+            "sdy.mesh",
+            attributes={"sym_name": ir.StringAttr.get(name), "mesh": ir.Attribute.parse(wanted)},
+        )
+    del op
+    return name
+
+
+def _set_attrs(func: Any, key: str, shardings: list[TensorSharding | None]) -> None:
+    from jaxlib.mlir import ir
+
+    old = func.attributes[key] if key in func.attributes else None
+    dicts = []
+    for i, sharding in enumerate(shardings):
+        entries: dict[str, Any] = {}
+        if old is not None:
+            for named in ir.DictAttr(old[i]):
+                entries[named.name] = named.attr
+        if sharding is not None:
+            entries["sdy.sharding"] = ir.Attribute.parse(str(sharding))
+        dicts.append(ir.DictAttr.get(entries))
+    func.attributes[key] = ir.ArrayAttr.get(dicts)
+
+
+def _exclude_shardc_frames() -> None:
+    """Make JAX's source locations skip shardc's own frames (they point at the user's lines)."""
+    import os
+
+    from jax._src import source_info_util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in getattr(source_info_util, "_exclude_paths", []):
+        source_info_util.register_exclusion(here)
+
+
+def trace_function(
+    fun: Any,
+    args: tuple[Any, ...],
+    mesh: Mesh,
+    static_argnums: tuple[int, ...],
+    in_shardings: Any,
+    out_shardings: Any,
+    platform: str | None = None,
+) -> Traced:
+    """Trace `fun(*args)` and return its module with shardc's shardings on `@main`."""
+    import jax
+    from jaxlib.mlir import ir
+
+    start = time.perf_counter()
+    _exclude_shardc_frames()
+    dyn = tuple(a for i, a in enumerate(args) if i not in static_argnums)
+    call_args = tuple(
+        a if i in static_argnums else jax.tree.map(abstractify, a) for i, a in enumerate(args)
+    )
+    abstract_dyn = tuple(jax.tree.map(abstractify, a) for a in dyn)
+    in_avals, in_tree = jax.tree.flatten(abstract_dyn)
+    try:
+        with tracing_mesh(mesh), jax.sharding.use_abstract_mesh(abstract_mesh(mesh)):
+            traced = jax.jit(fun, static_argnums=static_argnums, keep_unused=True).trace(*call_args)
+            lowered = traced.lower(lowering_platforms=(platform or jax.default_backend(),))
+    except ShardcError:
+        raise
+    out_avals, out_tree = jax.tree.flatten(traced.out_info)
+    module = lowered.compiler_ir("stablehlo")
+    with module.context, ir.Location.unknown():
+        symbol = _mesh_symbol(module, mesh)
+        ins = flat_shardings(in_shardings, abstract_dyn, in_avals, mesh, "in_shardings", symbol)
+        outs = flat_shardings(
+            out_shardings, traced.out_info, out_avals, mesh, "out_shardings", symbol
+        )
+        main = _main_func(module)
+        _set_attrs(main, "arg_attrs", ins)
+        _set_attrs(main, "res_attrs", outs)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), mesh.num_devices
+        )
+    return Traced(
+        module,
+        in_tree,
+        out_tree,
+        in_avals,
+        out_avals,
+        ins,
+        outs,
+        symbol,
+        time.perf_counter() - start,
+    )

@@ -1,0 +1,433 @@
+"""`shardc.jit`: `jax.jit` with shardc's propagation in the middle.
+
+    f = shardc.jit(fun, mesh=mesh, in_shardings=("x, _", "_, y?p1"), out_shardings="x, ?")
+    lowered = f.lower(x, w)          # arrays or jax.ShapeDtypeStructs
+    print(lowered.as_text())         # StableHLO + sdy, every value sharded
+    print(lowered.listing())         # every value, its sharding, its source line
+    y = lowered.compile()(x, w)      # runs on the mesh's devices through XLA
+    y = f(x, w)                      # the same, compiled once per input signature
+
+Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy), then shardc imports the
+module, verifies it, propagates, and exports. The mesh's axes are lowered as `Auto` whatever the
+given mesh says (`jax.make_mesh` defaults to `Explicit`, with which JAX pins nearly every op and
+leaves nothing to propagate). The mesh may be bigger than the machine: lowering uses an
+`AbstractMesh`; only `.compile()`/calling needs the devices.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.ir import Module, Value
+from shardc.dialect.shardings import Mesh, TensorSharding
+
+from . import specs
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline steps owned by other modules, called through one place each
+
+
+def propagate_ir(module: Module, options: Any = None) -> None:
+    """Run shardc's propagation on `module` (in place)."""
+    try:
+        from shardc.api_propagate import propagate_module
+    except ImportError:  # propagation not built yet: leave the user's shardings as they are
+        return
+    propagate_module(module, options)
+
+
+def export_ir(module: Module, mode: str, fmt: str = "pretty") -> str:
+    """Export `module` as MLIR text in export mode `annotate` or `pin`."""
+    try:
+        from shardc.passes import export as export_pass
+    except ImportError:
+        from shardc.exporter import export_text
+
+        return export_text(module, fmt)  # type: ignore[arg-type]
+    return export_pass.export(module, mode=mode, fmt=fmt)  # type: ignore[attr-defined]
+
+
+def _options(options: Any, strategy: str | None = None) -> Any:
+    if options is None and strategy is None:
+        return None
+    try:
+        from shardc.passes.propagation.options import PropagationOptions
+    except ImportError:
+        return options
+    if options is None:
+        options = PropagationOptions()
+    elif isinstance(options, dict):
+        options = PropagationOptions(**options)
+    if strategy is not None:
+        import dataclasses
+
+        options = dataclasses.replace(options, strategy=strategy)
+    return options
+
+
+# ---------------------------------------------------------------------------------------------
+# Values of the lowered module, named as the MLIR printer names them
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """One value of `@main`: its printed name, type, sharding, producer and source line."""
+
+    name: str
+    type: str
+    sharding: TensorSharding | None
+    op: str
+    location: str | None
+    value: Value = field(repr=False, compare=False)
+
+
+def _main(module: Module) -> Any:
+    funcs = module.funcs
+    if "main" not in funcs:
+        raise ShardcError("the module has no @main function")
+    return funcs["main"]
+
+
+class _ConstantNamer:
+    """MLIR's names for constants: `%cst` (float), `%c` (integer), uniqued `_N` by one counter."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.counter = 0
+
+    def constant(self, type_text: str) -> str:
+        elem = type_text[type_text.rfind("x") + 1 : -1] if "x" in type_text else type_text[7:-1]
+        base = "c" if elem.startswith(("i", "ui", "si")) else "cst"
+        name = base
+        if name in self.used:
+            while f"{base}_{self.counter}" in self.used:
+                self.counter += 1
+            name = f"{base}_{self.counter}"
+            self.counter += 1
+        self.used.add(name)
+        return "%" + name
+
+
+def iter_values(module: Module) -> Iterator[ValueInfo]:
+    """Every value of `@main` (arguments, then op results in program order)."""
+    main = _main(module)
+    n_args = 0
+    n_results = 0
+    namer = _ConstantNamer()
+    block = main.regions[0].entry
+    for arg in block.args:
+        where = module.resolve_loc(arg.loc) or (arg.loc or "")
+        yield ValueInfo(f"%arg{arg.index}", str(arg.type), arg.sharding, "argument", where, arg)
+        n_args += 1
+    for op in main.walk():
+        if op is main:
+            continue
+        for region in op.regions:
+            for blk in region.blocks:
+                for arg in blk.args:
+                    yield ValueInfo(
+                        f"%arg{n_args}", str(arg.type), arg.sharding, f"{op.name} region", None, arg
+                    )
+                    n_args += 1
+        loc = module.resolve_loc(op.loc)
+        if op.name == "stablehlo.constant" and len(op.results) == 1:
+            yield ValueInfo(namer.constant(str(op.results[0].type)), str(op.results[0].type),
+                            op.results[0].sharding, op.name, loc, op.results[0])
+            continue
+        for r in op.results:
+            name = f"%{n_results}" if len(op.results) == 1 else f"%{n_results}#{r.index}"
+            yield ValueInfo(name, str(r.type), r.sharding, op.name, loc, r)
+        if op.results:
+            n_results += 1
+
+
+def _shape(type_text: str) -> tuple[int, ...]:
+    inner = type_text[type_text.find("<") + 1 : type_text.rfind(">")]
+    parts = inner.split("x")[:-1]
+    return tuple(int(p) if p.isdigit() else 0 for p in parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lowered and compiled functions
+
+
+class Compiled:
+    """A function compiled for the mesh's devices; call it with arrays (numpy or jax)."""
+
+    def __init__(self, lowered: Lowered, executable: Any):
+        self.lowered = lowered
+        self.executable = executable
+
+    def __call__(self, *args: Any) -> Any:
+        import jax
+        import numpy as np
+
+        low = self.lowered
+        dyn = tuple(a for i, a in enumerate(args) if i not in low.static_argnums)
+        leaves, tree = jax.tree.flatten(dyn)
+        if tree != low.in_tree:
+            raise ShardcError(
+                f"arguments have structure {tree}, but the function was compiled for {low.in_tree}"
+            )
+        for i, (leaf, aval) in enumerate(zip(leaves, low.in_avals, strict=True)):
+            shape, dtype = tuple(np.shape(leaf)), np.dtype(getattr(leaf, "dtype", np.asarray(leaf).dtype))
+            if shape != tuple(aval.shape) or dtype != np.dtype(aval.dtype):
+                raise ShardcError(
+                    f"argument {i} has shape {shape} and dtype {dtype}, but the function was "
+                    f"compiled for {tuple(aval.shape)} {np.dtype(aval.dtype)}",
+                    hint="call the shardc.jit function itself, which compiles per signature",
+                )
+        outs = self.executable.run(list(leaves))
+        return jax.tree.unflatten(low.out_tree, outs)
+
+    @property
+    def input_shardings(self) -> list[Any]:
+        return list(self.executable.in_shardings)
+
+    @property
+    def output_shardings(self) -> list[Any]:
+        return list(self.executable.out_shardings)
+
+    def as_text(self) -> str:
+        """The optimised per-device HLO XLA produced (with its collectives)."""
+        return self.executable.hlo_text()
+
+
+class Lowered:
+    """A traced and propagated function: its module, its shardings, and how to compile it."""
+
+    def __init__(self, jitted: Jitted, traced: Any, module: Module):
+        self.jitted = jitted
+        self.ir = module
+        self.mesh: Mesh = jitted.mesh
+        self.in_tree = traced.in_tree
+        self.out_tree = traced.out_tree
+        self.in_avals = traced.in_avals
+        self.out_avals = traced.out_avals
+        self.static_argnums = jitted.static_argnums
+        self.trace_seconds = traced.seconds
+        self._texts: dict[tuple[str, str], str] = {}
+
+    # shardings --------------------------------------------------------------------------
+    @property
+    def in_shardings(self) -> tuple[TensorSharding | None, ...]:
+        """The propagated sharding of every flat input of `@main`."""
+        return tuple(a.sharding for a in _main(self.ir).regions[0].entry.args)
+
+    @property
+    def out_shardings(self) -> tuple[TensorSharding | None, ...]:
+        """The propagated sharding of every flat output of `@main`."""
+        from shardc.dialect.ir import func_num_results, func_result_sharding
+
+        main = _main(self.ir)
+        return tuple(func_result_sharding(main, i) for i in range(func_num_results(main)))
+
+    # text -------------------------------------------------------------------------------
+    def as_text(self, format: str = "pretty", mode: str = "annotate") -> str:
+        """MLIR text: `pretty` (as JAX prints) or `generic`; export mode `annotate` or `pin`."""
+        if format == "text":
+            format = "pretty"
+        if format not in ("pretty", "generic"):
+            raise ShardcError(f"format = {format!r} is not one of pretty, generic")
+        if mode not in ("annotate", "pin"):
+            raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
+        key = (format, mode)
+        if key not in self._texts:
+            self._texts[key] = export_ir(self.ir, mode, format)
+        return self._texts[key]
+
+    @functools.cached_property
+    def module(self) -> Any:
+        """The propagated module as a jaxlib `ir.Module`."""
+        from shardc import mlir_bridge
+
+        return mlir_bridge.parse_module(self.as_text("generic"), "<shardc.jit>")
+
+    # inspection -------------------------------------------------------------------------
+    def values(self) -> list[ValueInfo]:
+        return list(iter_values(self.ir))
+
+    def listing(self) -> str:
+        """One line per value of `@main`: name, type, sharding, producing op, source line."""
+        rows = [(v.name, v.type, str(v.sharding.body()) if v.sharding else "(open)", v.op,
+                 v.location or "") for v in self.values()]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)] if rows else [0] * 4
+        lines = []
+        for r in rows:
+            lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+
+    def value(self, name: str) -> ValueInfo:
+        for v in self.values():
+            if v.name == name or v.name.split("#")[0] == name and "#" not in name:
+                return v
+        known = ", ".join(v.name for v in self.values()[:8])
+        raise ShardcError(f"no value named {name} in @main", hint=f"use a name from .listing(), e.g. {known}")
+
+    def show(self, name: str, print_it: bool = True) -> str:
+        """A grid of which devices hold which block of value `name` (from `.listing()`)."""
+        from .grid import render_grid
+
+        v = self.value(name)
+        sharding = v.sharding or TensorSharding(specs.MESH_SYMBOL, ())
+        text = render_grid(sharding, _shape(v.type), self.mesh, title=f"{v.name}: {v.type}")
+        if print_it:
+            print(text, end="")
+        return text
+
+    # compile ----------------------------------------------------------------------------
+    def compile(self) -> Compiled:
+        """Compile the `pin` export for the mesh's devices through XLA."""
+        from .backend import build_executable
+
+        exe = build_executable(
+            self.as_text("pretty", "pin"),
+            self.mesh,
+            self.jitted.jax_mesh,
+            self.in_avals,
+            self.out_avals,
+            list(self.in_shardings),
+            list(self.out_shardings),
+        )
+        return Compiled(self, exe)
+
+
+class Jitted:
+    """The result of `shardc.jit(fun, ...)`: `.lower(*args)`, or call it like `jax.jit`."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        mesh: Any,
+        in_shardings: Any = None,
+        out_shardings: Any = None,
+        static_argnums: int | tuple[int, ...] = (),
+        options: Any = None,
+    ):
+        if mesh is None:
+            raise ShardcError(
+                f"shardc.jit({getattr(fun, '__name__', fun)}) needs a mesh",
+                hint='pass mesh=jax.make_mesh(...), an AbstractMesh or "x=4,y=2"',
+            )
+        self.fun = fun
+        self.jax_mesh = mesh if not isinstance(mesh, str | Mesh | dict) else None
+        self.mesh = specs.to_mesh(mesh)
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self.static_argnums = tuple(static_argnums)
+        self.options = options
+        self.entry_args: tuple[Any, ...] | None = None
+        self._cache: dict[Any, Compiled] = {}
+        functools.update_wrapper(self, fun)
+
+    def with_mesh(self, mesh: Any) -> Jitted:
+        """The same function for another mesh (same axis names, other sizes)."""
+        new = Jitted(self.fun, mesh, self.in_shardings, self.out_shardings,
+                     self.static_argnums, self.options)
+        new.entry_args = self.entry_args
+        return new
+
+    def lower(self, *args: Any, strategy: str | None = None) -> Lowered:
+        """Trace with JAX, import, verify and propagate; `args` may be ShapeDtypeStructs."""
+        from shardc.importer import import_module
+        from shardc.passes.verify import verify_module
+
+        from .frontend import trace_function
+
+        traced = trace_function(
+            self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings
+        )
+        name = getattr(self.fun, "__name__", "fun")
+        module = import_module(traced.module, f"<shardc.jit {name}>")
+        verify_module(module)
+        propagate_ir(module, _options(self.options, strategy))
+        return Lowered(self, traced, module)
+
+    def _signature(self, args: tuple[Any, ...]) -> Any:
+        import jax
+        import numpy as np
+
+        dyn = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        leaves, tree = jax.tree.flatten(dyn)
+        statics = tuple(args[i] for i in self.static_argnums if i < len(args))
+        sig = tuple((tuple(np.shape(x)), str(getattr(x, "dtype", np.asarray(x).dtype))) for x in leaves)
+        return (tree, sig, statics)
+
+    def __call__(self, *args: Any) -> Any:
+        key = self._signature(args)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self.lower(*args).compile()
+            self._cache[key] = compiled
+        return compiled(*args)
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+    options: Any = None,
+) -> Any:
+    """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
+
+    `mesh`: a `jax.sharding.Mesh` (its axes are lowered as `Auto`, whatever their type), an
+    `AbstractMesh` (lower only, or run on the first devices of the machine), a shardc `Mesh` or
+    `"x=4,y=2"`. `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
+    specs (compact text like `"x?p1, _"`, `PartitionSpec`, `NamedSharding`, logical specs,
+    placements); `None` leaves a value open for propagation. `options`: `PropagationOptions`.
+    """
+    if fun is None:
+        return functools.partial(
+            jit,
+            mesh=mesh,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
+            static_argnums=static_argnums,
+            options=options,
+        )
+    return Jitted(fun, mesh, in_shardings, out_shardings, static_argnums, options)
+
+
+def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted]:
+    """Mark a `shardc.jit` function as an entry of `shardc compile`, with example arguments.
+
+        @shardc.entry(jax.ShapeDtypeStruct((8, 16), jnp.float32), ...)
+        @shardc.jit(mesh=mesh, in_shardings=...)
+        def step(x, w): ...
+    """
+
+    def mark(fun: Any) -> Jitted:
+        if not isinstance(fun, Jitted):
+            raise ShardcError(
+                f"@shardc.entry on {getattr(fun, '__name__', fun)!r}, which is not a shardc.jit "
+                "function",
+                hint="put @shardc.entry(...) above @shardc.jit(mesh=...)",
+            )
+        fun.entry_args = tuple(example_args)
+        fun.entry_name = name or getattr(fun.fun, "__name__", "main")  # type: ignore[attr-defined]
+        return fun
+
+    return mark
+
+
+class _CallableModule(types.ModuleType):
+    """`shardc.jit` is this module's `jit` even when the module object is what a lookup finds
+    (importing `shardc.jit` as a submodule makes the package attribute the module)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return jit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
