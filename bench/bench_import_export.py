@@ -15,6 +15,7 @@ the time per layer, so that linear growth can be read off.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -40,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {n} layers: {common.describe(text)}")
         for fmt in ("generic", "pretty"):
             generic = fmt == "generic"
-            ref, _ = common.best_of(lambda: common.jaxlib_parse_print(text, generic), args.k)
+            ref, _ = common.best_of(
+                functools.partial(common.jaxlib_parse_print, text, generic), args.k
+            )
 
-            def run_shardc() -> str:
+            def run_shardc(text: str = text, fmt: str = fmt) -> str:
                 module = shardc.import_text(text)
                 return shardc.export_text(module, fmt)
 

@@ -14,6 +14,7 @@ best of k runs each, printing both times and the ratio shardc / Shardy per size.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -44,13 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         text = common.transformer_stack_text(n)
         print(f"# {n} layers: {common.describe(text)}")
         common.shardy_pipeline(text)  # warm up
-        ref, _ = common.best_of(lambda: common.shardy_pipeline(text), args.k)
+        ref, _ = common.best_of(functools.partial(common.shardy_pipeline, text), args.k)
         if propagate is None:
             print(f"{n:>6} {ref:>9.3f} {'-':>9} {'-':>6} {'-':>16}")
             continue
         out = propagate(text, format=args.format)  # warm up and check
         assert "sdy.sharding" in out, "shardc.propagate returned no shardings"
-        mine, _ = common.best_of(lambda: propagate(text, format=args.format), args.k)
+        mine, _ = common.best_of(functools.partial(propagate, text, format=args.format), args.k)
         print(f"{n:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
     return 0
 

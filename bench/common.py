@@ -105,7 +105,6 @@ def best_of(fn: Callable[[], Any], k: int) -> tuple[float, float]:
 
 def jaxlib_parse_print(text: str, generic: bool) -> str:
     """jaxlib's own parse + print of `text` (the reference for shardc's import + export)."""
-    from jax._src.interpreters import mlir as jmlir
     from jax._src.lib.mlir import ir
 
     with _ctx():
