@@ -110,7 +110,10 @@ class _Analyzer:
         body = region.body
         for i, arg in enumerate(body.args):
             v = dict(operand_var[i]) if i < len(operand_var) else {}
-            if i < len(region.in_shardings):
+            echoed = self.round_trip(region, i)
+            if echoed is not None:
+                v = _union(v, echoed)
+            elif i < len(region.in_shardings):
                 s = region.in_shardings[i]
                 for d, dim in enumerate(s.dims):
                     for ax in dim.axes:
@@ -129,6 +132,31 @@ class _Analyzer:
         for r, v in zip(region.op.results, out, strict=False):
             self.result.var[r] = v
         return out
+
+    def round_trip(self, region: ManualRegion, i: int) -> Var | None:
+        """If operand `i` is a result of an earlier region over the same manual axes, split back
+        exactly as it was assembled, each device gets back the very block it returned: the
+        block argument then varies as that returned value did."""
+        if i >= len(region.op.operands) or i >= len(region.in_shardings):
+            return None
+        value = region.op.operands[i]
+        producer = getattr(value, "owner", None)
+        if producer is None or producer.name != MANUAL_OP or producer not in self.by_op:
+            return None
+        prev = self.by_op[producer]
+        j = value.index
+        if (
+            set(prev.manual_axes) != set(region.manual_axes)
+            or prev.outer_axes != region.outer_axes
+            or prev.mesh != region.mesh
+            or j >= len(prev.out_shardings)
+            or _manual_dims(prev.out_shardings[j], prev) != _manual_dims(region.in_shardings[i], region)
+        ):
+            return None
+        returned = self.result.returned_variance(prev)
+        if j >= len(returned):
+            return None
+        return {a: w for a, w in returned[j].items() if a in region.manual_axes}
 
     def block(self, block: Block, region: ManualRegion) -> None:
         for op in block.ops:
@@ -253,6 +281,12 @@ class _Analyzer:
         term = body.terminator
         for r, v in zip(op.results, term.operands if term else [], strict=False):
             var[r] = dict(var.get(v, {}))
+
+
+def _manual_dims(sharding, region: ManualRegion) -> tuple:  # type: ignore[no-untyped-def]
+    return tuple(
+        tuple(a for a in d.axes if a.name in region.manual_axes) for d in sharding.dims
+    )
 
 
 def _with_loc(col: Collective, module: Module) -> Collective:
