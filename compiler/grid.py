@@ -80,15 +80,14 @@ def render_blocks(blocks: dict[int, Block], title: str = "", width: int = 100) -
     from rich.table import Table
 
     rows, cols, cells = grid_cells(blocks)
-    table = Table(show_header=False, box=box.SQUARE, show_lines=True, title=title or None,
-                  padding=(0, 1))
+    table = Table(show_header=False, box=box.SQUARE, show_lines=True, padding=(0, 1))
     for _ in cols:
         table.add_column(justify="center")
     for r in rows:
         table.add_row(*[_ids(cells.get((r, c), [])) or "-" for c in cols])
     console = Console(width=width, record=True, color_system=None, file=_Null())
     console.print(table)
-    return console.export_text()
+    return (title + "\n" if title else "") + console.export_text()
 
 
 class _Null:
