@@ -1,0 +1,46 @@
+"""`shardc.propagate` / `shardc.propagate_module`: Shardy's propagation on a text module or IR."""
+
+from __future__ import annotations
+
+from shardc.dialect.ir import Module
+from shardc.passes.propagation.driver import PropagationReport
+from shardc.passes.propagation.driver import propagate as _run
+from shardc.passes.propagation.options import PropagationOptions
+
+__all__ = ["PropagationOptions", "PropagationReport", "propagate", "propagate_module"]
+
+
+def propagate_module(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
+    """Propagate shardings through `module` in place (no export) and report what happened.
+
+    The module is left as Shardy's propagation leaves it: open dims still open, constraints and
+    manual computations updated. The report names every op without a sharding rule, the rounds
+    run and, with `debug_origins`, where each dim sharding came from.
+    """
+    return _run(module, options or PropagationOptions())
+
+
+def propagate(
+    text: str,
+    *,
+    options: PropagationOptions | None = None,
+    mode: str = "annotate",
+    format: str = "pretty",
+    source_name: str = "<input>",
+) -> str:
+    """Import, verify, propagate and export an MLIR module; returns the exported text.
+
+    `mode="annotate"` writes the shardings Shardy would choose on every value; `mode="pin"`
+    also pins each op result with a closed `sdy.sharding_constraint` so XLA keeps them.
+    """
+    from shardc.exporter import export_text
+    from shardc.importer import import_text
+    from shardc.passes.export import export_module
+    from shardc.passes.verify import verify_module
+
+    options = options or PropagationOptions()
+    module = import_text(text, source_name)
+    verify_module(module)
+    propagate_module(module, options)
+    export_module(module, mode, options.keep_open)  # type: ignore[arg-type]
+    return export_text(module, "generic" if format == "generic" else "pretty")

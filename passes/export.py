@@ -1,0 +1,276 @@
+"""Export: write a propagated module's shardings in the form XLA keeps (design.md, contracts).
+
+Every func argument/result and every op result gets a sharding (replicated ones too, on the
+module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are cut to their
+largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
+does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
+gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
+op result outside manual regions, so XLA partitions exactly the chosen layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import Literal
+
+from shardc.dialect.ir import (
+    AttrDict,
+    Block,
+    Module,
+    Operation,
+    func_body,
+    func_num_results,
+    func_result_sharding,
+    set_func_result_sharding,
+)
+from shardc.dialect.shardings import (
+    AxisRef,
+    DimSharding,
+    Mesh,
+    ShardingPerValue,
+    TensorSharding,
+    make_axis_ref,
+)
+from shardc.dialect.types import TensorType
+
+Mode = Literal["annotate", "pin"]
+
+NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
+SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+# ops under which a pinned constraint may go (outside manual regions and reduction bodies)
+PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
+
+
+@dataclass(frozen=True)
+class ExportPass:
+    """The export pass: `mode` annotate or pin, `keep_open` keeps `?` markers."""
+
+    mode: Mode = "annotate"
+    keep_open: bool = False
+
+    def run(self, module: Module) -> None:
+        export_module(module, self.mode, self.keep_open)
+
+
+def _meshes(module: Module) -> dict[str, Mesh]:
+    return dict(module.meshes)
+
+
+def default_mesh(module: Module) -> str | None:
+    """The module's mesh for replicated shardings: the first one with axes."""
+    for name, mesh in _meshes(module).items():
+        if mesh.axes:
+            return name
+    return None
+
+
+def cut_to_divisible(s: TensorSharding, shape: tuple[int, ...], mesh: Mesh) -> TensorSharding:
+    """Each dim keeps the longest prefix of its axes that divides it (gcd part of the next)."""
+    dims = []
+    changed = False
+    for d, dim in zip(s.dims, shape, strict=False):
+        if dim < 0 or not d.axes:
+            dims.append(d)
+            continue
+        kept: list[AxisRef] = []
+        prod = 1
+        for a in d.axes:
+            size = a.size(mesh)
+            if (dim // prod) % size == 0 and dim % (prod * size) == 0:
+                kept.append(a)
+                prod *= size
+                continue
+            g = gcd(dim // prod, size)
+            if g > 1:
+                kept.append(make_axis_ref(a.name, a.pre_size(), g, mesh))
+            break
+        if len(kept) != len(d.axes) or any(x != y for x, y in zip(kept, d.axes, strict=False)):
+            changed = True
+        dims.append(DimSharding(tuple(kept), d.is_closed, d.priority))
+    if not changed:
+        return s
+    dims.extend(s.dims[len(dims):])
+    return s.with_dims(tuple(dims))
+
+
+def drop_open_sub_axes(s: TensorSharding) -> TensorSharding:
+    """Open dims lose everything from their first sub-axis on (main-function I/O)."""
+    dims = []
+    for d in s.dims:
+        if d.is_closed:
+            dims.append(d)
+            continue
+        axes = []
+        for a in d.axes:
+            if a.sub is not None:
+                break
+            axes.append(a)
+        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
+    return s.with_dims(tuple(dims))
+
+
+def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
+    """Closed (unless keep_open), no priorities, no replicated list once closed."""
+    if keep_open:
+        dims = tuple(DimSharding(d.axes, d.is_closed) for d in s.dims)
+        return TensorSharding(s.mesh, dims, s.replicated, s.unreduced)
+    dims = tuple(DimSharding(d.axes) for d in s.dims)
+    return TensorSharding(s.mesh, dims, (), s.unreduced)
+
+
+class _Exporter:
+    def __init__(self, module: Module, mode: Mode, keep_open: bool):
+        self.module = module
+        self.mode = mode
+        self.keep_open = keep_open
+        self.meshes = _meshes(module)
+        self.mesh = default_mesh(module)
+        self.callees = {
+            str(op.properties.get("callee", "")).lstrip("@")
+            for op in module.walk()
+            if op.name == "func.call"
+        }
+
+    def resolve(self, s: TensorSharding) -> Mesh | None:
+        return s.mesh if isinstance(s.mesh, Mesh) else self.meshes.get(s.mesh)
+
+    def default(self, t: object) -> TensorSharding | None:
+        if self.mesh is None:
+            return None
+        rank = t.rank if isinstance(t, TensorType) else 0
+        return TensorSharding.replicated_of(self.mesh, rank)
+
+    def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
+        if s is None:
+            s = self.default(t)
+            if s is None:
+                return None
+        mesh = self.resolve(s)
+        if mesh is not None and isinstance(t, TensorType) and mesh.axes:
+            s = cut_to_divisible(s, t.shape, mesh)
+            if is_main:
+                s = drop_open_sub_axes(s)
+        return finalize(s, self.keep_open)
+
+    def run(self) -> None:
+        for name, func in self.module.funcs.items():
+            body = func_body(func)
+            if body is None:
+                continue
+            is_main = name not in self.callees and '"private"' not in str(
+                func.properties.get("sym_visibility", "")
+            )
+            for a in body.args:
+                a.sharding = self.io(a.sharding, a.type, is_main)
+            ret = body.terminator
+            for i in range(func_num_results(func)):
+                t = ret.operands[i].type if ret is not None and i < len(ret.operands) else None
+                s = self.io(func_result_sharding(func, i), t, is_main)
+                if s is not None:
+                    set_func_result_sharding(func, i, s)
+            for op in func.walk():
+                if op is not func:
+                    self.export_op(op)
+        if self.mode == "pin":
+            self.pin()
+
+    def export_op(self, op: Operation) -> None:
+        if op.name in SKIP_OPS:
+            return
+        if op.name == "sdy.sharding_constraint":
+            s = op.properties["sharding"]
+            if isinstance(s, TensorSharding):
+                op.properties["sharding"] = finalize(s, self.keep_open)
+            op.results[0].sharding = None
+            return
+        if op.name == "sdy.manual_computation":
+            self.export_manual(op)
+            return
+        if op.name in NO_OP_SHARDING:
+            for r in op.results:
+                r.sharding = None
+            return
+        if not any(isinstance(r.type, TensorType) for r in op.results):
+            return
+        for r in op.results:
+            s = r.sharding if r.sharding is not None else self.default(r.type)
+            if s is None:
+                continue
+            if op.name == "func.call":
+                mesh = self.resolve(s)
+                if mesh is not None and mesh.axes and isinstance(r.type, TensorType):
+                    s = cut_to_divisible(s, r.type.shape, mesh)
+            r.sharding = finalize(s, self.keep_open)
+
+    def export_manual(self, op: Operation) -> None:
+        for key, values in (("in_shardings", op.operands), ("out_shardings", op.results)):
+            raw = op.properties.get(key)
+            if not isinstance(raw, ShardingPerValue):
+                continue
+            out = []
+            for s, v in zip(raw.shardings, values, strict=False):
+                mesh = self.resolve(s)
+                if mesh is not None and mesh.axes and isinstance(v.type, TensorType):
+                    s = cut_to_divisible(s, v.type.shape, mesh)
+                out.append(finalize(s, self.keep_open))
+            op.properties[key] = ShardingPerValue(tuple(out))
+        for r in op.results:
+            r.sharding = None
+
+    # -- pin -----------------------------------------------------------------------------------
+    def pin(self) -> None:
+        for func in self.module.funcs.values():
+            body = func_body(func)
+            if body is not None:
+                self.pin_block(body)
+
+    def pin_block(self, block: Block) -> None:
+        new_ops: list[Operation] = []
+        for op in block.ops:
+            new_ops.append(op)
+            for region in op.regions:
+                if op.name in PIN_SCOPES:
+                    for b in region.blocks:
+                        self.pin_block(b)
+            if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
+                continue
+            for r in op.results:
+                if not isinstance(r.type, TensorType) or not r.uses:
+                    continue
+                s = r.sharding
+                if s is None:
+                    s = self.manual_out(op, r.index) if op.name == "sdy.manual_computation" else None
+                if s is None:
+                    s = self.default(r.type)
+                if s is None:
+                    continue
+                s = finalize(s, False)
+                uses = list(r.uses)
+                c = Operation(
+                    "sdy.sharding_constraint",
+                    [r],
+                    [r.type],
+                    properties=AttrDict(items={"sharding": s}),
+                    loc=op.loc,
+                )
+                for user, idx in uses:
+                    user.set_operand(idx, c.results[0])
+                c.parent = block
+                new_ops.append(c)
+        block.ops = new_ops
+
+    def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
+        raw = op.properties.get("out_shardings")
+        if isinstance(raw, ShardingPerValue) and index < len(raw.shardings):
+            return raw.shardings[index]
+        return None
+
+
+def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = False) -> None:
+    """Rewrite `module`'s shardings into their exported form (mutates it)."""
+    if mode not in ("annotate", "pin"):
+        from shardc.dialect.errors import ShardcError
+
+        raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+    _Exporter(module, mode, keep_open).run()

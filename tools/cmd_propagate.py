@@ -1,0 +1,86 @@
+"""`shardc propagate`: Shardy's sharding propagation on a StableHLO + sdy module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import MISSING, fields
+
+from .io import add_io_arguments, read_input, write_output
+
+HELP = "Propagate shardings through a StableHLO + sdy module, as Shardy does, and export it."
+
+# option fields with a hand-written flag (the others get --<name> / --no-<name> from their type)
+_EXTRA = {"debug_origins": "--explain"}
+
+
+def _option_fields() -> list:
+    from shardc.passes.propagation.options import PropagationOptions
+
+    return list(fields(PropagationOptions))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_io_arguments(parser)
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="also pin every op result with a closed sdy.sharding_constraint (export mode pin)",
+    )
+    for f in _option_fields():
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not MISSING else None
+        doc = _doc(f.name)
+        if f.name == "strategy":
+            parser.add_argument(flag, choices=("aggressive", "basic"), default=default, help=doc)
+        elif f.name in _EXTRA:
+            parser.add_argument(_EXTRA[f.name], flag, dest=f.name, action="store_true",
+                                default=default, help=doc + " (printed on stderr)")
+        elif isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=default, help=doc)
+        elif isinstance(default, int):
+            parser.add_argument(flag, dest=f.name, type=int, default=default, help=doc)
+    parser.add_argument("--no-verify", action="store_true", help="skip the verifier")
+
+
+def _doc(name: str) -> str:
+    docs = {
+        "strategy": "factor strategy (default: aggressive, as Shardy)",
+        "keep_open": "keep open dims (`?`) in the output instead of closing every sharding",
+        "user_priorities": "propagate user priorities p0, p1, ... in rounds",
+        "op_priorities": "run the op-priority schedule",
+        "conservative": "never propagate along permutation factors",
+        "debug_origins": "explain where each dim sharding came from",
+        "split_constants": "give each use of a constant expression its own view",
+        "max_steps": "cap on worklist steps per run (0: none)",
+    }
+    return docs.get(name, name.replace("_", " "))
+
+
+def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from shardc.passes.propagation.options import PropagationOptions
+
+    return PropagationOptions(**{f.name: getattr(args, f.name) for f in _option_fields()})
+
+
+def run(args: argparse.Namespace) -> int:
+    from shardc.exporter import export_text
+    from shardc.importer import import_text
+    from shardc.passes.export import export_module
+    from shardc.passes.propagation.driver import propagate
+
+    options = options_from_args(args)
+    text, name = read_input(args.input)
+    module = import_text(text, name)
+    if not args.no_verify:
+        from shardc.passes.verify import verify_module
+
+        verify_module(module)
+    report = propagate(module, options)
+    for line in report.lines() if options.debug_origins else report.lines()[:-1]:
+        if options.debug_origins or line.startswith("no sharding rule") or "disagree" in line:
+            print(f"note: {line}", file=sys.stderr)
+    export_module(module, "pin" if args.pin else "annotate", options.keep_open)
+    write_output(args.output, export_text(module, args.format, with_locs=args.debug_locs))
+    return 0
