@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Module, symbol_name
 from shardc.passes.manual.collectives import Collective
 from shardc.passes.manual.regions import ManualRegion, axes_text
 from shardc.passes.manual.replication import check_replication, unmentioned_axes
@@ -38,8 +38,9 @@ class RegionReport:
     def lines(self) -> list[str]:
         r = self.region
         where = f" at {r.location}" if r.location else ""
+        func = _func_name(r.op)
         out = [
-            f"{r.describe()}{where}",
+            f"{r.describe()}{f' in @{func}' if func else ''}{where}",
             f"  manual axes: {axes_text(r.manual_axes)}"
             + (f" (inside {axes_text(r.outer_axes)})" if r.outer_axes else "")
             + f"; free axes: {axes_text(r.free_axes)}",
@@ -88,6 +89,15 @@ class CheckReport:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+
+def _func_name(op) -> str | None:  # type: ignore[no-untyped-def]
+    cur = op.parent_op
+    while cur is not None:
+        if cur.name == "func.func":
+            return symbol_name(cur)
+        cur = cur.parent_op
+    return None
 
 
 def _shape(shape: tuple[int, ...], et: str) -> str:

@@ -18,16 +18,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not reject outputs that may vary along an axis their out_sharding leaves "
         "unmentioned (JAX's check_vma=False)",
     )
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="check each chunk between `// -----` lines as its own module; report every "
+        "chunk's error and exit non-zero if any failed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_check import check
-    from shardc.importer import import_text
+    import sys
+
+    from shardc.dialect.errors import ShardcError
 
     from .io import read_input
 
     text, name = read_input(args.input)
+    if not args.split_input_file:
+        _check_one(text, name, args)
+        return 0
+    failed = 0
+    for chunk in _chunks(text):
+        try:
+            _check_one(chunk, name, args)
+        except ShardcError as e:
+            failed += 1
+            sys.stdout.flush()
+            print(f"error: {e.first_line()}", file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
+def _chunks(text: str) -> list[str]:
+    """Split at `// -----` lines, padding each chunk so line numbers stay those of the file."""
+    out: list[str] = []
+    lines = text.split("\n")
+    start = 0
+    for i, line in enumerate([*lines, "// -----"]):
+        if line.strip() == "// -----":
+            out.append("\n" * start + "\n".join(lines[start:i]))
+            start = i + 1
+    return [c for c in out if c.strip()]
+
+
+def _check_one(text: str, name: str, args: argparse.Namespace) -> None:
+    from shardc.api_check import check
+    from shardc.importer import import_text
+
     module = import_text(text, name)
     report = check(module, check_replication=not args.no_check_replication)
-    print("\n".join(report.lines()))
-    return 0
+    print("\n".join(report.lines()), flush=True)
