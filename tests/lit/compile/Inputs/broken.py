@@ -1,0 +1,4 @@
+import shardc
+
+x = 1
+raise ValueError("bad configuration")

@@ -1,0 +1,3 @@
+import shardc
+
+VALUE = 3
