@@ -61,8 +61,13 @@ def constrain(x: Any, spec: Any, mesh: Any = None) -> Any:
     Open dims (`?`) let propagation add axes; priorities (`p0` strongest) decide conflicts.
     Eagerly this is the identity.
     """
+    import jax
     import jax.numpy as jnp
 
+    if not isinstance(x, jax.core.Tracer) and mesh is None and getattr(_LOCAL, "mesh", None) is None:
+        abstract = jax.sharding.get_abstract_mesh()
+        if abstract is None or getattr(abstract, "empty", True):
+            return x  # eager with no mesh anywhere: a constraint means nothing, identity
     the_mesh = current_mesh(mesh, spec)
     shape = tuple(jnp.shape(x))
     sharding = specs.to_sharding(spec, the_mesh, shape, what="shardc.constrain spec", mesh_ref=the_mesh)
