@@ -35,13 +35,21 @@ class Traced:
     seconds: float
 
 
-def abstract_mesh(mesh: Mesh) -> Any:
-    """The `jax.sharding.AbstractMesh` of `mesh` with every axis `Auto`."""
+def abstract_mesh(mesh: Mesh, jax_mesh: Any = None) -> Any:
+    """The `jax.sharding.AbstractMesh` of `mesh` with every axis `Auto` (keeping the device
+    kind of a given JAX mesh, so a `shard_map` over that mesh matches the context mesh)."""
     from jax.sharding import AbstractMesh, AxisType
 
     names = mesh.axis_names
+    device = None
+    given = getattr(jax_mesh, "abstract_mesh", jax_mesh)
+    if given is not None and type(given).__name__ == "AbstractMesh":
+        device = getattr(given, "abstract_device", None)
     return AbstractMesh(
-        tuple(mesh.axis_sizes[n] for n in names), names, axis_types=(AxisType.Auto,) * len(names)
+        tuple(mesh.axis_sizes[n] for n in names),
+        names,
+        axis_types=(AxisType.Auto,) * len(names),
+        abstract_device=device,
     )
 
 
@@ -160,6 +168,7 @@ def trace_function(
     in_shardings: Any,
     out_shardings: Any,
     platform: str | None = None,
+    jax_mesh: Any = None,
 ) -> Traced:
     """Trace `fun(*args)` and return its module with shardc's shardings on `@main`."""
     import jax
@@ -174,7 +183,9 @@ def trace_function(
     abstract_dyn = tuple(jax.tree.map(abstractify, a) for a in dyn)
     in_avals, in_tree = jax.tree.flatten(abstract_dyn)
     try:
-        with tracing_mesh(mesh), jax.sharding.use_abstract_mesh(abstract_mesh(mesh)):
+        with tracing_mesh(mesh), jax.sharding.use_abstract_mesh(
+            abstract_mesh(mesh, jax_mesh)
+        ):
             traced = jax.jit(fun, static_argnums=static_argnums, keep_unused=True).trace(*call_args)
             lowered = traced.lower(lowering_platforms=(platform or jax.default_backend(),))
     except ShardcError:

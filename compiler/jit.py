@@ -29,7 +29,6 @@ from shardc.dialect.shardings import Mesh, TensorSharding
 
 from . import specs
 
-
 # ---------------------------------------------------------------------------------------------
 # The pipeline steps owned by other modules, called through one place each
 
@@ -348,7 +347,8 @@ class Jitted:
         from .frontend import trace_function
 
         traced = trace_function(
-            self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings
+            self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings,
+            jax_mesh=self.jax_mesh,
         )
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
