@@ -3,10 +3,12 @@ per op family), and the text syntaxes (`#sdy.op_sharding_rule<...>`, einsum-like
 
 from .builder import RuleBuilder, identity_rule, pointwise_rule
 from .model import FactorKind, OpShardingRule
+from .no_rule import NO_RULE
 from .registry import register_rule, registered_ops, rule_for, unregister_rule
 from .syntax import parse_rule, print_rule, rule_from_einsum
 
 __all__ = [
+    "NO_RULE",
     "FactorKind",
     "OpShardingRule",
     "RuleBuilder",
