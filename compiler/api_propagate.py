@@ -10,7 +10,9 @@ from shardc.passes.propagation.options import PropagationOptions
 __all__ = ["PropagationOptions", "PropagationReport", "propagate", "propagate_module"]
 
 
-def propagate_module(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
+def propagate_module(
+    module: Module, options: PropagationOptions | None = None
+) -> PropagationReport:
     """Propagate shardings through `module` in place (no export) and report what happened.
 
     The module is left as Shardy's propagation leaves it: open dims still open, constraints and

@@ -90,7 +90,7 @@ def cut_to_divisible(s: TensorSharding, shape: tuple[int, ...], mesh: Mesh) -> T
         dims.append(DimSharding(tuple(kept), d.is_closed, d.priority))
     if not changed:
         return s
-    dims.extend(s.dims[len(dims):])
+    dims.extend(s.dims[len(dims) :])
     return s.with_dims(tuple(dims))
 
 
@@ -111,7 +111,11 @@ def drop_open_sub_axes(s: TensorSharding) -> TensorSharding:
 
 
 def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
-    """Closed (unless keep_open), no priorities, no replicated list once closed."""
+    """Closed (unless keep_open), no priorities, no replicated list once closed.
+
+    With `keep_open` the result is Shardy's raw propagation result: open dims, replicated lists
+    and non-divisible I/O shardings stay as propagation left them.
+    """
     if keep_open:
         dims = tuple(DimSharding(d.axes, d.is_closed) for d in s.dims)
         return TensorSharding(s.mesh, dims, s.replicated, s.unreduced)
@@ -139,6 +143,8 @@ class _Exporter:
         if self.mesh is None:
             return None
         rank = t.rank if isinstance(t, TensorType) else 0
+        if self.keep_open:
+            return TensorSharding.open(self.mesh, rank)
         return TensorSharding.replicated_of(self.mesh, rank)
 
     def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
@@ -147,7 +153,7 @@ class _Exporter:
             if s is None:
                 return None
         mesh = self.resolve(s)
-        if mesh is not None and isinstance(t, TensorType) and mesh.axes:
+        if mesh is not None and isinstance(t, TensorType) and mesh.axes and not self.keep_open:
             s = cut_to_divisible(s, t.shape, mesh)
             if is_main:
                 s = drop_open_sub_axes(s)
@@ -197,7 +203,7 @@ class _Exporter:
             s = r.sharding if r.sharding is not None else self.default(r.type)
             if s is None:
                 continue
-            if op.name == "func.call":
+            if op.name == "func.call" and not self.keep_open:
                 mesh = self.resolve(s)
                 if mesh is not None and mesh.axes and isinstance(r.type, TensorType):
                     s = cut_to_divisible(s, r.type.shape, mesh)
@@ -211,7 +217,12 @@ class _Exporter:
             out = []
             for s, v in zip(raw.shardings, values, strict=False):
                 mesh = self.resolve(s)
-                if mesh is not None and mesh.axes and isinstance(v.type, TensorType):
+                if (
+                    mesh is not None
+                    and mesh.axes
+                    and isinstance(v.type, TensorType)
+                    and (not self.keep_open)
+                ):
                     s = cut_to_divisible(s, v.type.shape, mesh)
                 out.append(finalize(s, self.keep_open))
             op.properties[key] = ShardingPerValue(tuple(out))
@@ -240,7 +251,11 @@ class _Exporter:
                     continue
                 s = r.sharding
                 if s is None:
-                    s = self.manual_out(op, r.index) if op.name == "sdy.manual_computation" else None
+                    s = (
+                        self.manual_out(op, r.index)
+                        if op.name == "sdy.manual_computation"
+                        else None
+                    )
                 if s is None:
                     s = self.default(r.type)
                 if s is None:

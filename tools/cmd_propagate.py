@@ -34,11 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if f.name == "strategy":
             parser.add_argument(flag, choices=("aggressive", "basic"), default=default, help=doc)
         elif f.name in _EXTRA:
-            parser.add_argument(_EXTRA[f.name], flag, dest=f.name, action="store_true",
-                                default=default, help=doc + " (printed on stderr)")
+            parser.add_argument(
+                _EXTRA[f.name],
+                flag,
+                dest=f.name,
+                action="store_true",
+                default=default,
+                help=doc + " (printed on stderr)",
+            )
         elif isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=default, help=doc)
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=doc
+            )
         elif isinstance(default, int):
             parser.add_argument(flag, dest=f.name, type=int, default=default, help=doc)
     parser.add_argument("--no-verify", action="store_true", help="skip the verifier")

@@ -58,9 +58,10 @@ STRUCTURAL_OPS = frozenset(
     }
 )
 CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
-CONSTANT_EXPR_OPS = frozenset(
-    {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"}
-) | ELEMENTWISE_OPS
+CONSTANT_EXPR_OPS = (
+    frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+    | ELEMENTWISE_OPS
+)
 
 # ---------------------------------------------------------------------------------------------
 # Holders and slots
@@ -134,14 +135,20 @@ class ManualArgSlot(Slot):
 
     __slots__ = ("global_type", "parts", "manual", "manual_rep")
 
-    def __init__(self, arg: Value, global_type: object, original: TensorSharding | None,
-                 manual: frozenset[str]):
+    def __init__(
+        self,
+        arg: Value,
+        global_type: object,
+        original: TensorSharding | None,
+        manual: frozenset[str],
+    ):
         super().__init__(arg)
         self.global_type = global_type
         self.manual = manual
         self.parts = _manual_part(original, _rank(global_type), manual)
-        self.manual_rep = tuple(a for a in (original.replicated if original else ())
-                                if a.name in manual)
+        self.manual_rep = tuple(
+            a for a in (original.replicated if original else ()) if a.name in manual
+        )
 
     @property
     def type(self) -> object:
@@ -234,8 +241,10 @@ class PropagationReport:
     def lines(self) -> list[str]:
         out = []
         for name, n in sorted(self.ops_without_rules.items()):
-            out.append(f"no sharding rule for {name} ({n} op{'s' if n != 1 else ''}): "
-                       "nothing propagates through it")
+            out.append(
+                f"no sharding rule for {name} ({n} op{'s' if n != 1 else ''}): "
+                "nothing propagates through it"
+            )
         out.extend(self.warnings)
         out.append(f"rounds: {', '.join(self.rounds)}; {self.steps} steps, {self.updates} updates")
         if self.origins is not None:
@@ -334,8 +343,12 @@ class Propagator:
         def keep(axes: tuple[AxisRef, ...]) -> tuple[AxisRef, ...]:
             return tuple(a for a in axes if a.name not in ones)
 
-        dims = tuple(DimSharding(keep(d.axes), d.is_closed, d.priority if keep(d.axes) or not
-                                 d.is_closed else None) for d in s.dims)
+        dims = tuple(
+            DimSharding(
+                keep(d.axes), d.is_closed, d.priority if keep(d.axes) or not d.is_closed else None
+            )
+            for d in s.dims
+        )
         return TensorSharding(s.mesh, dims, keep(s.replicated), keep(s.unreduced))
 
     def _find_constant_exprs(self) -> None:
@@ -393,13 +406,20 @@ class Propagator:
             if _rank(v.type) == 0 and not isinstance(v.type, TensorType):
                 continue
             shape = v.type.shape if isinstance(v.type, TensorType) else ()
-            u = Unit("func_result", "func.return", identity_rule(shape, 1, 1), [Slot(v)],
-                     [Slot(h)], fixed_direction=Direction.BOTH)
+            u = Unit(
+                "func_result",
+                "func.return",
+                identity_rule(shape, 1, 1),
+                [Slot(v)],
+                [Slot(h)],
+                fixed_direction=Direction.BOTH,
+            )
             self._finish_unit(u)
             self.func_result_units.append(u)
 
-    def _add_unit_for(self, op: Operation, funcs: dict[str, Operation],
-                      groups: list[list[Value | Holder]]) -> None:
+    def _add_unit_for(
+        self, op: Operation, funcs: dict[str, Operation], groups: list[list[Value | Holder]]
+    ) -> None:
         name = op.name
         if name == "sdy.sharding_group":
             gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
@@ -421,9 +441,15 @@ class Propagator:
         elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.reshard"):
             r = op.results[0]
             shape = r.type.shape if isinstance(r.type, TensorType) else ()
-            u = Unit("barrier" if name == "sdy.propagation_barrier" else "op", name,
-                     identity_rule(shape, 1, 1), [self.operand_slot(op, 0)], [Slot(r)], op=op,
-                     elementwise=True)
+            u = Unit(
+                "barrier" if name == "sdy.propagation_barrier" else "op",
+                name,
+                identity_rule(shape, 1, 1),
+                [self.operand_slot(op, 0)],
+                [Slot(r)],
+                op=op,
+                elementwise=True,
+            )
             if name == "sdy.propagation_barrier":
                 raw = str(op.properties.get("allowed_direction", "0")).split(":")[0].strip()
                 u.fixed_direction = _parse_direction(raw)
@@ -440,7 +466,9 @@ class Propagator:
             self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
             rule = None
         if rule is None:
-            if any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results)):
+            if op.name not in CONSTANT_OPS and any(
+                isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
+            ):
                 self.report.ops_without_rules[op.name] = (
                     self.report.ops_without_rules.get(op.name, 0) + 1
                 )
@@ -451,11 +479,16 @@ class Propagator:
             self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
             return
         target = op.attributes.get("call_target_name") or op.properties.get("call_target_name")
-        u = Unit("op", op.name, rule,
-                 [self.operand_slot(op, i) for i in range(n_ops)],
-                 [Slot(r) for r in op.results], op=op,
-                 call_target=str(target).strip('"') if target else None,
-                 elementwise=op.name in ELEMENTWISE_OPS)
+        u = Unit(
+            "op",
+            op.name,
+            rule,
+            [self.operand_slot(op, i) for i in range(n_ops)],
+            [Slot(r) for r in op.results],
+            op=op,
+            call_target=str(target).strip('"') if target else None,
+            elementwise=op.name in ELEMENTWISE_OPS,
+        )
         self._finish_unit(u)
 
     def _add_edge(self, op: Operation, sources: list[Slot], target: Slot) -> None:
@@ -463,12 +496,12 @@ class Propagator:
         if not isinstance(t, TensorType) or t.rank == 0:
             return
         if any(not isinstance(s.type, TensorType) or s.type.shape != t.shape for s in sources):
-            shape_ok = all(isinstance(s.type, TensorType) and s.type.rank == t.rank
-                           for s in sources)
+            shape_ok = all(
+                isinstance(s.type, TensorType) and s.type.rank == t.rank for s in sources
+            )
             if not shape_ok:
                 return
-        u = Unit("edge", op.name, identity_rule(t.shape, len(sources), 1), sources, [target],
-                 op=op)
+        u = Unit("edge", op.name, identity_rule(t.shape, len(sources), 1), sources, [target], op=op)
         self._finish_unit(u)
 
     def _add_while(self, op: Operation, groups: list[list[Value | Holder]]) -> None:
@@ -494,7 +527,7 @@ class Propagator:
             self._add_edge(op, sources, Slot(r))
 
     def _add_manual(self, op: Operation) -> None:
-        from shardc.dialect.sharding_syntax import parse_manual_axes, parse_sharding_list
+        from shardc.dialect.sharding_syntax import parse_manual_axes, parse_sharding_per_value
 
         def shardings(key: str) -> list[TensorSharding]:
             raw = op.properties.get(key)
@@ -502,7 +535,7 @@ class Propagator:
                 return []
             if isinstance(raw, ShardingPerValue):
                 return list(raw.shardings)
-            return list(parse_sharding_list(str(raw)))
+            return list(parse_sharding_per_value(str(raw)).shardings)
 
         ins = [self.norm(s) for s in shardings("in_shardings")]
         outs = [self.norm(s) for s in shardings("out_shardings")]
@@ -530,8 +563,9 @@ class Propagator:
                 r.sharding = outs[i]
             if ret is None or i >= len(ret.operands):
                 continue
-            self._add_edge(op, [Slot(ret.operands[i])],
-                           ManualResultSlot(r, ret.operands[i].type, manual))
+            self._add_edge(
+                op, [Slot(ret.operands[i])], ManualResultSlot(r, ret.operands[i].type, manual)
+            )
         self.manuals.append((op, arg_slots))
 
     def _add_call(self, op: Operation, funcs: dict[str, Operation]) -> None:
@@ -630,8 +664,11 @@ class Propagator:
         for members in classes.values():
             if len(members) < 2:
                 continue
-            found = [m.sharding for m in members if m.sharding is not None
-                     and not m.sharding.is_fully_open()]
+            found = [
+                m.sharding
+                for m in members
+                if m.sharding is not None and not m.sharding.is_fully_open()
+            ]
             if found and any(s != found[0] for s in found[1:]):
                 self.report.warnings.append(
                     "sharding group members disagree; keeping them apart: "
@@ -653,8 +690,9 @@ class Propagator:
             t.sharding = sharding
         self.report.updates += 1
         if self.observer is not None and self.current is not None:
-            self.observer.update(holder, self.holder_name(holder), old, sharding,
-                                 self.current.label(), self.round)
+            self.observer.update(
+                holder, self.holder_name(holder), old, sharding, self.current.label(), self.round
+            )
         cur = self.current
         for t in targets:
             for u in self.readers.get(id(t), ()):
@@ -701,8 +739,9 @@ class Propagator:
             if not upd:
                 continue
             old = shardings[i]
-            new = back_project(projs[i], old, u.dims[i], sizes, mesh,
-                               old.mesh if old is not None else ref)
+            new = back_project(
+                projs[i], old, u.dims[i], sizes, mesh, old.mesh if old is not None else ref
+            )
             if old is None:
                 if not any(d.axes for d in new.dims):
                     continue
@@ -863,9 +902,16 @@ class Propagator:
 
 
 def _parse_direction(raw: str) -> Direction:
-    table = {"0": Direction.NONE, "1": Direction.FORWARD, "2": Direction.BACKWARD,
-             "3": Direction.BOTH, "NONE": Direction.NONE, "FORWARD": Direction.FORWARD,
-             "BACKWARD": Direction.BACKWARD, "BOTH": Direction.BOTH}
+    table = {
+        "0": Direction.NONE,
+        "1": Direction.FORWARD,
+        "2": Direction.BACKWARD,
+        "3": Direction.BOTH,
+        "NONE": Direction.NONE,
+        "FORWARD": Direction.FORWARD,
+        "BACKWARD": Direction.BACKWARD,
+        "BOTH": Direction.BOTH,
+    }
     for key, d in table.items():
         if raw == key or raw.endswith(" " + key + ">") or raw.endswith(key):
             return d

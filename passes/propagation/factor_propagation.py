@@ -274,6 +274,18 @@ def _product(axes: AxisList, mesh: Mesh) -> int:
     return n
 
 
+def _within(
+    t: TensorFactorShardings, fs: FactorSharding, fsize: int, mesh: Mesh
+) -> Callable[[AxisRef, int], AxisRef | None]:
+    return lambda a, prev: prefix_within_factor(a, t, fs, prev, fsize, mesh)
+
+
+def _without_others(
+    t: TensorFactorShardings, f: int, mesh: Mesh
+) -> Callable[[AxisRef, int], AxisRef | None]:
+    return lambda a, prev: prefix_without_other_factors(a, t, f, mesh)
+
+
 def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) -> list[bool]:
     """Each tensor takes as much of each factor's candidate as it can (results first)."""
     nfactors = len(step.factor_sizes)
@@ -292,12 +304,10 @@ def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) ->
             if fs is None or not cand:
                 continue
             fsize = step.factor_sizes[f]
-            new = _truncate(
-                cand, lambda a, prev, fs=fs: prefix_within_factor(a, t, fs, prev, fsize, mesh), mesh
-            )
+            new = _truncate(cand, _within(t, fs, fsize, mesh), mesh)
             if not is_strict_prefix(fs.axes, new, mesh):
                 continue
-            new = _truncate(new, lambda a, prev: prefix_without_other_factors(a, t, f, mesh), mesh)
+            new = _truncate(new, _without_others(t, f, mesh), mesh)
             if is_operand and step.elementwise:
                 for r in step.results:
                     rfs = r.factors.get(f)
