@@ -65,7 +65,7 @@ def local_shape(
         for ax in _dim_manual_axes(sharding, d, region):
             n *= ax.size(region.mesh)
         if size >= 0 and size % n:
-            names = " * ".join(f'"{a}" of size {a.size(region.mesh)}' for a in
+            names = " * ".join(f'{a} of size {a.size(region.mesh)}' for a in
                                _dim_manual_axes(sharding, d, region))
             kind = "axis" if " * " not in names else "axes"
             raise ManualComputationError(
@@ -78,14 +78,31 @@ def local_shape(
     return tuple(out)
 
 
-def _tensor(t: object, what: str, region: ManualRegion) -> TensorType | None:
+def _tensor(t: object) -> TensorType | None:
     return t if isinstance(t, TensorType) else None
+
+
+def _check_counts(region: ManualRegion) -> None:
+    op = region.op
+    for what, shardings, values in (
+        ("in_shardings", region.in_shardings, op.operands),
+        ("out_shardings", region.out_shardings, op.results),
+    ):
+        if len(shardings) != len(values):
+            kind = "operands" if what == "in_shardings" else "results"
+            raise ManualComputationError(
+                f"{region.describe()}: {what} has {len(shardings)} shardings for "
+                f"{len(values)} {kind}",
+                location=region.location,
+                hint=f"give {what} exactly one sharding per {kind[:-1]}",
+            )
 
 
 def region_shapes(region: ManualRegion) -> RegionShapes:
     """Compute and check the local shapes of one region's operands and results."""
     op = region.op
     body = region.body
+    _check_counts(region)
     if len(body.args) != len(op.operands):
         raise ManualComputationError(
             f"{region.describe()}: the body has {len(body.args)} block arguments for "
@@ -94,7 +111,7 @@ def region_shapes(region: ManualRegion) -> RegionShapes:
         )
     operands = []
     for i, (v, s, arg) in enumerate(zip(op.operands, region.in_shardings, body.args, strict=False)):
-        gt = _tensor(v.type, f"operand {i}", region)
+        gt = _tensor(v.type)
         if gt is None:
             continue
         local = local_shape(region, s, gt, f"in_shardings[{i}]")
@@ -119,7 +136,7 @@ def region_shapes(region: ManualRegion) -> RegionShapes:
         )
     results = []
     for j, (r, s, v) in enumerate(zip(op.results, region.out_shardings, returned, strict=False)):
-        gt = _tensor(r.type, f"result {j}", region)
+        gt = _tensor(r.type)
         if gt is None:
             continue
         local = local_shape(region, s, gt, f"out_shardings[{j}]")
