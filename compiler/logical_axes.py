@@ -14,9 +14,7 @@ A logical spec may end with "?" entries (open dims) and carry per-dim priorities
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
-import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -148,13 +146,3 @@ def logical_to_spec(names: Sequence[str | None], rules: Sequence[tuple[str, Any]
     for axes in resolve_names(names, _normalize(rules)):
         entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
     return PartitionSpec(*entries)
-
-
-class _CallableModule(types.ModuleType):
-    """`shardc.logical(...)` is this module's `logical` even when a lookup finds the module."""
-
-    def __call__(self, *names: Any, **kwargs: Any) -> LogicalSpec:
-        return logical(*names, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -17,8 +17,6 @@ leaves nothing to propagate). The mesh may be bigger than the machine: lowering 
 from __future__ import annotations
 
 import functools
-import sys
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -424,14 +422,3 @@ def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted
         return fun
 
     return mark
-
-
-class _CallableModule(types.ModuleType):
-    """`shardc.jit` is this module's `jit` even when the module object is what a lookup finds
-    (importing `shardc.jit` as a submodule makes the package attribute the module)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return jit(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
