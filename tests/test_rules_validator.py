@@ -229,8 +229,7 @@ CASES = [
         lambda xs, s: [np.sort(xs[0], axis=1)],
     ),
     (
-        "gather_rows",
-        # x[idx] with idx = the operand's own second input; only PT factors are splittable
+        "dot_general_matmul",
         make_op(
             "stablehlo.dot_general",
             [(4, 8), (8, 16)],
