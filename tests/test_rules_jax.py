@@ -52,6 +52,15 @@ def _misc(x, idx, m):  # type: ignore[no-untyped-def]
     return a.sum() + b + c + d + e + f.sum() + g + h + ch + r + jax.scipy.special.erf(x).sum()
 
 
+def _collectives(a):  # type: ignore[no-untyped-def]
+    b = lax.psum(a, "y")
+    c = lax.all_gather(a, "y", axis=1, tiled=True)
+    d = lax.ppermute(a, "x", [(i, (i + 1) % 4) for i in range(4)])
+    e = lax.all_to_all(a, "x", 0, 1, tiled=True)
+    s = lax.psum_scatter(c, "y", scatter_dimension=1, tiled=True)
+    return b + d + s + lax.axis_index("x").astype(jnp.float32) + e.sum()
+
+
 def _programs():  # type: ignore[no-untyped-def]
     f32 = jnp.float32
     S = jax.ShapeDtypeStruct
@@ -72,6 +81,14 @@ def _programs():  # type: ignore[no-untyped-def]
         (S((2, 8, 16), f32),) * 3,
     )
     yield "conv_grad", jax.grad(_conv, argnums=(0, 1)), (S((2, 3, 8, 8), f32), S((4, 3, 3, 3), f32))
+    if len(jax.devices()) >= 8:
+        from jax.sharding import PartitionSpec as P
+
+        auto = (jax.sharding.AxisType.Auto,) * 2
+        mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=auto)
+        spec = P("x", "y")
+        fn = jax.shard_map(_collectives, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
+        yield "shard_map_collectives", fn, (S((16, 8), f32),)
     yield "misc", _misc, (S((8, 16), f32), S((4,), jnp.int32), S((8, 8), f32))
 
 
@@ -107,6 +124,7 @@ def test_every_emitted_op_has_a_rule_or_is_listed(modules) -> None:  # type: ign
         "stablehlo.convolution",
         "stablehlo.reduce_window",
         "stablehlo.sort",
+        "stablehlo.all_to_all",
     ):
         assert must in seen
 
