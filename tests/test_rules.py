@@ -377,3 +377,20 @@ def test_einsum_errors(spec, operands, results, kw, message) -> None:  # type: i
         rule_from_einsum(spec, operands, results, **kw)
     assert message in str(info.value)
     assert repr(spec) in str(info.value)
+
+
+def test_rules_are_memoized_by_shape_and_attributes() -> None:
+    a = make_op("stablehlo.transpose", [(2, 4)], [(4, 2)], {"permutation": "array<i64: 1, 0>"})
+    b = make_op("stablehlo.transpose", [(2, 4)], [(4, 2)], {"permutation": "array<i64: 1, 0>"})
+    c = make_op("stablehlo.transpose", [(2, 8)], [(8, 2)], {"permutation": "array<i64: 1, 0>"})
+    assert rule_for(a) is rule_for(b)
+    assert rule_for(a) != rule_for(c)
+    # rules that look at neighbouring ops are not memoized by shape alone
+    x = make_op("stablehlo.slice", [(8, 16)], [(8, 4)])
+    y = make_op("stablehlo.slice", [(8, 16)], [(8, 12)])
+    cat = make_op("stablehlo.concatenate", [(8, 4), (8, 12)], [(8, 16)], {"dimension": "1 : i64"})
+    plain = rule_for(cat)
+    cat.set_operand(0, x.results[0])
+    cat.set_operand(1, y.results[0])
+    assert plain is not None and plain.kinds[1] is FactorKind.NEED_REPLICATION
+    assert rule_for(cat).kinds[1] is FactorKind.PERMUTATION  # type: ignore[union-attr]

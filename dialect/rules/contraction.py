@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ..ir import Operation
 from .attrs import attr_int, attr_text, conv_dims, struct_fields
 from .builder import PT, P, R, RuleBuilder, shape_of
+from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
@@ -40,6 +41,7 @@ def _dot_rule(
 
 
 @register_rule("stablehlo.dot_general")
+@shape_keyed("dot_dimension_numbers")
 def dot_general(op: Operation) -> OpShardingRule:
     f = struct_fields(attr_text(op, "dot_dimension_numbers"))
     return _dot_rule(
@@ -52,6 +54,7 @@ def dot_general(op: Operation) -> OpShardingRule:
 
 
 @register_rule("stablehlo.dot")
+@shape_keyed()
 def dot(op: Operation) -> OpShardingRule:
     lhs_rank = len(shape_of(op.operands[0]))
     return _dot_rule(op, (), (), (lhs_rank - 1,), (0,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..ir import Operation
 from .attrs import attr_int
 from .builder import NR, RuleBuilder, pointwise_rule, shape_of
+from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
@@ -20,18 +21,21 @@ ELEMENTWISE_OPS = tuple(
 
 
 @register_rule(*ELEMENTWISE_OPS, "stablehlo.select")
+@shape_keyed()
 def elementwise(op: Operation) -> OpShardingRule:
     """`([i, j], [i, j])->([i, j])`; scalar operands (select's pred) get `[]`."""
     return pointwise_rule(op)
 
 
 @register_rule("stablehlo.clamp")
+@shape_keyed()
 def clamp(op: Operation) -> OpShardingRule:
     """Element-wise over the operand (operand 1); scalar min/max get `[]`."""
     return pointwise_rule(op, shape_of(op.operands[1]))
 
 
 @register_rule("stablehlo.bitcast_convert")
+@shape_keyed()
 def bitcast_convert(op: Operation) -> OpShardingRule:
     """Element-wise; the extra minor dim of the narrower element type is need-replication."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])

@@ -5,11 +5,13 @@ from __future__ import annotations
 from ..ir import Operation
 from .attrs import attr_int, attr_ints, attr_text, dense_pairs
 from .builder import NR, PT, P, R, RuleBuilder, shape_of
+from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
 
 @register_rule("stablehlo.reduce")
+@shape_keyed("dimensions")
 def reduce(op: Operation) -> OpShardingRule:
     """Reduced dims are reduction factors of the inputs; the rest pass through to the results."""
     n = len(op.results)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from ..ir import Operation
 from .builder import pointwise_rule
+from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
 
 @register_rule("sdy.sharding_constraint")
+@shape_keyed()
 def sharding_constraint(op: Operation) -> OpShardingRule:
     return pointwise_rule(op)

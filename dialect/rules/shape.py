@@ -9,6 +9,7 @@ from math import gcd
 from ..ir import Operation, OpResult
 from .attrs import attr_int, attr_ints
 from .builder import NR, PT, P, RuleBuilder, shape_of
+from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
@@ -22,6 +23,7 @@ def _defined_by(value: object, names: frozenset[str] | str) -> bool:
 
 
 @register_rule("stablehlo.broadcast_in_dim")
+@shape_keyed("broadcast_dimensions")
 def broadcast_in_dim(op: Operation) -> OpShardingRule:
     """Factors in result-dim order; an expanded size-1 operand dim gets its own size-1 factor."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
@@ -37,6 +39,7 @@ def broadcast_in_dim(op: Operation) -> OpShardingRule:
 
 
 @register_rule("stablehlo.transpose")
+@shape_keyed("permutation")
 def transpose(op: Operation) -> OpShardingRule:
     """One factor per result dim, in result-dim order."""
     out_shape = shape_of(op.results[0])
@@ -101,6 +104,7 @@ def reshape_factors(
 
 
 @register_rule("stablehlo.reshape")
+@shape_keyed()
 def reshape(op: Operation) -> OpShardingRule | None:
     """Compound factors from Shardy's walk over both shapes; no rule for 0-element tensors."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
@@ -139,6 +143,7 @@ def _dimwise(op: Operation, changed: Sequence[bool], kind=P, blocked: bool = Fal
 
 
 @register_rule("stablehlo.slice")
+@shape_keyed()
 def slice_(op: Operation) -> OpShardingRule:
     """Sliced dims: one permutation factor of the operand size."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
@@ -163,6 +168,7 @@ def reverse(op: Operation) -> OpShardingRule:
 
 
 @register_rule("stablehlo.dynamic_slice")
+@shape_keyed()
 def dynamic_slice(op: Operation) -> OpShardingRule:
     """Sliced dims: need-replication and blocked; the rest pass through."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
