@@ -1,6 +1,6 @@
 // RUN: shardc propagate %s | filecheck %s
 // XFAIL: *
-// XFAIL: shardc does not clone callees per call site yet, so both call sites share @f and
+// Expected to fail: shardc does not clone callees per call site yet, so both call sites share @f and
 // the second call site receives "x" too. Shardy's answer is in reference/propagation.md G32.
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
