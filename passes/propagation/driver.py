@@ -751,6 +751,25 @@ class Propagator:
             slots[i].set(new, self)
 
     # -- rounds --------------------------------------------------------------------------------
+    def confirming_sweep(self) -> int:
+        """Step every unit once more at the most permissive level; returns the updates made.
+
+        Zero proves the fixed point (call before `write_back`)."""
+        self.set_directions(OP_PRIORITY_SCHEDULE, len(OP_PRIORITY_SCHEDULE) - 1)
+        before = self.report.updates
+        self.queue = deque()
+        for u in self.units:
+            self.current = u
+            self.step(u)
+        for u in self.func_result_units:
+            self.current = u
+            self.step(u)
+        for u in self.queue:
+            u.queued = False
+        self.queue.clear()
+        self.current = None
+        return self.report.updates - before
+
     def set_directions(self, schedule: tuple, level: int) -> None:
         conservative = self.options.conservative
         for u in (*self.units, *self.func_result_units):
@@ -801,7 +820,7 @@ class Propagator:
         self.report.steps += steps
         return steps
 
-    def run(self) -> PropagationReport:
+    def run(self, write_back: bool = True) -> PropagationReport:
         priorities = self._init_priorities()
         schedule = OP_PRIORITY_SCHEDULE if self.options.op_priorities else NO_OP_PRIORITY_SCHEDULE
         if self.observer is not None:
@@ -817,7 +836,8 @@ class Propagator:
                 self.set_directions(schedule, level)
                 self.run_to_fixed_point()
                 self.report.rounds.append(self.round)
-        self.write_back()
+        if write_back:
+            self.write_back()
         return self.report
 
     # -- user priorities -----------------------------------------------------------------------
