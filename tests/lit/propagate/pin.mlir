@@ -1,0 +1,104 @@
+// RUN: shardc propagate %s --pin | filecheck %s
+// Export mode pin: XLA keeps exactly shardc's layout.
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// pin: a closed constraint after every op result, uses rewired
+// CHECK-LABEL: func.func @pin_chain(
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+// CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.tanh %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: return %3 : tensor<8x16xf32>
+func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// pin: a dot result is pinned to the propagated sharding
+// CHECK-LABEL: func.func @pin_dot(
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-SAME: %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}
+// CHECK-SAME: -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+// CHECK-NEXT: %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<8x32xf32>
+// CHECK-NEXT: return %1 : tensor<8x32xf32>
+func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x32xf32> {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// pin: an unsharded value is pinned replicated
+// CHECK-LABEL: func.func @pin_replicated(
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+// CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: return %1 : tensor<8x16xf32>
+func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// pin: a user constraint is not pinned again
+// CHECK-LABEL: func.func @pin_user_constraint(
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+// CHECK-NEXT: %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: return %0 : tensor<8x16xf32>
+func.func @pin_user_constraint(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// pin: body ops of a manual computation are not pinned; its result is
+// CHECK-LABEL: func.func @pin_manual(
+// CHECK-SAME: %arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}
+// CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+// CHECK-NEXT: %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {"y"}]>] out_shardings=[<@mesh, [{"x"}, {"y"}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) {
+// CHECK-NEXT: %2 = stablehlo.negate %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<4x8xf32>
+// CHECK-NEXT: sdy.return %2 : tensor<4x8xf32>
+// CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<16x8xf32>
+// CHECK-NEXT: return %1 : tensor<16x8xf32>
+func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<16x8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
+    %1 = stablehlo.negate %a : tensor<4x8xf32>
+    sdy.return %1 : tensor<4x8xf32>
+  } : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// pin: ops in a while body and the while results are pinned; no op-level sharding on while
+// CHECK-LABEL: func.func @pin_while(
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+// CHECK-NEXT: %c = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} dense<0> : tensor<i32>
+// CHECK-NEXT: %0 = sdy.sharding_constraint %c <@mesh, []> : tensor<i32>
+// CHECK-NEXT: %1:2 = stablehlo.while(%iterArg = %0, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: cond {
+// CHECK-NEXT: %3 = stablehlo.compare LT, %iterArg, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, []> : tensor<i1>
+// CHECK-NEXT: stablehlo.return %4 : tensor<i1>
+// CHECK-NEXT: } do {
+// CHECK-NEXT: %3 = stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: stablehlo.return %iterArg, %4 : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1#1 <@mesh, [{}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: return %2 : tensor<8x16xf32>
+func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %v = %arg0) : tensor<i32>, tensor<8x16xf32>
+   cond {
+    %p = stablehlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %t = stablehlo.negate %v : tensor<8x16xf32>
+    stablehlo.return %i, %t : tensor<i32>, tensor<8x16xf32>
+  }
+  return %0#1 : tensor<8x16xf32>
+}
