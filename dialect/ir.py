@@ -142,6 +142,12 @@ class AttrDict:
     def __len__(self) -> int:
         return len(self._materialize())
 
+    def copy(self) -> AttrDict:
+        """An independent copy (nested dicts and lists copied, attribute objects shared)."""
+        if self._raw is not None:
+            return AttrDict(self._raw)
+        return AttrDict(items={k: _copy_attr(v) for k, v in (self._items or {}).items()})
+
     def __bool__(self) -> bool:
         if self._raw is not None:
             return bool(self._raw.strip())
@@ -180,6 +186,14 @@ class AttrList:
         return "[" + ", ".join(str(i) for i in self.items) + "]"
 
     __repr__ = __str__
+
+
+def _copy_attr(value: Any) -> Any:
+    if isinstance(value, AttrDict):
+        return value.copy()
+    if isinstance(value, AttrList):
+        return AttrList([_copy_attr(v) for v in value.items])
+    return value
 
 
 def parse_dict_list(text: str) -> AttrList:
@@ -306,6 +320,36 @@ class Operation:
         op.loc = loc
         op.parent = None
         return op
+
+    def clone(self, mapping: dict[int, Value] | None = None) -> Operation:
+        """A deep copy of this op and its regions; `mapping` maps old value ids to new values
+        (operands defined outside the op and not in `mapping` are shared)."""
+        mapping = {} if mapping is None else mapping
+        new = Operation.fast(
+            self.name,
+            [mapping.get(id(v), v) for v in self.operands],
+            self.properties.copy(),
+            self.attributes.copy(),
+            self.loc,
+        )
+        new.successors = self.successors
+        new.results = [OpResult(r.type, new, i) for i, r in enumerate(self.results)]
+        for old, res in zip(self.results, new.results, strict=True):
+            res.sharding = old.sharding
+            mapping[id(old)] = res
+        for region in self.regions:
+            copy = Region()
+            for block in region.blocks:
+                nb = copy.add_block(Block(label=block.label))
+                for a in block.args:
+                    na = nb.add_arg(a.type, a.loc)
+                    na.sharding = a.sharding
+                    mapping[id(a)] = na
+            for block, nb in zip(region.blocks, copy.blocks, strict=True):
+                for op in block.ops:
+                    nb.append(op.clone(mapping))
+            new.add_region(copy)
+        return new
 
     # operands ---------------------------------------------------------------------------
     def add_operand(self, value: Value) -> None:
@@ -502,6 +546,17 @@ def symbol_name(op: Operation) -> str:
     if raw is None:
         raw = op.attributes.get("sym_name", '""')
     return str(raw).strip('"')
+
+
+def callee_name(call: Operation) -> str:
+    """The function a `func.call` calls, without `@` or quotes (`@"<lambda>"` -> `<lambda>`)."""
+    raw = str(call.attr("callee", "")).strip().lstrip("@")
+    return raw[1:-1] if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"' else raw
+
+
+def symbol_ref(name: str) -> str:
+    """`@name`, quoted when the name is not a bare identifier (`@"<lambda>"`)."""
+    return f"@{name}" if _is_bare_key(name) else f'@"{name}"'
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from shardc.dialect.ir import (
     Block,
     Module,
     Operation,
+    callee_name,
     func_body,
     func_num_results,
     func_result_sharding,
@@ -130,11 +131,9 @@ class _Exporter:
         self.keep_open = keep_open
         self.meshes = _meshes(module)
         self.mesh = default_mesh(module)
-        self.callees = {
-            str(op.properties.get("callee", "")).lstrip("@")
-            for op in module.walk()
-            if op.name == "func.call"
-        }
+        self.callees = {callee_name(op) for op in module.walk() if op.name == "func.call"}
+        # layouts of results that carry no op-level sharding (while): pins still need them
+        self.unwritten: dict[int, TensorSharding] = {}
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         return s.mesh if isinstance(s.mesh, Mesh) else self.meshes.get(s.mesh)
@@ -195,6 +194,9 @@ class _Exporter:
             return
         if op.name in NO_OP_SHARDING:
             for r in op.results:
+                # XLA takes no op-level sharding here, but a pin still needs the result's layout.
+                if r.sharding is not None:
+                    self.unwritten[id(r)] = finalize(r.sharding, False)
                 r.sharding = None
             return
         if not any(isinstance(r.type, TensorType) for r in op.results):
@@ -249,7 +251,7 @@ class _Exporter:
             for r in op.results:
                 if not isinstance(r.type, TensorType) or not r.uses:
                     continue
-                s = r.sharding
+                s = r.sharding or self.unwritten.get(id(r))
                 if s is None:
                     s = (
                         self.manual_out(op, r.index)

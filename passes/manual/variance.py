@@ -29,7 +29,7 @@ from enum import Enum
 
 import numpy as np
 
-from shardc.dialect.ir import Block, Module, Operation, Value, symbol_name
+from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, symbol_name
 
 from .collectives import (
     Collective,
@@ -263,9 +263,9 @@ class _Analyzer:
 
     def call_op(self, op: Operation, region: ManualRegion, ins: list[Var]) -> None:
         var = self.result.var
-        callee_name = str(op.attr("callee", "")).strip().lstrip("@").strip('"')
-        callee = self.module.funcs.get(callee_name)
-        if callee is None or callee_name in self.call_stack or not callee.regions:
+        name = callee_name(op)
+        callee = self.module.funcs.get(name)
+        if callee is None or name in self.call_stack or not callee.regions:
             out = _union(*ins)
             for r in op.results:
                 var[r] = out
@@ -273,7 +273,7 @@ class _Analyzer:
         body = callee.regions[0].entry
         for arg, v in zip(body.args, ins, strict=False):
             var[arg] = dict(v)
-        self.call_stack.append(callee_name)
+        self.call_stack.append(name)
         try:
             self.block(body, region)
         finally:

@@ -18,6 +18,7 @@ from shardc.dialect.ir import (
     Module,
     Operation,
     Value,
+    callee_name,
     func_body,
     func_result_sharding,
     set_func_result_sharding,
@@ -34,6 +35,7 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 
+from .call_sites import merge_call_sites, split_call_sites
 from .factor_propagation import STRATEGIES, Direction, StepInput
 from .options import PropagationOptions
 from .origins import OriginRecorder
@@ -286,7 +288,7 @@ class Propagator:
         self._load_meshes()
         funcs = self.module.funcs
         callees = {
-            str(op.properties.get("callee", "")).lstrip("@")
+            callee_name(op)
             for op in self.module.walk()
             if op.name == "func.call"
         }
@@ -569,7 +571,7 @@ class Propagator:
         self.manuals.append((op, arg_slots))
 
     def _add_call(self, op: Operation, funcs: dict[str, Operation]) -> None:
-        callee = funcs.get(str(op.properties.get("callee", "")).lstrip("@"))
+        callee = funcs.get(callee_name(op))
         body = func_body(callee) if callee is not None else None
         if callee is None or body is None:
             self.report.ops_without_rules["func.call"] = (
@@ -940,9 +942,13 @@ def _parse_direction(raw: str) -> Direction:
 
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
     """Run the propagation on `module` (mutates it) and report what happened."""
-    prop = Propagator(module, options or PropagationOptions())
-    prop.build()
-    return prop.run()
+    copies = split_call_sites(module)
+    try:
+        prop = Propagator(module, options or PropagationOptions())
+        prop.build()
+        return prop.run()
+    finally:
+        merge_call_sites(module, copies)
 
 
 def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]:

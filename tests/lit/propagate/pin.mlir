@@ -88,7 +88,8 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 // CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
 // CHECK-NEXT: stablehlo.return %iterArg, %4 : tensor<i32>, tensor<8x16xf32>
 // CHECK-NEXT: }
-// CHECK-NEXT: %2 = sdy.sharding_constraint %1#1 <@mesh, [{}, {}]> : tensor<8x16xf32>
+// The while result is pinned to its propagated layout (it carries no op-level sharding).
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
 // CHECK-NEXT: return %2 : tensor<8x16xf32>
 func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
   %c = stablehlo.constant dense<0> : tensor<i32>
