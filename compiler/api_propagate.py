@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Module, suspended_gc
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.driver import propagate as _run
 from shardc.passes.propagation.options import PropagationOptions
@@ -41,8 +41,9 @@ def propagate(
     from shardc.passes.verify import verify_module
 
     options = options or PropagationOptions()
-    module = import_text(text, source_name)
-    verify_module(module)
-    propagate_module(module, options)
-    export_module(module, mode, options.keep_open)  # type: ignore[arg-type]
-    return export_text(module, "generic" if format == "generic" else "pretty")
+    with suspended_gc():
+        module = import_text(text, source_name)
+        verify_module(module)
+        propagate_module(module, options)
+        export_module(module, mode, options.keep_open)  # type: ignore[arg-type]
+        return export_text(module, "generic" if format == "generic" else "pretty")

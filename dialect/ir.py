@@ -9,8 +9,10 @@ attribute of the func argument or of the op that defines the value.
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .shardings import TensorSharding
@@ -18,6 +20,19 @@ from .types import Type
 
 # ---------------------------------------------------------------------------------------------
 # Attribute dictionaries
+
+
+@contextmanager
+def suspended_gc() -> Iterator[None]:
+    """Pause the cyclic GC: whole-module passes build and drop many objects that live on, and
+    gen-2 collections over a big IR's graph would dominate their run time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 _SPECIAL = re.compile(r'[\[\](){}<>",]')

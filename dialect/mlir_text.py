@@ -9,7 +9,6 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 
 from __future__ import annotations
 
-import gc
 import re
 
 from .errors import ParseError
@@ -23,6 +22,7 @@ from .ir import (
     Region,
     Value,
     split_top_level,
+    suspended_gc,
 )
 from .types import parse_type, split_function_type
 
@@ -278,15 +278,11 @@ class _Parser:
 def parse_generic(text: str, source_name: str | None = None) -> Module:
     """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`."""
     parser = _Parser(text, source_name)
-    was_enabled = gc.isenabled()
-    gc.disable()  # the IR is one big graph of fresh objects: collecting mid-build is waste
     try:
-        module = parser.parse()
+        with suspended_gc():
+            module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
-    finally:
-        if was_enabled:
-            gc.enable()
     module.source_name = source_name
     return module
 
@@ -393,6 +389,11 @@ def _result_sharding_attrs(op: Operation) -> str:
 def print_generic(module: Module, with_locs: bool = True) -> str:
     """Print `module` in MLIR generic op form (jaxlib parses it back)."""
     _sync_func_arg_shardings(module)
+    with suspended_gc():
+        return _print_module(module, with_locs)
+
+
+def _print_module(module: Module, with_locs: bool) -> str:
     p = _Printer(with_locs)
     if with_locs:
         for alias in module.loc_alias_order:

@@ -2,7 +2,7 @@
 
 from shardc.dialect.shardings import AxisRef, Mesh
 from shardc.passes.propagation.factor_propagation import (
-    Direction,
+    Directions,
     StepInput,
     compatible_major_axes,
     prefix_without_overlap,
@@ -14,7 +14,7 @@ from shardc.passes.propagation.projection import FactorSharding, TensorFactorSha
 MESH = Mesh.of(x=4, y=2)
 X, Y = AxisRef("x"), AxisRef("y")
 X1, X2 = AxisRef("x", (1, 2)), AxisRef("x", (2, 2))
-BOTH = lambda f: Direction.BOTH  # noqa: E731
+BOTH = lambda f: Directions.BOTH  # noqa: E731
 
 
 def t(factors: dict, closed: bool = False, replicated: tuple = ()) -> TensorFactorShardings:
@@ -30,15 +30,15 @@ def dot(lhs: dict, rhs: dict, res: dict, sizes=(8, 64, 16), tsizes=(128, 1024, 5
 
 def test_compatible_major_axes() -> None:
     s = StepInput([t({0: [X, Y]}), t({0: [X]})], [t({0: []})], (8,), [8, 8, 8])
-    assert compatible_major_axes(s, 0, Direction.BOTH, MESH) == (X, Y)
+    assert compatible_major_axes(s, 0, Directions.BOTH, MESH) == (X, Y)
     s = StepInput([t({0: [X, Y]})], [t({0: [X, AxisRef("y")]}), t({0: [Y]})], (8,), [8, 8, 8])
-    assert compatible_major_axes(s, 0, Direction.BOTH, MESH) == ()
+    assert compatible_major_axes(s, 0, Directions.BOTH, MESH) == ()
 
 
 def test_forward_results_only_cut() -> None:
     s = StepInput([t({0: [X]})], [t({0: [X, Y]})], (8,), [8, 8])
-    assert compatible_major_axes(s, 0, Direction.FORWARD, MESH) == (X,)
-    assert compatible_major_axes(s, 0, Direction.NONE, MESH) == ()
+    assert compatible_major_axes(s, 0, Directions.FORWARD, MESH) == (X,)
+    assert compatible_major_axes(s, 0, Directions.NONE, MESH) == ()
 
 
 def test_bigger_source_wins_conflict() -> None:  # G05

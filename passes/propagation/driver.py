@@ -22,6 +22,7 @@ from shardc.dialect.ir import (
     func_body,
     func_result_sharding,
     set_func_result_sharding,
+    suspended_gc,
     symbol_name,
 )
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
@@ -36,7 +37,7 @@ from shardc.dialect.shardings import (
 from shardc.dialect.types import TensorType
 
 from .call_sites import merge_call_sites, split_call_sites
-from .factor_propagation import STRATEGIES, Direction, StepInput
+from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
 from .options import PropagationOptions
 from .origins import OriginRecorder
 from .policies import (
@@ -414,7 +415,7 @@ class Propagator:
                 identity_rule(shape, 1, 1),
                 [Slot(v)],
                 [Slot(h)],
-                fixed_direction=Direction.BOTH,
+                fixed_direction=Directions.BOTH,
             )
             self._finish_unit(u)
             self.func_result_units.append(u)
@@ -772,33 +773,57 @@ class Propagator:
         self.current = None
         return self.report.updates - before
 
-    def set_directions(self, schedule: tuple, level: int) -> None:
-        conservative = self.options.conservative
-        for u in (*self.units, *self.func_result_units):
-            nf = len(u.rule.factor_sizes)
-            if u.fixed_direction is not None:
-                d = u.fixed_direction
-                u.dirs = tuple(Direction.NONE if f in u.rule.blocked else d for f in range(nf))
-                continue
-            dirs = []
-            for f in range(nf):
-                d = direction_at(schedule, level, u, f)
-                if conservative and u.rule.kinds[f] == FactorKind.PERMUTATION:
-                    d = Direction.NONE
-                dirs.append(d)
-            u.dirs = tuple(dirs)
+    def set_directions(self, schedule: tuple, level: int) -> list[Unit]:
+        """Give every unit its factor directions at `level`; returns the units that changed.
 
-    def run_to_fixed_point(self) -> int:
-        """Func-result links, the worklist until empty, func-result links again."""
+        Directions depend only on what a unit is (op, kind, use count, rule), so units alike
+        share one computation: rules are cached per shape, and big modules repeat a few ops."""
+        conservative = self.options.conservative
+        changed: list[Unit] = []
+        memo: dict[tuple, tuple[Direction, ...]] = {}
+        for u in (*self.units, *self.func_result_units):
+            rule = u.rule
+            key = (u.op_name, u.kind, u.multi_use, u.call_target, id(rule), u.fixed_direction)
+            dirs = memo.get(key)
+            if dirs is None:
+                nf = len(rule.factor_sizes)
+                if u.fixed_direction is not None:
+                    d = u.fixed_direction
+                    dirs = tuple(Directions.NONE if f in rule.blocked else d for f in range(nf))
+                else:
+                    out = []
+                    for f in range(nf):
+                        d = direction_at(schedule, level, u, f)
+                        if conservative and rule.kinds[f] == FactorKind.PERMUTATION:
+                            d = Directions.NONE
+                        out.append(d)
+                    dirs = tuple(out)
+                memo[key] = dirs
+            if dirs != u.dirs:
+                u.dirs = dirs
+                changed.append(u)
+        return changed
+
+    def run_to_fixed_point(self, only: list[Unit] | None = None) -> int:
+        """Func-result links, the worklist until empty, func-result links again.
+
+        `only`: the units to start from (default: all). When a round's level widens the
+        directions, a unit whose directions did not change is already at its fixed point."""
         steps = 0
         self.queue: deque[Unit] = deque()
         for u in self.func_result_units:
             self.current = u
             self.step(u)
+        # Program order first (it decides conflicts as Shardy does), then whatever the links woke.
+        woken = list(self.queue)
         self.queue.clear()
-        for u in self.units:
-            u.queued = True
-            self.queue.append(u)
+        for u in woken:
+            u.queued = False
+        start = self.units if only is None else [u for u in only if u.kind != "func_result"]
+        for u in (*start, *woken):
+            if not u.queued:
+                u.queued = True
+                self.queue.append(u)
         cap = self.options.max_steps or (64 * len(self.units) + 10_000)
         while self.queue:
             u = self.queue.popleft()
@@ -835,8 +860,9 @@ class Propagator:
                 self._restore_priority(p, priorities[p])
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
-                self.set_directions(schedule, level)
-                self.run_to_fixed_point()
+                changed = self.set_directions(schedule, level)
+                # A round starts from every unit; a wider level only from units it widened.
+                self.run_to_fixed_point(None if level == 0 else changed)
                 self.report.rounds.append(self.round)
         if write_back:
             self.write_back()
@@ -925,30 +951,31 @@ class Propagator:
 
 def _parse_direction(raw: str) -> Direction:
     table = {
-        "0": Direction.NONE,
-        "1": Direction.FORWARD,
-        "2": Direction.BACKWARD,
-        "3": Direction.BOTH,
-        "NONE": Direction.NONE,
-        "FORWARD": Direction.FORWARD,
-        "BACKWARD": Direction.BACKWARD,
-        "BOTH": Direction.BOTH,
+        "0": Directions.NONE,
+        "1": Directions.FORWARD,
+        "2": Directions.BACKWARD,
+        "3": Directions.BOTH,
+        "NONE": Directions.NONE,
+        "FORWARD": Directions.FORWARD,
+        "BACKWARD": Directions.BACKWARD,
+        "BOTH": Directions.BOTH,
     }
     for key, d in table.items():
         if raw == key or raw.endswith(" " + key + ">") or raw.endswith(key):
             return d
-    return Direction.NONE
+    return Directions.NONE
 
 
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
     """Run the propagation on `module` (mutates it) and report what happened."""
-    copies = split_call_sites(module)
-    try:
-        prop = Propagator(module, options or PropagationOptions())
-        prop.build()
-        return prop.run()
-    finally:
-        merge_call_sites(module, copies)
+    with suspended_gc():
+        copies = split_call_sites(module)
+        try:
+            prop = Propagator(module, options or PropagationOptions())
+            prop.build()
+            return prop.run()
+        finally:
+            merge_call_sites(module, copies)
 
 
 def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]:

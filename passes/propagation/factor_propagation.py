@@ -9,21 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import IntFlag
 from math import gcd
 
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
 from .projection import AxisList, FactorSharding, TensorFactorShardings, is_strict_prefix
 
+Direction = int  # bit flags below: union is `|`, intersection is `&` (plain ints: hot path)
 
-class Direction(IntFlag):
-    """Which way a factor may propagate: union is `|`, intersection is `&`."""
 
-    NONE = 0
-    FORWARD = 1
-    BACKWARD = 2
-    BOTH = 3
+class Directions:
+    """Which way a factor may propagate."""
+
+    NONE: Direction = 0
+    FORWARD: Direction = 1
+    BACKWARD: Direction = 2
+    BOTH: Direction = 3
 
 
 @dataclass(slots=True)
@@ -101,9 +102,9 @@ def _merge(old: AxisList, new: AxisList, can_expand: bool, mesh: Mesh) -> tuple[
 
 def compatible_major_axes(step: StepInput, f: int, direction: Direction, mesh: Mesh) -> AxisList:
     """The longest axes list every tensor along `f` is a prefix of, within `direction`."""
-    if direction == Direction.NONE:
+    if direction == Directions.NONE:
         return ()
-    if direction & Direction.FORWARD:
+    if direction & Directions.FORWARD:
         first, second = step.operands, step.results
     else:
         first, second = step.results, step.operands
@@ -113,7 +114,7 @@ def compatible_major_axes(step: StepInput, f: int, direction: Direction, mesh: M
         fs = t.factors.get(f)
         if fs is not None:
             res, can = _merge(res, fs.axes, can, mesh)
-    if direction != Direction.BOTH:
+    if direction != Directions.BOTH:
         can = False
     for t in second:
         fs = t.factors.get(f)

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 
-from .factor_propagation import Direction
+from .factor_propagation import Direction, Directions
 
 ELEMENTWISE_OPS: frozenset[str] = frozenset(
     "stablehlo." + n
@@ -53,21 +53,21 @@ def is_pass_through_op(u: UnitLike) -> bool:
 def pass_through_single_use(u: UnitLike, f: int) -> Direction:
     """Level 0: pass-through ops whose non-scalar operands have one use each."""
     if u.multi_use:
-        return Direction.NONE
+        return Directions.NONE
     if is_pass_through_op(u):
-        return Direction.BOTH
+        return Directions.BOTH
     if u.op_name in FORWARD_PASS_THROUGH_OPS:
-        return Direction.FORWARD
-    return Direction.NONE
+        return Directions.FORWARD
+    return Directions.NONE
 
 
 def pass_through_any_use(u: UnitLike, f: int) -> Direction:
     """Level 1: the same ops, whatever the use count."""
     if is_pass_through_op(u):
-        return Direction.BOTH
+        return Directions.BOTH
     if u.op_name in FORWARD_PASS_THROUGH_OPS:
-        return Direction.FORWARD
-    return Direction.NONE
+        return Directions.FORWARD
+    return Directions.NONE
 
 
 _NON_PASS_THROUGH = (FactorKind.REDUCTION, FactorKind.NEED_REPLICATION, FactorKind.PERMUTATION)
@@ -76,22 +76,22 @@ _NON_PASS_THROUGH = (FactorKind.REDUCTION, FactorKind.NEED_REPLICATION, FactorKi
 def pass_through_factors(u: UnitLike, f: int) -> Direction:
     """Level 2: pass-through factors of any op; broadcasts only backward."""
     if u.op_name == "stablehlo.broadcast_in_dim":
-        return Direction.BACKWARD
+        return Directions.BACKWARD
     if u.rule.kinds[f] in _NON_PASS_THROUGH:
-        return Direction.NONE
-    return Direction.BOTH
+        return Directions.NONE
+    return Directions.BOTH
 
 
 def all_but_broadcast_forward(u: UnitLike, f: int) -> Direction:
     """Level 3: every factor, but broadcasts still only backward."""
     if u.op_name == "stablehlo.broadcast_in_dim":
-        return Direction.BACKWARD
-    return Direction.BOTH
+        return Directions.BACKWARD
+    return Directions.BOTH
 
 
 def everything(u: UnitLike, f: int) -> Direction:
     """Level 4: everything, both ways."""
-    return Direction.BOTH
+    return Directions.BOTH
 
 
 DirectionFunction = Callable[[UnitLike, int], Direction]
@@ -112,11 +112,11 @@ def direction_at(
 ) -> Direction:
     """Union of the schedule's functions up to `level` (blocked factors are NONE)."""
     if f in u.rule.blocked:
-        return Direction.NONE
-    d = Direction.NONE
+        return Directions.NONE
+    d = Directions.NONE
     for fn in schedule[: level + 1]:
         d |= fn(u, f)
-        if d == Direction.BOTH:
+        if d == Directions.BOTH:
             break
     return d
 
