@@ -106,7 +106,9 @@ def jax_sharding(hlo: Any, ndim: int, sharding: TensorSharding | None, mesh: Any
             except Exception:  # noqa: BLE001 - fall back to the exact HLO sharding
                 pass
     if hlo.is_replicated():
-        return NamedSharding(mesh, specs.to_partition_spec(TensorSharding("m", ())))
+        from jax.sharding import PartitionSpec
+
+        return NamedSharding(mesh, PartitionSpec())
     from jax._src.lib import xla_client as xc
     from jax._src.sharding_impls import GSPMDSharding
 

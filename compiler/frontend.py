@@ -141,7 +141,9 @@ def _set_attrs(func: Any, key: str, shardings: list[TensorSharding | None]) -> N
     for i, sharding in enumerate(shardings):
         entries: dict[str, Any] = {}
         if old is not None:
-            for named in ir.DictAttr(old[i]):
+            old_dict = ir.DictAttr(old[i])
+            for j in range(len(old_dict)):
+                named = old_dict[j]
                 entries[named.name] = named.attr
         if sharding is not None:
             entries["sdy.sharding"] = ir.Attribute.parse(str(sharding))

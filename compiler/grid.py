@@ -10,6 +10,7 @@ any index of the leading dims.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from shardc.dialect.errors import ShardcError
@@ -85,17 +86,10 @@ def render_blocks(blocks: dict[int, Block], title: str = "", width: int = 100) -
         table.add_column(justify="center")
     for r in rows:
         table.add_row(*[_ids(cells.get((r, c), [])) or "-" for c in cols])
-    console = Console(width=width, record=True, color_system=None, file=_Null())
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(table)
     return (title + "\n" if title else "") + console.export_text()
 
-
-class _Null:
-    def write(self, _text: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
 
 
 def render_grid(sharding: TensorSharding, shape: tuple[int, ...], mesh: Mesh, title: str = "") -> str:

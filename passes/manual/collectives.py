@@ -315,26 +315,23 @@ def decode_collective(op: Operation, region: ManualRegion, grid: DeviceGrid) -> 
         groups = tuple(map(tuple, grid.groups_for(dec.axes))) if dec.axes is not None else ()
         col = Collective(op, kind, dec.axes, dec.reason, perm=dec.perm, groups=groups)
         return _check_scope(col, region)
-    if kind == "collective_broadcast":
-        arr = parse_dense_ints(op.attr("replica_groups"))
-    else:
-        arr = parse_dense_ints(op.attr("replica_groups"))
+    arr = parse_dense_ints(op.attr("replica_groups"))
     if arr is None:
         return Collective(op, kind, None, "unreadable replica_groups", reducer)
-    groups = [list(map(int, g)) for g in arr.reshape(arr.shape[0], -1)] if arr.ndim == 2 else []
-    dec = decode_groups(groups, grid)
-    reason = dec.reason
-    axes = dec.axes
-    if axes is not None and not dec.ordered:
+    members = [list(map(int, g)) for g in arr.reshape(arr.shape[0], -1)] if arr.ndim == 2 else []
+    gdec = decode_groups(members, grid)
+    reason = gdec.reason
+    axes = gdec.axes
+    if axes is not None and not gdec.ordered:
         if kind == "all_reduce":
             reason = "devices listed out of axis order (harmless for all_reduce)"
         else:
             reason = (f"the groups span {axes_text(axes)} but list devices in no axis order, so "
                       "the concatenation order matches no shard_map collective")
             axes = None
-    if not groups:
-        groups = [list(range(grid.num_devices))]
-    col = Collective(op, kind, axes, reason, reducer, groups=tuple(map(tuple, groups)))
+    if not members:
+        members = [list(range(grid.num_devices))]
+    col = Collective(op, kind, axes, reason, reducer, groups=tuple(map(tuple, members)))
     return _check_scope(col, region)
 
 

@@ -59,9 +59,10 @@ def remove_redundant_collectives(module: Module) -> Report:
             region_of_op[op] = region
     plans = []
     for op, col in analysis.collectives.items():
-        region = region_of_op.get(op)
-        if region is None or col.axes is None or not col.axes:
+        owner = region_of_op.get(op)
+        if owner is None or col.axes is None or not col.axes:
             continue
+        region = owner
         operand_var = set().union(*(analysis.of(v) for v in op.operands)) if op.operands else set()
         if operand_var & set(col.axes):
             continue

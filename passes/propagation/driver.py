@@ -283,6 +283,7 @@ class Propagator:
         self.round = ""
         self.strategy = STRATEGIES[options.strategy]
         self.holders: list[Value | Holder] = []
+        self.queue: deque[Unit] = deque()
 
     # -- setup ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -810,7 +811,7 @@ class Propagator:
         `only`: the units to start from (default: all). When a round's level widens the
         directions, a unit whose directions did not change is already at its fixed point."""
         steps = 0
-        self.queue: deque[Unit] = deque()
+        self.queue = deque()
         for u in self.func_result_units:
             self.current = u
             self.step(u)
