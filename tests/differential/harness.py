@@ -348,35 +348,10 @@ _SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([0-9,]*)\]")
 
 
 def compile_mlir(text: str, num_partitions: int = 8) -> Any:
-    """Compile StableHLO + sdy text for `num_partitions` CPU devices (reference recipe)."""
-    from jax._src import compiler, xla_bridge
-    from jax._src.lib import xla_client as xc
+    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend)."""
+    from ..xla_util import compile_text
 
-    _, ir, _ = _jax_mlir()
-    backend = xla_bridge.get_backend("cpu")
-    devices = backend.devices()[:num_partitions]
-    assert len(devices) == num_partitions, (
-        f"need {num_partitions} CPU devices; set XLA_FLAGS before importing jax"
-    )
-    with ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        main = next(
-            op
-            for op in module.body.operations
-            if op.operation.name == "func.func"
-            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
-        )
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        opts = compiler.get_compile_options(
-            num_replicas=1,
-            num_partitions=num_partitions,
-            device_assignment=np.array(devices).reshape(1, num_partitions),
-            backend=backend,
-        )
-        build = opts.executable_build_options
-        build.allow_spmd_sharding_propagation_to_parameters = [False] * len(ftype.inputs)
-        build.allow_spmd_sharding_propagation_to_output = [False] * len(ftype.results)
-        return backend.compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
+    return compile_text(text, num_partitions)
 
 
 def run_executable(exe: Any, args: list[np.ndarray]) -> list[np.ndarray]:
