@@ -349,9 +349,13 @@ _SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([0-9,]*)\]")
 
 def compile_mlir(text: str, num_partitions: int = 8) -> Any:
     """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend)."""
-    from ..xla_util import compile_text
+    import jax
 
-    return compile_text(text, num_partitions)
+    from shardc.backend import compile_text
+
+    devices = jax.devices("cpu")[:num_partitions]
+    assert len(devices) == num_partitions, "set XLA_FLAGS before jax is imported"
+    return compile_text(text, devices)
 
 
 def run_executable(exe: Any, args: list[np.ndarray]) -> list[np.ndarray]:

@@ -25,13 +25,7 @@ NAMES = runs.program_names()
 
 # Known disagreements, marked only after the propagation landed and still failed: name -> reason
 # (the exact mismatch). strict=True: a fixed program makes the xfail fail, so it must be removed.
-XFAIL_AGREE: dict[str, str] = {
-    "concat_pad_slice": (
-        'stablehlo.concatenate (dim 1) result [t0]: Shardy [{"x", "y"}, {}] vs shardc '
-        '[{"x"}, {"y"}] (propagation alone gives [{"x", ?}, {"y", ?}]; the pipeline\'s '
-        "minimal sdy-insert-explicit-reshards rewrites concatenates sharded on the concat dim)"
-    ),
-}
+XFAIL_AGREE: dict[str, str] = {}
 XFAIL_RUN: dict[str, str] = {}
 XFAIL_BYTES: dict[str, str] = {
     "nested_calls": (
@@ -55,7 +49,11 @@ def test_shardings_agree_with_shardy(name: str) -> None:
     cmp = runs.comparison(name)
     assert cmp.compared > 0, f"{name}: nothing to compare"
     if name in runs.DELIBERATE_DIFFERENCES:
-        pytest.skip(f"deliberate difference: {runs.DELIBERATE_DIFFERENCES[name]} (bytes checked)")
+        op_name, why = runs.DELIBERATE_DIFFERENCES[name]
+        assert cmp.mismatches, f"{name}: now agrees with Shardy; drop the deliberate difference"
+        off = [m for m in cmp.mismatches if op_name not in m.where]
+        assert not off, f"{name}: differs beyond {op_name} ({why})\n{cmp.report()}"
+        return
     assert cmp.ok, f"{name}: shardc disagrees with Shardy\n{cmp.report()}"
 
 
