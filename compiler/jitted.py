@@ -33,10 +33,8 @@ from . import specs
 
 def propagate_ir(module: Module, options: Any = None) -> None:
     """Run shardc's propagation on `module` (in place)."""
-    try:
-        from shardc.api_propagate import propagate_module
-    except ImportError:  # propagation not built yet: leave the user's shardings as they are
-        return
+    from shardc.api_propagate import propagate_module
+
     propagate_module(module, options)
 
 
@@ -47,10 +45,8 @@ def export_ir(module: Module, mode: str, fmt: str = "pretty") -> str:
 
     clone = parse_generic(print_generic(module, with_locs=True), module.source_name or "<shardc>")
     absorb_sharding_attrs(clone)
-    try:
-        from shardc.passes.export import export_module
-    except ImportError:  # export pass not built yet: print the shardings as they are
-        return export_text(clone, fmt)  # type: ignore[arg-type]
+    from shardc.passes.export import export_module
+
     export_module(clone, mode)  # type: ignore[arg-type]
     return export_text(clone, fmt)  # type: ignore[arg-type]
 

@@ -34,6 +34,7 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
+from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
 
 Mode = Literal["annotate", "pin"]
 
@@ -290,4 +291,8 @@ def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = Fal
         from shardc.dialect.errors import ShardcError
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+    if mode == "annotate":
+        merge_call_sites(module)  # the input's own ops; each callee keeps its first call site
+    else:
+        keep_call_sites(module)  # XLA runs each call site's own layout
     _Exporter(module, mode, keep_open).run()

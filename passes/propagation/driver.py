@@ -36,7 +36,7 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 
-from .call_sites import merge_call_sites, split_call_sites
+from .call_sites import split_call_sites
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
 from .options import PropagationOptions
 from .origins import OriginRecorder
@@ -970,13 +970,10 @@ def _parse_direction(raw: str) -> Direction:
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
     """Run the propagation on `module` (mutates it) and report what happened."""
     with suspended_gc():
-        copies = split_call_sites(module)
-        try:
-            prop = Propagator(module, options or PropagationOptions())
-            prop.build()
-            return prop.run()
-        finally:
-            merge_call_sites(module, copies)
+        split_call_sites(module)  # the export merges or keeps them (call_sites.py)
+        prop = Propagator(module, options or PropagationOptions())
+        prop.build()
+        return prop.run()
 
 
 def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]:

@@ -27,13 +27,7 @@ NAMES = runs.program_names()
 # (the exact mismatch). strict=True: a fixed program makes the xfail fail, so it must be removed.
 XFAIL_AGREE: dict[str, str] = {}
 XFAIL_RUN: dict[str, str] = {}
-XFAIL_BYTES: dict[str, str] = {
-    "nested_calls": (
-        "shardings agree with Shardy value by value, but shardc keeps one callee for both call "
-        "sites (design.md: no clones in the output) and pins it to the first site's layout, so "
-        "the second site reshards: 1792 B (2 all-gather) vs 1536 B for Shardy's per-site clones"
-    ),
-}
+XFAIL_BYTES: dict[str, str] = {}
 
 
 def _params(xfails: dict[str, str]) -> list[object]:
