@@ -140,6 +140,16 @@ class Executable:
         ]
 
 
+def _hlo_shardings(protos: Any, count: int) -> list[Any]:
+    """XLA's shardings of the parameters or outputs; a one-device executable has none (newer
+    jaxlib returns `None`), which means replicated."""
+    from jax._src.lib import xla_client as xc
+
+    if protos is None:
+        return [xc.HloSharding.replicate()] * count
+    return [xc.HloSharding.from_proto(s) for s in protos]
+
+
 def build_executable(
     text: str,
     mesh: Mesh,
@@ -150,13 +160,11 @@ def build_executable(
     out_shardings: list[TensorSharding | None],
 ) -> Executable:
     """Compile `text` for the mesh's devices and work out how to place inputs and outputs."""
-    from jax._src.lib import xla_client as xc
-
     devices = mesh_devices(mesh, jax_mesh)
     exe = compile_text(text, devices)
     cmesh = concrete_mesh(mesh, devices)
-    params = [xc.HloSharding.from_proto(s) for s in exe.get_parameter_shardings()]
-    outs = [xc.HloSharding.from_proto(s) for s in exe.get_output_shardings()]
+    params = _hlo_shardings(exe.get_parameter_shardings(), len(in_avals))
+    outs = _hlo_shardings(exe.get_output_shardings(), len(out_avals))
     ins = [
         jax_sharding(h, len(a.shape), s, cmesh)
         for h, a, s in zip(params, in_avals, in_shardings, strict=True)

@@ -137,6 +137,29 @@ def parse_dense_ints(text: str | None) -> np.ndarray | None:
 # Groups -> axes
 
 
+_MESH_AXES_GROUPS = re.compile(
+    r"#stablehlo\.replica_group_mesh_axes<\s*mesh\s*=\s*@([\w.$-]+)\s*,\s*axes\s*=\s*\[(.*)\]\s*>$"
+)
+_AXIS_REF = re.compile(r'#stablehlo\.axis_ref<\s*name\s*=\s*"([^"]+)"\s*>')
+
+
+def parse_mesh_axes_groups(text: object) -> tuple[str, tuple[str, ...] | None] | None:
+    """`#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "y">]>`
+    -> ("m", ("y",)); `None` for any other form; axes `None` when an axis ref is not a plain
+    full axis (sub-axes are reported, not guessed)."""
+    if text is None:
+        return None
+    m = _MESH_AXES_GROUPS.match(str(text).strip())
+    if m is None:
+        return None
+    body = m.group(2).strip()
+    refs = _AXIS_REF.findall(body)
+    rebuilt = ", ".join(f'#stablehlo.axis_ref<name = "{r}">' for r in refs)
+    if rebuilt != body:
+        return m.group(1), None
+    return m.group(1), tuple(refs)
+
+
 @dataclass(frozen=True)
 class GroupDecoding:
     """The axes a set of groups spans: `axes` in the groups' own order, or `None` + why."""
@@ -315,7 +338,20 @@ def decode_collective(op: Operation, region: ManualRegion, grid: DeviceGrid) -> 
         groups = tuple(map(tuple, grid.groups_for(dec.axes))) if dec.axes is not None else ()
         col = Collective(op, kind, dec.axes, dec.reason, perm=dec.perm, groups=groups)
         return _check_scope(col, region)
-    arr = parse_dense_ints(op.attr("replica_groups"))
+    raw_groups = op.attr("replica_groups")
+    mesh_axes = parse_mesh_axes_groups(raw_groups)
+    if mesh_axes is not None:  # jax >= 0.11: `#stablehlo.replica_group_mesh_axes<...>`
+        mesh_name, named = mesh_axes
+        if named is None:
+            return Collective(op, kind, None, f"unreadable replica_groups {raw_groups}", reducer)
+        unknown = [a for a in named if a not in grid.names]
+        if unknown:
+            why = f"replica_groups name axes {unknown} that mesh @{mesh_name} of the region lacks"
+            return Collective(op, kind, None, why, reducer)
+        groups = tuple(map(tuple, grid.groups_for(named)))
+        col = Collective(op, kind, named, "", reducer, groups=groups)
+        return _check_scope(col, region)
+    arr = parse_dense_ints(raw_groups)
     if arr is None:
         return Collective(op, kind, None, "unreadable replica_groups", reducer)
     members = [list(map(int, g)) for g in arr.reshape(arr.shape[0], -1)] if arr.ndim == 2 else []

@@ -10,6 +10,7 @@ only by a list they are a strict prefix of), so every run terminates.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -317,18 +318,27 @@ class Propagator:
             self._index(u)
 
     def _load_meshes(self) -> None:
+        """Identical meshes are one mesh to propagation (G48). A duplicate's symbol is erased
+        unless an op other than an sdy op names it (jax 0.11 collectives refer to a mesh in
+        `replica_groups`): then it stays, and only shardings are renamed."""
         seen: dict[Mesh, str] = {}
-        for op in list(self.module.body.ops):
+        duplicates: list[Operation] = []
+        for op in self.module.body.ops:
             if op.name != "sdy.mesh":
                 continue
             name = symbol_name(op)
             mesh = self.module.meshes[name]
             if mesh in seen and mesh.axes:
                 self.mesh_alias[name] = seen[mesh]
-                op.erase()
+                duplicates.append(op)
                 continue
             seen.setdefault(mesh, name)
             self.meshes[name] = mesh
+        if duplicates:
+            used = _symbols_named_by_non_sdy_ops(self.module, {symbol_name(d) for d in duplicates})
+            for op in duplicates:
+                if symbol_name(op) not in used:
+                    op.erase()
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -948,6 +958,18 @@ class Propagator:
     def _default(self, t: object) -> TensorSharding:
         mesh = next(iter(self.meshes), "mesh")
         return TensorSharding.open(mesh, _rank(t))
+
+
+def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
+    pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in names) + r")\b")
+    used: set[str] = set()
+    for op in module.walk():
+        if op.name.startswith("sdy.") or op.name in ("func.func", "builtin.module"):
+            continue
+        for attrs in (op.properties, op.attributes):
+            if attrs:
+                used.update(pattern.findall(attrs.body()))
+    return used
 
 
 def _parse_direction(raw: str) -> Direction:
