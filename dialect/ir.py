@@ -35,57 +35,28 @@ def suspended_gc() -> Iterator[None]:
             gc.enable()
 
 
-_SPECIAL = re.compile(r'[\[\](){}<>",]')
+# brackets, commas, and whole string literals (so quoted text never needs a char-by-char walk)
+BRACKET_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\](){}<>,]')
 
 
-def split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split `text` at `sep` characters outside brackets, `<...>` and strings."""
-    if sep == "," and '"' not in text:
-        return _split_fast(text)
+def split_top_level(text: str) -> list[str]:
+    """Split `text` at commas outside brackets, `<...>` and strings (`->` is not a bracket)."""
     out: list[str] = []
     depth = 0
     start = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == ">":
-            if i > 0 and text[i - 1] == "-":
-                pass  # the arrow of a function type
-            else:
-                depth -= 1
-        elif c == sep and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-        i += 1
-    tail = text[start:]
-    if tail.strip() or out:
-        out.append(tail)
-    return out
-
-
-def _split_fast(text: str) -> list[str]:
-    out: list[str] = []
-    depth = 0
-    start = 0
-    for m in _SPECIAL.finditer(text):
+    for m in BRACKET_TOKENS.finditer(text):
         c = m.group()
-        i = m.start()
         if c == ",":
             if depth == 0:
+                i = m.start()
                 out.append(text[start:i])
                 start = i + 1
+        elif len(c) > 1:
+            continue  # a string literal
         elif c in "([{<":
             depth += 1
         elif c == ">":
+            i = m.start()
             if i == 0 or text[i - 1] != "-":
                 depth -= 1
         else:

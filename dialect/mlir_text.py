@@ -13,6 +13,7 @@ import re
 
 from .errors import ParseError
 from .ir import (
+    BRACKET_TOKENS,
     AttrDict,
     Block,
     BlockArgument,
@@ -33,30 +34,23 @@ _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _ALIAS = re.compile(r"(#loc\w*) = (loc\(.*\))$")
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
-_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
 def _match_close(text: str, i: int) -> int:
     """Index of the bracket closing `text[i]`, skipping strings and `->` arrows."""
     depth = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "([{<":
+    for m in BRACKET_TOKENS.finditer(text, i):
+        c = m.group()
+        if c == "," or len(c) > 1:
+            continue
+        if c in "([{<":
             depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        elif c == ">" and text[i - 1] != "-":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+            continue
+        if c == ">" and text[m.start() - 1] == "-":
+            continue
+        depth -= 1
+        if depth == 0:
+            return m.start()
     raise ValueError("unbalanced brackets")
 
 
