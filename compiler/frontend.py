@@ -80,18 +80,21 @@ def flat_shardings(
 
     if given is None:
         return [None] * len(avals)
+    kind = label.split("_")[0]  # "in" or "out"
     try:
         full = jax.tree.broadcast(given, tree, is_leaf=specs.is_spec_like)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError):
+        shape = jax.tree.map(lambda a: f"{a.dtype}{list(a.shape)}", tree)
         raise ShardcError(
-            f"{label} does not match the structure of the {label.split('_')[0]}puts: {e}",
-            hint=f"give one spec for all, or one per {label.split('_')[0]}put",
+            f"{label} = {given!r} does not match the structure of the {kind}puts: {shape}",
+            hint=f"give one spec for all {kind}puts, or a pytree prefix of them with one spec "
+            "(or None) per leaf",
         ) from None
     leaves = jax.tree.leaves(full, is_leaf=lambda x: x is None or specs.is_spec_like(x))
     if len(leaves) != len(avals):
         raise ShardcError(
             f"{label} gives {len(leaves)} shardings for {len(avals)} values",
-            hint=f"give one spec for all, or one per {label.split('_')[0]}put",
+            hint=f"give one spec for all {kind}puts, or one (or None) per {kind}put",
         )
     out = []
     for i, (spec, aval) in enumerate(zip(leaves, avals, strict=True)):
@@ -162,6 +165,41 @@ def _exclude_shardc_frames() -> None:
         source_info_util.register_exclusion(here)
 
 
+def _check_static_argnums(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, ...]) -> None:
+    name = getattr(fun, "__name__", "fun")
+    for i in static_argnums:
+        if not -len(args) <= i < len(args):
+            raise ShardcError(
+                f"static_argnums={static_argnums} names argument {i}, but {name} was given "
+                f"{len(args)} arguments",
+                hint="number the static arguments from 0 among the arguments passed to .lower()",
+            )
+
+
+def _translate_jax_error(e: ValueError, mesh: Mesh) -> ShardcError | None:
+    """JAX's own shard_map errors raised while tracing, as one-line `ShardcError`s."""
+    from shardc.dialect.errors import ManualComputationError
+
+    text = str(e).strip()
+    if "should match the mesh passed to shard_map" in text:
+        given = text.splitlines()[0].rpartition("passed to shard_map ")[2]
+        return ManualComputationError(
+            f"jax.shard_map(mesh={given}) inside shardc.jit: shardc lowers mesh {mesh.body()} "
+            "with every axis Auto, and JAX requires shard_map's mesh to match that context mesh",
+            hint="leave out mesh= in jax.shard_map (it then takes shardc.jit's mesh), or build "
+            "the mesh with axis_types=(jax.sharding.AxisType.Auto,) * n",
+        )
+    if text.startswith("shard_map"):
+        paragraphs = [p.replace("\n", " ").strip() for p in text.split("\n\n") if p.strip()]
+        details = [p for p in paragraphs[1:-1] if not p.startswith("The mesh given")]
+        message = paragraphs[0].rstrip(":")
+        if details:
+            message += ": " + "; ".join(details)
+        hint = paragraphs[-1] if len(paragraphs) > 1 else None
+        return ManualComputationError(message, hint=hint)
+    return None
+
+
 def trace_function(
     fun: Any,
     args: tuple[Any, ...],
@@ -178,6 +216,7 @@ def trace_function(
 
     start = time.perf_counter()
     _exclude_shardc_frames()
+    _check_static_argnums(fun, args, static_argnums)
     dyn = tuple(a for i, a in enumerate(args) if i not in static_argnums)
     call_args = tuple(
         a if i in static_argnums else jax.tree.map(abstractify, a) for i, a in enumerate(args)
@@ -192,6 +231,11 @@ def trace_function(
             lowered = traced.lower(lowering_platforms=(platform or jax.default_backend(),))
     except ShardcError:
         raise
+    except ValueError as e:
+        translated = _translate_jax_error(e, mesh)
+        if translated is None:
+            raise
+        raise translated from e
     out_avals, out_tree = jax.tree.flatten(traced.out_info)
     module = lowered.compiler_ir("stablehlo")
     with module.context, ir.Location.unknown():

@@ -134,6 +134,13 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
                     )
                     n_args += 1
         loc = module.resolve_loc(op.loc)
+        if op.name == "sdy.sharding_constraint" and op.results[0].sharding is None:
+            given = op.properties.get("sharding")
+            r = op.results[0]
+            yield ValueInfo(f"%{n_results}", str(r.type),
+                            given if isinstance(given, TensorSharding) else None, op.name, loc, r)
+            n_results += 1
+            continue
         if op.name == "stablehlo.constant" and len(op.results) == 1:
             yield ValueInfo(namer.constant(str(op.results[0].type)), str(op.results[0].type),
                             op.results[0].sharding, op.name, loc, op.results[0])
@@ -171,7 +178,11 @@ class Compiled:
         leaves, tree = jax.tree.flatten(dyn)
         if tree != low.in_tree:
             raise ShardcError(
-                f"arguments have structure {tree}, but the function was compiled for {low.in_tree}"
+                f"called with {len(dyn)} arguments ({tree.num_leaves} arrays, structure "
+                f"{tree}), but the function was compiled for {low.in_tree.num_leaves} arrays "
+                f"of structure {low.in_tree}",
+                hint="pass the same arguments (and pytree structure) as to .lower(), or call "
+                "the shardc.jit function itself, which compiles per signature",
             )
         for i, (leaf, aval) in enumerate(zip(leaves, low.in_avals, strict=True)):
             shape, dtype = tuple(np.shape(leaf)), np.dtype(getattr(leaf, "dtype", np.asarray(leaf).dtype))
@@ -252,10 +263,12 @@ class Lowered:
         return list(iter_values(self.ir))
 
     def listing(self) -> str:
-        """One line per value of `@main`: name, type, sharding, producing op, source line."""
-        rows = [(v.name, v.type, str(v.sharding.body()) if v.sharding else "(open)", v.op,
-                 v.location or "") for v in self.values()]
-        widths = [max(len(r[i]) for r in rows) for i in range(4)] if rows else [0] * 4
+        """A header, then one line per value of `@main`: name (as `.as_text()` prints it), type,
+        propagated sharding (`?` marks a dim propagation may still extend), op, source line."""
+        rows = [("value", "type", "sharding", "op", "source")]
+        rows += [(v.name, v.type, str(v.sharding.body()) if v.sharding else "(none)", v.op,
+                  v.location or "") for v in self.values()]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
         lines = []
         for r in rows:
             lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
@@ -307,6 +320,7 @@ class Jitted:
         out_shardings: Any = None,
         static_argnums: int | tuple[int, ...] = (),
         options: Any = None,
+        check_replication: bool = True,
     ):
         if mesh is None:
             raise ShardcError(
@@ -322,6 +336,7 @@ class Jitted:
             static_argnums = (static_argnums,)
         self.static_argnums = tuple(static_argnums)
         self.options = options
+        self.check_replication = check_replication
         self.entry_args: tuple[Any, ...] | None = None
         self._cache: dict[Any, Compiled] = {}
         functools.update_wrapper(self, fun)
@@ -329,7 +344,7 @@ class Jitted:
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
         new = Jitted(self.fun, mesh, self.in_shardings, self.out_shardings,
-                     self.static_argnums, self.options)
+                     self.static_argnums, self.options, self.check_replication)
         new.entry_args = self.entry_args
         return new
 
@@ -347,8 +362,28 @@ class Jitted:
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
         verify_module(module)
+        self._check_manual(module)
         propagate_ir(module, _options(self.options, strategy))
         return Lowered(self, traced, module)
+
+    def _check_manual(self, module: Module) -> None:
+        """The shard_map checks of `shardc check`: local shapes, and (unless turned off) that no
+        output declared replicated along a manual axis varies along it."""
+        from shardc.dialect.errors import ManualComputationError
+        from shardc.passes.manual.replication import check_replication
+        from shardc.passes.manual.shapes import check_shapes
+
+        check_shapes(module)
+        if not self.check_replication:
+            return
+        try:
+            check_replication(module)
+        except ManualComputationError as e:
+            hint = (e.hint or "").replace(
+                "(--no-check-replication, check_vma=False)",
+                "(shardc.jit(..., check_replication=False), shardc compile --no-check-replication)",
+            )
+            raise ManualComputationError(e.message, location=e.location, hint=hint or None) from None
 
     def _signature(self, args: tuple[Any, ...]) -> Any:
         import jax
@@ -377,6 +412,7 @@ def jit(
     out_shardings: Any = None,
     static_argnums: int | tuple[int, ...] = (),
     options: Any = None,
+    check_replication: bool = True,
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
@@ -385,6 +421,8 @@ def jit(
     `"x=4,y=2"`. `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
     specs (compact text like `"x?p1, _"`, `PartitionSpec`, `NamedSharding`, logical specs,
     placements); `None` leaves a value open for propagation. `options`: `PropagationOptions`.
+    `check_replication`: check that no shard_map output declared replicated along a manual axis
+    varies along it (JAX's `check_vma=False` does not turn this off; this flag does).
     """
     if fun is None:
         return functools.partial(
@@ -394,8 +432,9 @@ def jit(
             out_shardings=out_shardings,
             static_argnums=static_argnums,
             options=options,
+            check_replication=check_replication,
         )
-    return Jitted(fun, mesh, in_shardings, out_shardings, static_argnums, options)
+    return Jitted(fun, mesh, in_shardings, out_shardings, static_argnums, options, check_replication)
 
 
 def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted]:

@@ -89,7 +89,8 @@ def resolve_names(
                 if a not in mesh_axes:
                     raise ShardingError(
                         f"rule ({name!r}, {a!r}) maps to mesh axis {a!r}, which is not in the "
-                        f"mesh (axes: {', '.join(mesh_axes)})"
+                        f"mesh (axes: {', '.join(mesh_axes)})",
+                        hint=f"map {name!r} to one of the mesh axes, or to None to replicate it",
                     )
         used.update(chosen)
         out.append(chosen)

@@ -18,6 +18,7 @@ axis name. `PartitionSpec`, `NamedSharding`, `TensorSharding` and objects with a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -119,7 +120,8 @@ def parse_spec(text: str) -> Spec:
         col = getattr(e, "column", 0) or 0
         raise ParseError(
             f"invalid sharding spec {text!r} at column {col}\n  {text}\n  {' ' * max(col - 1, 0)}^",
-            hint='write dims like "x, _", "{x,y}?p1, ?" (see shardc.specs)',
+            hint='write one entry per dim like "x, _" or "{x,y}?p1, ?"; a priority follows '
+            'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.specs)',
         ) from None
     except LarkError as e:
         inner = getattr(e, "orig_exc", None)
@@ -276,7 +278,12 @@ def to_sharding(
     if obj is None:
         return None
     rank = len(shape)
-    spec = to_spec(obj, mesh, rank)
+    try:
+        spec = to_spec(obj, mesh, rank)
+    except ParseError as e:
+        raise ParseError(f"{what}: {e.message}", hint=e.hint) from None
+    except ShardingError as e:
+        raise ShardingError(f"{what} = {_given_text(obj)}: {e.message}", hint=e.hint) from None
     given = f"{what} = {spec}"
     if len(spec.dims) > rank:
         raise ShardingError(
@@ -290,14 +297,37 @@ def to_sharding(
         if a.name not in mesh.axis_sizes:
             raise ShardingError(
                 f'{given} names axis "{a.name}", which is not in mesh {mesh.body()}',
-                hint="use one of the mesh axes: " + ", ".join(mesh.axis_names),
+                hint=_unknown_axis_hint(a.name, mesh),
             )
     sharding = TensorSharding(mesh_ref, dims, replicated, unreduced)
     try:
         sharding.validate(mesh, shape)
     except ShardingError as e:
-        raise ShardingError(f"{given}: {e.message}", hint=e.hint) from None
+        raise ShardingError(f"{given}: {e.message}", hint=e.hint or _validation_hint(e.message)) from None
     return sharding
+
+
+def _given_text(obj: Any) -> str:
+    return obj if isinstance(obj, str) or not hasattr(obj, "to_dim_shardings") else str(obj)
+
+
+def _unknown_axis_hint(name: str, mesh: Mesh) -> str:
+    hint = "use one of the mesh axes: " + ", ".join(mesh.axis_names)
+    m = re.fullmatch(r"(.+)p(\d+)", name)
+    if m and m.group(1) in mesh.axis_sizes:
+        hint += f' (a priority needs braces or "?" before it: {{{m.group(1)}}}p{m.group(2)})'
+    return hint
+
+
+def _validation_hint(message: str) -> str | None:
+    """How to fix what `TensorSharding.validate` rejects, when it says nothing itself."""
+    if "duplicate axis" in message:
+        return ("a mesh axis may appear once per tensor: in one dim, or in replicated=/unreduced="
+                ", not in two places")
+    if "sub-axis" in message:
+        return ('a sub-axis "a":(pre)size needs pre * size to divide the size of axis a, and '
+                "sub-axes of one axis must not overlap")
+    return None
 
 
 def to_partition_spec(sharding: TensorSharding) -> Any | None:
