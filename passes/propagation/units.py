@@ -1,0 +1,204 @@
+"""The propagation's data model: holders, slots and units (reference/propagation.md §3, §8).
+
+A *unit* is one propagation step's worth of IR: an op with a rule, a data-flow edge (while, case,
+optimization_barrier, manual_computation, func.call), a propagation barrier or a function-result
+link. Each unit reads and writes shardings through *slots*: a value, a `Holder` (a func result, or
+one use's view of a split constant), or a manual computation's local/global view of a value.
+How ops become units is `unit_builder.py`; running them is `driver.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from shardc.dialect.ir import Operation, Value
+from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.shardings import DimSharding, TensorSharding
+from shardc.dialect.types import TensorType
+
+from .factor_propagation import Direction, Directions
+
+
+class Writer(Protocol):
+    """What a slot writes through: the driver, which re-queues the readers of a change."""
+
+    def write(self, holder: Value | Holder, sharding: TensorSharding) -> None: ...
+
+
+class Holder:
+    """A sharding that is not an IR value's: a func result, or one use's view of a constant."""
+
+    __slots__ = ("type", "sharding", "uses", "name")
+
+    def __init__(self, type: object, sharding: TensorSharding | None, name: str):
+        self.type = type
+        self.sharding = sharding
+        self.uses: list = []
+        self.name = name
+
+
+def rank_of(t: object) -> int:
+    return t.rank if isinstance(t, TensorType) else 0
+
+
+def num_elements(t: object) -> int:
+    return t.num_elements() if isinstance(t, TensorType) else 1
+
+
+class Slot:
+    """Where a unit reads and writes one tensor's sharding (a value or a holder, as is)."""
+
+    __slots__ = ("holder",)
+
+    def __init__(self, holder: Value | Holder):
+        self.holder = holder
+
+    @property
+    def type(self) -> object:
+        return self.holder.type
+
+    def get(self) -> TensorSharding | None:
+        return self.holder.sharding
+
+    def set(self, sharding: TensorSharding, prop: Writer) -> None:
+        prop.write(self.holder, sharding)
+
+
+def strip_manual(s: TensorSharding, manual: frozenset[str]) -> TensorSharding:
+    dims = tuple(
+        DimSharding(tuple(a for a in d.axes if a.name not in manual), d.is_closed, d.priority)
+        for d in s.dims
+    )
+    rep = tuple(a for a in s.replicated if a.name not in manual)
+    unr = tuple(a for a in s.unreduced if a.name not in manual)
+    return TensorSharding(s.mesh, dims, rep, unr)
+
+
+def _manual_part(s: TensorSharding | None, rank: int, manual: frozenset[str]) -> list[tuple]:
+    if s is None:
+        return [()] * rank
+    return [tuple(a for a in d.axes if a.name in manual) for d in s.dims]
+
+
+def _with_manual(local: TensorSharding, parts: list[tuple], extra_rep: tuple) -> TensorSharding:
+    dims = tuple(
+        DimSharding(tuple(parts[i]) + d.axes, d.is_closed, d.priority)
+        for i, d in enumerate(local.dims)
+    )
+    return TensorSharding(local.mesh, dims, local.replicated + extra_rep, local.unreduced)
+
+
+class ManualArgSlot(Slot):
+    """A manual_computation block argument seen globally: its manual axes put back in front."""
+
+    __slots__ = ("global_type", "parts", "manual", "manual_rep")
+
+    def __init__(
+        self,
+        arg: Value,
+        global_type: object,
+        original: TensorSharding | None,
+        manual: frozenset[str],
+    ):
+        super().__init__(arg)
+        self.global_type = global_type
+        self.manual = manual
+        self.parts = _manual_part(original, rank_of(global_type), manual)
+        self.manual_rep = tuple(
+            a for a in (original.replicated if original else ()) if a.name in manual
+        )
+
+    @property
+    def type(self) -> object:
+        return self.global_type
+
+    def get(self) -> TensorSharding | None:
+        local = self.holder.sharding
+        if local is None:
+            return None
+        return _with_manual(local, self.parts, self.manual_rep)
+
+    def set(self, sharding: TensorSharding, prop: Writer) -> None:
+        prop.write(self.holder, strip_manual(sharding, self.manual))
+
+
+class ManualResultSlot(Slot):
+    """A manual_computation result seen locally: its manual axes taken out."""
+
+    __slots__ = ("local_type", "manual")
+
+    def __init__(self, result: Value, local_type: object, manual: frozenset[str]):
+        super().__init__(result)
+        self.local_type = local_type
+        self.manual = manual
+
+    @property
+    def type(self) -> object:
+        return self.local_type
+
+    def get(self) -> TensorSharding | None:
+        s = self.holder.sharding
+        return None if s is None else strip_manual(s, self.manual)
+
+    def set(self, sharding: TensorSharding, prop: Writer) -> None:
+        cur = self.holder.sharding
+        parts = _manual_part(cur, sharding.rank, self.manual)
+        rep = tuple(a for a in (cur.replicated if cur else ()) if a.name in self.manual)
+        prop.write(self.holder, _with_manual(sharding, parts, rep))
+
+
+# ---------------------------------------------------------------------------------------------
+# Units
+
+
+@dataclass(eq=False)
+class Unit:
+    """One propagation step's worth of IR: an op with its rule, an edge, a barrier, a link."""
+
+    kind: str
+    op_name: str
+    rule: OpShardingRule
+    operands: list[Slot]
+    results: list[Slot]
+    op: Operation | None = None
+    call_target: str | None = None
+    multi_use: bool = False
+    elementwise: bool = False
+    fixed_direction: Direction | None = None
+    sizes: list[int] = field(default_factory=list)
+    dims: list[tuple[tuple[int, ...], ...]] = field(default_factory=list)
+    dirs: tuple[Direction, ...] = ()
+    queued: bool = False
+
+    def label(self) -> str:
+        return self.op_name
+
+
+def identity_rule(shape: tuple[int, ...], n_operands: int, n_results: int) -> OpShardingRule:
+    """One pass-through factor per dim, shared by every tensor (edges, barriers, links)."""
+    dims = tuple((i,) for i in range(len(shape)))
+    return OpShardingRule(
+        factor_sizes=tuple(max(d, 1) for d in shape),
+        operand_dims=(dims,) * n_operands,
+        result_dims=(dims,) * n_results,
+        kinds=(FactorKind.PASS_THROUGH,) * len(shape),
+    )
+
+
+def parse_direction(raw: str) -> Direction:
+    """`sdy.propagation_barrier`'s `allowed_direction` text as a factor direction."""
+    table = {
+        "0": Directions.NONE,
+        "1": Directions.FORWARD,
+        "2": Directions.BACKWARD,
+        "3": Directions.BOTH,
+        "NONE": Directions.NONE,
+        "FORWARD": Directions.FORWARD,
+        "BACKWARD": Directions.BACKWARD,
+        "BOTH": Directions.BOTH,
+    }
+    for key, d in table.items():
+        if raw == key or raw.endswith(" " + key + ">") or raw.endswith(key):
+            return d
+    return Directions.NONE
