@@ -178,8 +178,8 @@ class Compiled:
         leaves, tree = jax.tree.flatten(dyn)
         if tree != low.in_tree:
             raise ShardcError(
-                f"called with {len(dyn)} arguments ({tree.num_leaves} arrays, structure "
-                f"{tree}), but the function was compiled for {low.in_tree.num_leaves} arrays "
+                f"called with {len(dyn)} arguments ({len(leaves)} arrays, structure "
+                f"{tree}), but the function was compiled for {len(low.in_avals)} arrays "
                 f"of structure {low.in_tree}",
                 hint="pass the same arguments (and pytree structure) as to .lower(), or call "
                 "the shardc.jit function itself, which compiles per signature",
@@ -379,10 +379,8 @@ class Jitted:
         try:
             check_replication(module)
         except ManualComputationError as e:
-            hint = (e.hint or "").replace(
-                "(--no-check-replication, check_vma=False)",
-                "(shardc.jit(..., check_replication=False), shardc compile --no-check-replication)",
-            )
+            # check_vma=False does not reach shardc.jit; its own switch does
+            hint = (e.hint or "").replace("check_vma=False", "shardc.jit(..., check_replication=False)")
             raise ManualComputationError(e.message, location=e.location, hint=hint or None) from None
 
     def _signature(self, args: tuple[Any, ...]) -> Any:

@@ -1,6 +1,7 @@
 """Seed 001's MLP: data parallel on x, megatron on y; w2 is left to propagation.
 
 Prints the propagated module and the grid of w2, runs on 8 CPU devices and checks the numbers.
+`shardc compile examples/mlp.py --show %arg2` prints the same module and grid from the CLI.
 """
 
 import os
@@ -15,6 +16,11 @@ import shardc  # noqa: E402
 MESH = jax.make_mesh((4, 2), ("x", "y"))  # Explicit by default; shardc lowers it as Auto
 
 
+@shardc.entry(  # for `shardc compile examples/mlp.py`: example arguments (shapes only)
+    jax.ShapeDtypeStruct((16, 32), np.float32),
+    jax.ShapeDtypeStruct((32, 64), np.float32),
+    jax.ShapeDtypeStruct((64, 32), np.float32),
+)
 @shardc.jit(mesh=MESH, in_shardings=("x, _", "_, y", None), out_shardings="x, _")
 def mlp(x, w1, w2):
     h = jax.nn.relu(x @ w1)  # [batch on x, hidden on y]

@@ -20,8 +20,12 @@ def matmul(x, w):
     return jax.numpy.tanh(x @ w)
 
 
-def lower(x_spec: str, w_spec: str, x, w):
-    return shardc.jit(matmul, mesh=MESH, in_shardings=(x_spec, w_spec)).lower(x, w)
+X_WINS = ("{x}p0, ?", "?, {x}p1")  # x's wish is stronger: output rows on "x"
+W_WINS = ("{x}p1, ?", "?, {x}p0")  # w's wish is stronger: output columns on "x"
+ARGS = (jax.ShapeDtypeStruct((16, 32), np.float32), jax.ShapeDtypeStruct((32, 64), np.float32))
+# `shardc compile examples/priorities.py --show %1` prints both modules and both grids.
+x_wins = shardc.entry(*ARGS, name="x_wins")(shardc.jit(matmul, mesh=MESH, in_shardings=X_WINS))
+w_wins = shardc.entry(*ARGS, name="w_wins")(shardc.jit(matmul, mesh=MESH, in_shardings=W_WINS))
 
 
 def main() -> None:
@@ -30,9 +34,8 @@ def main() -> None:
     w = rng.standard_normal((32, 64), np.float32)
     expected = np.tanh(x @ w)
     results = {}
-    for label, xs, ws in (("x wins (x p0, w p1)", "{x}p0, ?", "?, {x}p1"),
-                          ("w wins (x p1, w p0)", "{x}p1, ?", "?, {x}p0")):
-        lowered = lower(xs, ws, x, w)
+    for label, fun in (("x wins (x p0, w p1)", x_wins), ("w wins (x p1, w p0)", w_wins)):
+        lowered = fun.lower(x, w)
         out = lowered.out_shardings[0]
         results[label] = out
         print(f"{label}: output {out}")

@@ -30,19 +30,27 @@ def matmul_psum_scatter(a, b):
     return jax.lax.psum_scatter(a @ b, "i", scatter_dimension=0, tiled=True)
 
 
+ARGS = (jax.ShapeDtypeStruct((16, 64), np.float32), jax.ShapeDtypeStruct((64, 32), np.float32))
+# contracting dim on "i" for both operands; `shardc compile examples/shard_map_matmul.py`
+psum_entry = shardc.entry(*ARGS, name="matmul_psum")(
+    shardc.jit(matmul_psum, mesh=MESH, in_shardings=("_, i", "i, _")))
+psum_scatter_entry = shardc.entry(*ARGS, name="matmul_psum_scatter")(
+    shardc.jit(matmul_psum_scatter, mesh=MESH, in_shardings=("_, i", "i, _")))
+ENTRIES = (psum_entry, psum_scatter_entry)
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((16, 64), np.float32)
     b = rng.standard_normal((64, 32), np.float32)
     expected = a @ b
-    for fun in (matmul_psum, matmul_psum_scatter):
-        jitted = shardc.jit(fun, mesh=MESH, in_shardings=("_, i", "i, _"))
+    for jitted in ENTRIES:
         lowered = jitted.lower(a, b)
-        print(f"// {fun.__name__}")
+        print(f"// {jitted.entry_name}")
         print(lowered.as_text())
         y = lowered.compile()(a, b)
         np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-4, atol=1e-3)
-        print(f"{fun.__name__}: output {y.sharding}")
+        print(f"{jitted.entry_name}: output {y.sharding}")
     print("OK: both sharded results equal the unsharded one")
 
 

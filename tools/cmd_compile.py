@@ -8,6 +8,7 @@ of the script (example arguments may be `jax.ShapeDtypeStruct`s). The script run
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 import time
@@ -33,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the sharding grid of value NAME (e.g. %%arg0) on stderr")
     parser.add_argument("--listing", action="store_true",
                         help="print every value with its sharding and source line on stderr")
+    parser.add_argument("--no-check-replication", action="store_true",
+                        help="skip the check that shard_map outputs declared replicated along a "
+                        "manual axis do not vary along it")
 
 
 def _user_error(script: str, exc: BaseException) -> Any:
@@ -106,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         fun = entries[name]
         if args.mesh:
             fun = fun.with_mesh(args.mesh)
+        if args.no_check_replication:
+            fun = copy.copy(fun)
+            fun.check_replication = False
         start = time.perf_counter()
         if tty:
             print(f"shardc: compiling {name} ...", file=sys.stderr, end="\r", flush=True)
@@ -119,10 +126,11 @@ def run(args: argparse.Namespace) -> int:
         elapsed = time.perf_counter() - start
         if tty or elapsed > 5:
             print(f"shardc: compiled {name} in {elapsed:.1f}s", file=sys.stderr)
+        label = f"// entry: {name}\n" if len(names) > 1 else ""
         if args.listing:
-            sys.stderr.write(f"// {name}\n" + lowered.listing())
+            sys.stderr.write(label + lowered.listing())
         for value in args.show or ():
-            sys.stderr.write(lowered.show(value, print_it=False))
+            sys.stderr.write(label + lowered.show(value, print_it=False))
         header = f"// entry: {name}\n" if len(names) > 1 else ""
         chunks.append(header + text)
     write_output(args.output, "// -----\n".join(chunks))
