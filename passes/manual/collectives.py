@@ -259,6 +259,11 @@ class Collective:
     location: str | None = None
 
     @property
+    def is_sdy(self) -> bool:
+        """An `sdy.*` collective: it acts over free axes, which XLA's partitioner owns."""
+        return self.op.name.startswith("sdy.")
+
+    @property
     def group_size(self) -> int:
         return len(self.groups[0]) if self.groups else 1
 
@@ -276,6 +281,8 @@ class Collective:
             return (g - 1) * ins // g
         if self.kind in ("collective_permute", "collective_broadcast"):
             return ins
+        if self.kind == "all_slice":  # each device keeps its own slice: no communication
+            return 0
         return ins
 
     def describe(self) -> str:
@@ -323,8 +330,15 @@ def decode_collective(op: Operation, region: ManualRegion, grid: DeviceGrid) -> 
     """Decode `op` if it is a collective; `None` for any other op."""
     loc = None
     if op.name in SDY_COLLECTIVES:
+        # sdy collectives reshard over free (automatic) axes: no manual axis may appear in a
+        # sharding inside the body, so they never change what devices along a manual axis hold
         kind = op.name[len("sdy.") :]
-        return Collective(op, kind, _sdy_axes(op), reason="sdy collective", location=loc)
+        axes = tuple(a for a in _sdy_axes(op) if a in grid.names)
+        bound = [a for a in axes if a in region.scope_axes]
+        reason = (f"sdy collective naming the manual axis {axes_text(bound)} bound here"
+                  if bound else "sdy collective over free axes")
+        groups = tuple(map(tuple, grid.groups_for(axes))) if axes else ()
+        return Collective(op, kind, axes, reason=reason, groups=groups, location=loc)
     if op.name not in STABLEHLO_COLLECTIVES:
         return None
     kind = op.name[len("stablehlo.") :]

@@ -60,8 +60,8 @@ def remove_redundant_collectives(module: Module) -> Report:
     plans = []
     for op, col in analysis.collectives.items():
         owner = region_of_op.get(op)
-        if owner is None or col.axes is None or not col.axes:
-            continue
+        if owner is None or col.axes is None or not col.axes or col.is_sdy:
+            continue  # sdy collectives act over free axes: XLA's partitioner owns those
         region = owner
         operand_var = set().union(*(analysis.of(v) for v in op.operands)) if op.operands else set()
         if operand_var & set(col.axes):

@@ -163,3 +163,19 @@ def enclosing_ops(op: Operation) -> Iterator[Operation]:
 def axes_text(axes: tuple[str, ...] | list[str] | set[str] | frozenset[str]) -> str:
     """`{"x", "y"}` as sdy writes axis sets."""
     return "{" + ", ".join(f'"{a}"' for a in axes) + "}"
+
+
+def spec_text(sharding: TensorSharding, region: ManualRegion) -> str:
+    """An in/out sharding as the `PartitionSpec` a shard_map user wrote (manual axes only)."""
+    parts = []
+    for d in sharding.dims:
+        names = [a.name for a in d.axes if a.name in region.manual_axes]
+        if not names:
+            parts.append("None")
+        elif len(names) == 1:
+            parts.append(f"'{names[0]}'")
+        else:
+            parts.append("(" + ", ".join(f"'{n}'" for n in names) + ")")
+    while parts and parts[-1] == "None":
+        parts.pop()
+    return "P(" + ", ".join(parts) + ")"

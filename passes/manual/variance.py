@@ -38,7 +38,7 @@ from .collectives import (
     describe_axis_index,
     eval_partition_arith,
 )
-from .regions import MANUAL_OP, ManualRegion, axes_text, manual_regions
+from .regions import MANUAL_OP, ManualRegion, axes_text, manual_regions, spec_text
 
 
 class View(Enum):
@@ -120,8 +120,9 @@ class _Analyzer:
                         if ax.name in region.manual_axes:
                             v.setdefault(
                                 ax.name,
-                                f"in_shardings[{i}] = {s.body()} splits dim {d} over "
-                                f'"{ax.name}" (operand {i} of {MANUAL_OP}{self.loc(region.op)})',
+                                f"in_specs[{i}] = {spec_text(s, region)} (in_shardings[{i}] = "
+                                f"{s.body()}), which splits dim {d} of operand {i} of "
+                                f'{MANUAL_OP}{self.loc(region.op)} over "{ax.name}"',
                             )
             self.result.var[arg] = v
         self.block(body, region)
@@ -212,14 +213,16 @@ class _Analyzer:
         why = f"{col.describe()}{self.loc(col.op)}"
         if col.axes is None:  # cannot tell: it may vary along everything bound here
             return _union(operand, {a: why for a in region.scope_axes})
-        axes = set(col.axes)
+        # only bound manual axes matter here; free axes (what sdy collectives act over) are
+        # partitioned by XLA and never part of a value's variance
+        bound = tuple(a for a in col.axes if a in region.scope_axes)
+        if not bound:
+            return dict(operand)
         if col.kind in ("all_reduce", "collective_broadcast") or (
             col.kind == "all_gather" and self.view is View.VALUE
         ):
-            return {a: w for a, w in operand.items() if a not in axes}
-        if col.kind.startswith("sdy."):
-            return operand
-        return _union(operand, {a: why for a in col.axes})
+            return {a: w for a, w in operand.items() if a not in bound}
+        return _union(operand, {a: why for a in bound})
 
     def while_op(self, op: Operation, region: ManualRegion, ins: list[Var]) -> None:
         var = self.result.var

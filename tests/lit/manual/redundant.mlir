@@ -89,3 +89,18 @@ func.func @max_invariant_sum_needed(%arg0: tensor<8xf32>) -> tensor<2xf32> {
   } : (tensor<8xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// sdy collectives act over free axes, which XLA's partitioner owns: never rewritten or reported.
+// RUN: shardc opt --remove-redundant-collectives %s 2>&1 | filecheck %s --check-prefix=SDY
+// SDY-NOT: note: {{.*}}sdy.all_slice
+// SDY-LABEL: func.func @sdy_collectives_untouched
+// SDY: sdy.all_slice
+// SDY: sdy.all_gather
+func.func @sdy_collectives_untouched(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {?}]>] out_shardings=[<@mesh, [{}, {?}]>] manual_axes={"x"} (%arg1: tensor<8x8xf32>) {
+    %1 = sdy.all_slice [{}, {"y"}] %arg1 out_sharding=<@mesh, [{}, {"y"}]> : tensor<8x8xf32>
+    %2 = sdy.all_gather [{}, {"y"}] %1 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>
+    sdy.return %2 : tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

@@ -3,7 +3,9 @@
 
 // An input split over "x" returned with an out_sharding that drops "x" (seed 000's f3 without
 // its psum): the blocks differ along "x", so keeping one copy would be wrong.
-// CHECK: error: {{.*}}replication_errors.mlir:{{[0-9]+}}:{{[0-9]+}}: result 0 of sdy.manual_computation (manual_axes={"x", "y"}) has out_shardings[0] = <@mesh, [{}, {"y"}]>, which does not mention manual axis "x" and so promises the value is replicated along it, but it may vary along "x": in_shardings[0] = <@mesh, [{"x"}, {"y"}]> splits dim 0 over "x"
+// The one line names the result and the op computing it, the axis, the spec as the user wrote
+// it, the reason it varies, and the fixes.
+// CHECK: error: {{.*}}replication_errors.mlir:[[# @LINE + 5]]:8: result 0 of sdy.manual_computation (manual_axes={"x", "y"}) (computed by stablehlo.negate at {{.*}}replication_errors.mlir:[[# @LINE + 6]]:10) may differ across devices along manual axis "x", but out_specs[0] = P(None, 'y') (out_shardings[0] = <@mesh, [{}, {"y"}]>) does not mention it and so promises one replicated copy: it varies along "x" because of in_specs[0] = P('x', 'y') (in_shardings[0] = <@mesh, [{"x"}, {"y"}]>), which splits dim 0 of operand 0 of sdy.manual_computation at {{.*}}:[[# @LINE + 5]]:8 over "x"; reduce it with lax.psum (or pmax/pmin) over "x" before returning it, mention "x" in out_specs[0], e.g. P('x', 'y'), to keep every device's block, or, if every device computes the same value in a way shardc cannot prove, turn the check off (check_vma=False, --no-check-replication)
 // OFF-LABEL: in @missing_psum
 // OFF: result 0 variance: varies over {"x", "y"}; promised replicated over {"x"}
 sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -18,7 +20,7 @@ func.func @missing_psum(%arg0: tensor<8x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 // psum over "y" only: the result still varies along "x", which P() promised replicated.
-// CHECK: error: {{.*}}: result 0 of sdy.manual_computation {{.*}} does not mention manual axis "x" {{.*}} may vary along "x"
+// CHECK: error: {{.*}}: result 0 of sdy.manual_computation {{.*}} (computed by stablehlo.all_reduce at {{.*}}) may differ across devices along manual axis "x", but out_specs[0] = P() {{.*}} because of in_specs[0] = P('x') {{.*}} mention "x" in out_specs[0], e.g. P('x'), to keep
 // OFF-LABEL: in @psum_wrong_axis
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @psum_wrong_axis(%arg0: tensor<8xf32>) -> tensor<2xf32> {
@@ -36,7 +38,7 @@ func.func @psum_wrong_axis(%arg0: tensor<8xf32>) -> tensor<2xf32> {
 // -----
 
 // A collective_permute makes an invariant value vary: the error names the op that did it.
-// CHECK: error: {{.*}}: result 0 {{.*}} may vary along "x": stablehlo.collective_permute over {"x"} at {{.*}}replication_errors.mlir:[[# @LINE + 5]]
+// CHECK: error: {{.*}}: result 0 {{.*}} along manual axis "x", {{.*}}: it varies along "x" because of stablehlo.collective_permute over {"x"} at {{.*}}replication_errors.mlir:[[# @LINE + 5]]
 // OFF-LABEL: in @permute_unmapped
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @permute_unmapped(%arg0: tensor<2xf32>) -> tensor<2xf32> {

@@ -110,3 +110,26 @@ func.func @partial_axis_index() -> tensor<4xi32> {
   } : () -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// sdy collectives reshard over free axes only (no body sharding may name a manual axis), so they
+// leave the manual-axis variance as it was: the all_slice over the free "y" does not make the
+// value vary, the all_gather over the manual "x" still makes it invariant, and all_slice moves
+// no bytes.
+// CHECK-LABEL: in @sdy_collectives_over_free_axes
+// CHECK: collective: sdy.all_slice over {"y"}, 0 bytes/device
+// CHECK: collective: sdy.all_gather over {"y"}, 32 bytes/device
+// CHECK: result 0 variance: varies over {"x"}
+// CHECK-NEXT: result 1 variance: invariant (typing view: {"x"}); promised replicated over {"x"}
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @sdy_collectives_over_free_axes(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0:2 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>, <@mesh, [{}, {?}]>] manual_axes={"x"} (%arg1: tensor<2x8xf32>) {
+    %1 = sdy.all_slice [{}, {"y"}] %arg1 out_sharding=<@mesh, [{}, {"y"}]> : tensor<2x8xf32>
+    %2 = sdy.all_gather [{}, {"y"}] %1 out_sharding=<@mesh, [{}, {}]> : tensor<2x8xf32>
+    %3 = "stablehlo.all_gather"(%2) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> : (tensor<2x8xf32>) -> tensor<8x8xf32>
+    %4 = sdy.all_slice [{}, {"y"}] %3 out_sharding=<@mesh, [{}, {"y"}]> : tensor<8x8xf32>
+    sdy.return %2, %4 : tensor<2x8xf32>, tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  return %0#0, %0#1 : tensor<8x8xf32>, tensor<8x8xf32>
+}
