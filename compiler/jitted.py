@@ -92,6 +92,16 @@ def _main(module: Module) -> Any:
     return funcs["main"]
 
 
+def _listed(v: ValueInfo) -> str:
+    if v.sharding is None:
+        return "(none)"
+    if v.op == "sdy.sharding_constraint":
+        return v.sharding.body()
+    final = _final(v.sharding)
+    assert final is not None
+    return final.body()
+
+
 class _ConstantNamer:
     """MLIR's names for constants: `%cst` (float), `%c` (integer), uniqued `_N` by one counter."""
 
@@ -150,6 +160,15 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
             yield ValueInfo(name, str(r.type), r.sharding, op.name, loc, r)
         if op.results:
             n_results += 1
+
+
+def _final(sharding: TensorSharding | None) -> TensorSharding | None:
+    """A propagated sharding as export writes it: every dim closed, priorities dropped."""
+    if sharding is None:
+        return None
+    from shardc.passes.export import finalize
+
+    return finalize(sharding, keep_open=False)
 
 
 def _shape(type_text: str) -> tuple[int, ...]:
@@ -226,16 +245,18 @@ class Lowered:
     # shardings --------------------------------------------------------------------------
     @property
     def in_shardings(self) -> tuple[TensorSharding | None, ...]:
-        """The propagated sharding of every flat input of `@main`."""
-        return tuple(a.sharding for a in _main(self.ir).regions[0].entry.args)
+        """The sharding of every flat input of `@main` as exported (closed, no priorities):
+        the layout XLA receives the arguments in."""
+        return tuple(_final(a.sharding) for a in _main(self.ir).regions[0].entry.args)
 
     @property
     def out_shardings(self) -> tuple[TensorSharding | None, ...]:
-        """The propagated sharding of every flat output of `@main`."""
+        """The sharding of every flat output of `@main` as exported (closed, no priorities):
+        the layout of the arrays `.compile()(...)` returns."""
         from shardc.dialect.ir import func_num_results, func_result_sharding
 
         main = _main(self.ir)
-        return tuple(func_result_sharding(main, i) for i in range(func_num_results(main)))
+        return tuple(_final(func_result_sharding(main, i)) for i in range(func_num_results(main)))
 
     # text -------------------------------------------------------------------------------
     def as_text(self, format: str = "pretty", mode: str = "annotate") -> str:
@@ -264,10 +285,9 @@ class Lowered:
 
     def listing(self) -> str:
         """A header, then one line per value of `@main`: name (as `.as_text()` prints it), type,
-        propagated sharding (`?` marks a dim propagation may still extend), op, source line."""
+        sharding as exported (a constraint's as the user wrote it), op, source line."""
         rows = [("value", "type", "sharding", "op", "source")]
-        rows += [(v.name, v.type, str(v.sharding.body()) if v.sharding else "(none)", v.op,
-                  v.location or "") for v in self.values()]
+        rows += [(v.name, v.type, _listed(v), v.op, v.location or "") for v in self.values()]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         lines = []
         for r in rows:

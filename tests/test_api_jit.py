@@ -90,3 +90,76 @@ def test_options_strategy() -> None:
                    options=PropagationOptions(strategy="basic"))
     assert "sdy.sharding" in f.lower(x, w).as_text()
     assert "sdy.sharding" in f.lower(x, w, strategy="aggressive").as_text()
+
+
+def test_compiled_outputs_carry_the_propagated_shardings() -> None:
+    """`.compile()` returns jax arrays laid out as the lowered module's out shardings say."""
+    from shardc.specs import to_partition_spec
+
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+    f = shardc.jit(lambda a, b: (jnp.tanh(a @ b), (a @ b).sum(0)), mesh=MESH,
+                   in_shardings=("x, _", "_, y"))
+    low = f.lower(x, w)
+    compiled = low.compile()
+    outs = compiled(x, jnp.asarray(w))  # numpy and jax arrays both work
+    for out, sharding in zip(outs, low.out_shardings, strict=True):
+        assert isinstance(out, jax.Array)
+        expected = jax.sharding.NamedSharding(compiled.executable.out_shardings[0].mesh,
+                                              to_partition_spec(sharding))
+        assert out.sharding.is_equivalent_to(expected, out.ndim), (out.sharding, sharding)
+    assert str(low.out_shardings[0]) == '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'
+    np.testing.assert_allclose(np.asarray(outs[0]), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(outs[1]), (x @ w).sum(0), rtol=1e-4, atol=1e-4)
+
+
+def test_call_errors_say_what_was_compiled() -> None:
+    x, w = np.ones((8, 16), np.float32), np.ones((16, 4), np.float32)
+    compiled = shardc.jit(layer, mesh=MESH).lower(x, w).compile()
+    with pytest.raises(shardc.ShardcError, match="called with 1 arguments .* compiled for 2 arrays"):
+        compiled(x)
+    with pytest.raises(shardc.ShardcError, match="names argument 5, but layer was given 2"):
+        shardc.jit(layer, mesh=MESH, static_argnums=5).lower(x, w)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("xp1, _", r'(?s)names axis "xp1".*\{x\}p1'),
+    ("x P1, _", r"in_shardings\[0\]: invalid sharding spec"),
+    ("x, x", "appear once per tensor"),
+    (shardc.logical("batch", rules=[("batch", "Q")]), r"(?s)in_shardings\[0\] = logical.*'Q'.*mesh axes"),
+])
+def test_spec_mistakes_name_the_argument_and_the_fix(spec: object, message: str) -> None:
+    x = jax.ShapeDtypeStruct((8, 16), jnp.float32)
+    with pytest.raises(shardc.ShardcError, match=message) as info:
+        shardc.jit(layer, mesh=MESH, in_shardings=(spec, None)).lower(x, x.update(shape=(16, 4)))
+    assert info.value.hint
+
+
+def test_out_shardings_structure_mismatch() -> None:
+    x = jax.ShapeDtypeStruct((8, 16), jnp.float32)
+    with pytest.raises(shardc.ShardcError, match=r"out_shardings = \('x', 'y'\) does not match.*"
+                       r"float32\[8, 4\]"):
+        shardc.jit(layer, mesh=MESH, out_shardings=("x", "y")).lower(x, x.update(shape=(16, 4)))
+
+
+def test_shard_map_errors_are_shardc_errors() -> None:
+    from jax.sharding import PartitionSpec as P
+
+    auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    a = jax.ShapeDtypeStruct((8, 4), jnp.float32)
+    # a mesh with Explicit axes (jax.make_mesh's default) given to shard_map inside shardc.jit
+    explicit = jax.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(shardc.ShardcError, match="leave out mesh= in jax.shard_map"):
+        shardc.jit(explicit, mesh=MESH).lower(a)
+    # no mesh= in shard_map: it takes shardc.jit's mesh, and runs
+    doubled = shardc.jit(jax.shard_map(lambda b: b * 2, in_specs=P("x"), out_specs=P("x")), mesh=MESH)
+    np.testing.assert_allclose(np.asarray(doubled(np.ones((8, 4), np.float32))), 2.0)
+    # non-divisible dim in a manual region
+    ident = jax.shard_map(lambda b: b, mesh=auto, in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(shardc.ShardcError, match="of size 6.*does not evenly divide 6"):
+        shardc.jit(ident, mesh=auto).lower(jax.ShapeDtypeStruct((6, 4), jnp.float32))
+    # varies along "x" but declared replicated: checked even with check_vma=False
+    bad = jax.shard_map(lambda b: b, mesh=auto, in_specs=P("x"), out_specs=P(), check_vma=False)
+    with pytest.raises(shardc.ShardcError, match="check_replication=False"):
+        shardc.jit(bad, mesh=auto).lower(a)
+    assert "manual_computation" in shardc.jit(bad, mesh=auto, check_replication=False).lower(a).as_text()

@@ -32,3 +32,20 @@ def test_no_mesh_is_an_error_when_tracing() -> None:
     with pytest.raises(shardc.ShardcError, match="has no mesh"):
         jax.jit(lambda x: shardc.constrain(x, "x")).lower(np.ones(8, np.float32))
     assert shardc.constrain(np.ones(3), "x") is not None  # eager, no mesh: identity
+
+
+def test_priorities_change_xla_layout_under_plain_jit() -> None:
+    """x and w both want axis "x" for the output of x @ w; XLA's Shardy gives it to the p0 side."""
+    mesh8 = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def variant(x_spec: str, w_spec: str):  # type: ignore[no-untyped-def]
+        def g(x, w):  # type: ignore[no-untyped-def]
+            return jnp.tanh(shardc.constrain(x, x_spec) @ shardc.constrain(w, w_spec))
+        return g
+
+    x, w = np.ones((16, 32), np.float32), np.ones((32, 64), np.float32)
+    with jax.set_mesh(mesh8):
+        rows = jax.jit(variant("{x}p0, ?", "?, {x}p1")).lower(x, w).compile().output_shardings
+        cols = jax.jit(variant("{x}p1, ?", "?, {x}p0")).lower(x, w).compile().output_shardings
+    assert rows.spec == jax.sharding.PartitionSpec("x")
+    assert cols.spec == jax.sharding.PartitionSpec(None, "x")

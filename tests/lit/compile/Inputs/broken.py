@@ -1,4 +1,4 @@
-import shardc
+import shardc  # noqa: F401 - as a real script would
 
 x = 1
 raise ValueError("bad configuration")

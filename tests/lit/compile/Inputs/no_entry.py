@@ -1,3 +1,3 @@
-import shardc
+import shardc  # noqa: F401 - as a real script would
 
 VALUE = 3
