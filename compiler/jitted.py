@@ -23,7 +23,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, Value
-from shardc.dialect.shardings import Mesh, TensorSharding
+from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 
 from . import specs
 
@@ -306,8 +306,10 @@ class Lowered:
         from .grid import render_grid
 
         v = self.value(name)
-        sharding = v.sharding or TensorSharding(specs.MESH_SYMBOL, ())
-        text = render_grid(sharding, _shape(v.type), self.mesh, title=f"{v.name}: {v.type}")
+        shown = v.sharding if v.op == "sdy.sharding_constraint" else _final(v.sharding)
+        shape = _shape(v.type)
+        replicated = TensorSharding(specs.MESH_SYMBOL, (DimSharding(()),) * len(shape))
+        text = render_grid(shown or replicated, shape, self.mesh, title=f"{v.name}: {v.type}")
         if print_it:
             print(text, end="")
         return text
