@@ -46,9 +46,9 @@ def _programs() -> dict[str, tuple[Callable, list[tuple[int, ...]], Callable]]:
         return jax.shard_map(body, mesh=m, in_specs=ins, out_specs=outs, **kw)
 
     def blocks_sum(a: np.ndarray, n: int, axis: int) -> np.ndarray:
-        return sum(np.split(a, n, axis=axis))
+        return np.sum(np.stack(np.split(a, n, axis=axis)), axis=0)
 
-    progs = {
+    progs: dict[str, tuple[Callable, list[tuple[int, ...]], Callable]] = {
         "matmul_psum": (
             sm(lambda a, b: lax.psum(a @ b, "y"), (P("x", "y"), P("y", None)), P("x", None)),
             [(8, 16), (16, 32)],

@@ -333,12 +333,12 @@ def decode_collective(op: Operation, region: ManualRegion, grid: DeviceGrid) -> 
         # sdy collectives reshard over free (automatic) axes: no manual axis may appear in a
         # sharding inside the body, so they never change what devices along a manual axis hold
         kind = op.name[len("sdy.") :]
-        axes = tuple(a for a in _sdy_axes(op) if a in grid.names)
-        bound = [a for a in axes if a in region.scope_axes]
+        over = tuple(a for a in _sdy_axes(op) if a in grid.names)
+        bound = [a for a in over if a in region.scope_axes]
         reason = (f"sdy collective naming the manual axis {axes_text(bound)} bound here"
                   if bound else "sdy collective over free axes")
-        groups = tuple(map(tuple, grid.groups_for(axes))) if axes else ()
-        return Collective(op, kind, axes, reason=reason, groups=groups, location=loc)
+        sdy_groups = tuple(map(tuple, grid.groups_for(over))) if over else ()
+        return Collective(op, kind, over, reason=reason, groups=sdy_groups, location=loc)
     if op.name not in STABLEHLO_COLLECTIVES:
         return None
     kind = op.name[len("stablehlo.") :]
