@@ -323,3 +323,24 @@ def test_typing_view_is_exposed() -> None:
     region = value.regions[0]
     assert value.returned_variance(region) == [{}]
     assert list(typing.returned_variance(typing.regions[0])[0]) == ["x"]
+
+
+def test_replication_error_is_one_actionable_cli_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    path = tmp_path / "unreplicated.mlir"
+    path.write_text(unreplicated_text())
+    proc = subprocess.run([sys.executable, "-m", "shardc.tools.cli", "check", str(path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    msg = lines[0]
+    for part in ("result 0", 'manual axis "x"', "out_specs[0] = P()", "in_specs[0] = P('x')",
+                 'lax.psum (or pmax/pmin) over "x"', 'mention "x" in out_specs[0], e.g. P(\'x\')'):
+        assert part in msg, (part, msg)
+    ok = subprocess.run([sys.executable, "-m", "shardc.tools.cli", "check",
+                         "--no-check-replication", str(path)],
+                        capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and "replication check: skipped" in ok.stdout
