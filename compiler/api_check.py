@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module, symbol_name
 from shardc.passes.manual.collectives import Collective
 from shardc.passes.manual.regions import ManualRegion, axes_text
@@ -136,6 +137,15 @@ def check_module(module: Module, *, check_replication_flag: bool = True) -> Chec
     shapes = {s.region.op: s for s in check_shapes(module)}
     value = analyze_variance(module, View.VALUE)
     typing = analyze_variance(module, View.TYPING)
+    for op, region in value.misplaced_partition_ids:
+        raise ManualComputationError(
+            f"stablehlo.partition_id inside {region.describe()} where the mesh axes "
+            f"{axes_text(region.free_axes)} are free (automatic): which partition a device is "
+            "there depends on how XLA partitions those axes",
+            location=module.resolve_loc(op.loc) or region.location,
+            hint="compute it inside a nested sdy.manual_computation over the free axes, as "
+            "JAX's axis_index does (or use lax.axis_index in the shard_map)",
+        )
     if check_replication_flag:
         check_replication(module, value)
     reports = []

@@ -67,6 +67,8 @@ class VarianceResult:
     var: dict[Value, Var] = field(default_factory=dict)
     collectives: dict[Operation, Collective] = field(default_factory=dict)
     axis_index: dict[Value, str] = field(default_factory=dict)
+    # partition_id where some mesh axes are free: its value depends on XLA's partitioning
+    misplaced_partition_ids: list[tuple[Operation, ManualRegion]] = field(default_factory=list)
 
     def of(self, value: Value) -> frozenset[str]:
         return frozenset(self.var.get(value, {}))
@@ -189,6 +191,8 @@ class _Analyzer:
             for r in op.results:
                 var[r] = out
             return
+        if name == "stablehlo.partition_id" and region.free_axes:
+            self.result.misplaced_partition_ids.append((op, region))
         value = eval_partition_arith(op, self.known, grid)
         if value is not None:
             self.known[op.results[0]] = value

@@ -1,5 +1,5 @@
 // RUN: not shardc check --split-input-file %s 2>&1 | filecheck %s
-// RUN: shardc check --split-input-file --no-check-replication %s 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: not shardc check --split-input-file --no-check-replication %s 2>&1 | filecheck %s --check-prefix=OFF
 
 // An input split over "x" returned with an out_sharding that drops "x" (seed 000's f3 without
 // its psum): the blocks differ along "x", so keeping one copy would be wrong.
@@ -66,4 +66,21 @@ func.func @provably_replicated(%arg0: tensor<8xf32>) -> (tensor<2xf32>, tensor<8
     sdy.return %1, %2 : tensor<2xf32>, tensor<8xf32>
   } : (tensor<8xf32>) -> (tensor<2xf32>, tensor<8xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<8xf32>
+}
+
+// -----
+
+// partition_id straight in a partial-manual body (JAX wraps it in an all-manual region): rejected.
+// CHECK: error: {{.*}}replication_errors.mlir:[[# @LINE + 5]]:{{[0-9]+}}: stablehlo.partition_id inside sdy.manual_computation (manual_axes={"x"}) where the mesh axes {"y"} are free (automatic){{.*}}; compute it inside a nested sdy.manual_computation over the free axes
+// OFF: error: {{.*}}stablehlo.partition_id inside
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @partition_id_with_free_axes(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x", ?}]>] out_shardings=[<@mesh, [{"x", ?}]>] manual_axes={"x"} (%arg1: tensor<2xf32>) {
+    %1 = stablehlo.partition_id : tensor<ui32>
+    %2 = stablehlo.convert %1 : (tensor<ui32>) -> tensor<f32>
+    %3 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<f32>) -> tensor<2xf32>
+    %4 = stablehlo.add %arg1, %3 : tensor<2xf32>
+    sdy.return %4 : tensor<2xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
 }
