@@ -49,9 +49,43 @@ def test_origins_recorded() -> None:
 
     report = propagate_module(import_text(open(MLP).read()), PropagationOptions(debug_origins=True))
     assert report.origins is not None
-    lines = report.origins.lines()
-    assert any("annotation" in line for line in lines)
+    lines = report.explanation
+    assert lines and all(" <- " in line and "(annotation, p" in line for line in lines)
     assert any("stablehlo.dot_general" in line for line in lines)
+
+
+def test_origins_off_costs_nothing() -> None:
+    prop = Propagator(import_text(open(MLP).read()), PropagationOptions())
+    prop.build()
+    report = prop.run()
+    assert prop.observer is None and report.origins is None and report.explanation == []
+
+
+def test_explain_names_match_the_output() -> None:
+    """Every `%N = op` an explain line names is that op in the exported text."""
+    import re
+
+    import shardc
+    from shardc.api_propagate import propagate_module
+
+    text = open(os.path.join(HERE, "lit", "propagate", "control_flow.mlir")).read()
+    for case in [open(MLP).read(), *text.split("// -----")]:
+        out = shardc.propagate(case)
+        module = import_text(case)
+        report = propagate_module(module, PropagationOptions(debug_origins=True))
+        for line in report.explanation:
+            m = re.match(r"(%[\w#]+) = ([\w.]+) ", line)
+            if m:
+                name, op = m.group(1).split("#")[0], m.group(2).removeprefix("func.")
+                assert re.search(rf"{re.escape(name)}(:\d+)? = \"?{re.escape(op)}\b", out), line
+
+
+def test_dump_rounds() -> None:
+    from shardc.api_propagate import propagate_module
+
+    report = propagate_module(import_text(open(MLP).read()), PropagationOptions(dump_rounds=True))
+    titles = [line for line in report.round_dumps if line.startswith("after ")]
+    assert titles == ["after import:", *(f"after {r}:" for r in report.rounds)]
 
 
 def test_every_option_is_a_cli_flag() -> None:

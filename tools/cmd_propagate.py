@@ -58,7 +58,9 @@ def _doc(name: str) -> str:
         "user_priorities": "propagate user priorities p0, p1, ... in rounds",
         "op_priorities": "run the op-priority schedule",
         "conservative": "never propagate along permutation factors",
-        "debug_origins": "explain where each dim sharding came from",
+        "debug_origins": "explain where each dim sharding came from: value, dim, axes, the "
+        "annotation they trace back to, the round, and the op that wrote them",
+        "dump_rounds": "print every value's sharding after import and after every round",
         "split_constants": "give each use of a constant expression its own view",
         "max_steps": "cap on worklist steps per run (0: none)",
     }
@@ -85,9 +87,15 @@ def run(args: argparse.Namespace) -> int:
 
         verify_module(module)
     report = propagate(module, options)
-    for line in report.lines() if options.debug_origins else report.lines()[:-1]:
-        if options.debug_origins or line.startswith("no sharding rule") or "disagree" in line:
-            print(f"note: {line}", file=sys.stderr)
+    err = sys.stderr
+    for line in report.notes():  # one line per op kind without a rule, then warnings
+        print(f"note: {line}", file=err)
+    for line in report.round_dumps:
+        print(f"dump: {line}", file=err)
+    if options.debug_origins:
+        print(f"note: {report.summary()}", file=err)
+        for line in report.explanation:
+            print(f"explain: {line}", file=err)
     export_module(module, "pin" if args.pin else "annotate", options.keep_open)
     write_output(args.output, export_text(module, args.format, with_locs=args.debug_locs))
     return 0

@@ -24,6 +24,7 @@ from shardc.dialect.rules.model import FactorKind
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, ShardingPerValue, TensorSharding
 
 from .call_sites import split_call_sites
+from .explain import Namer, dump_lines, explain_lines
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
 from .options import PropagationOptions
 from .origins import OriginRecorder
@@ -68,20 +69,14 @@ class Propagator:
         self.func_results = g.func_results
         self.meshes = g.meshes
         self.resolve = g.resolve
-        self.holder_name = g.holder_name
 
     # -- writing -------------------------------------------------------------------------------
     def write(self, holder: Value | Holder, sharding: TensorSharding) -> None:
         members = self.aliases.get(id(holder))
         targets = members if members is not None else [holder]
-        old = holder.sharding
         for t in targets:
             t.sharding = sharding
         self.report.updates += 1
-        if self.observer is not None and self.current is not None:
-            self.observer.update(
-                holder, self.holder_name(holder), old, sharding, self.current.label(), self.round
-            )
         cur = self.current
         for t in targets:
             for u in self.readers.get(id(t), ()):
@@ -129,6 +124,10 @@ class Propagator:
                 continue
             self.current = u
             slots[i].set(new, self)
+            if self.observer is not None:
+                h = slots[i].holder
+                targets = self.aliases.get(id(h)) or [h]
+                self.observer.record(u, i, shardings, new, targets, self.round)
 
     # -- rounds --------------------------------------------------------------------------------
     def confirming_sweep(self) -> int:
@@ -225,12 +224,15 @@ class Propagator:
         return steps
 
     def run(self, write_back: bool = True) -> PropagationReport:
-        priorities = self._init_priorities()
-        schedule = OP_PRIORITY_SCHEDULE if self.options.op_priorities else NO_OP_PRIORITY_SCHEDULE
-        if self.observer is not None:
+        if self.observer is not None:  # before the priorities hide the pN dims
             for h in self.holders:
                 if h.sharding is not None:
-                    self.observer.annotate(h, self.holder_name(h), h.sharding)
+                    self.observer.annotate(h, h.sharding)
+        priorities = self._init_priorities()
+        schedule = OP_PRIORITY_SCHEDULE if self.options.op_priorities else NO_OP_PRIORITY_SCHEDULE
+        namer = Namer(self.module) if self.options.dump_rounds else None
+        if namer is not None:
+            self.report.round_dumps.extend(dump_lines(namer, self.holders, "import"))
         self.queue = deque()
         for p in user_priority_rounds(set(priorities)):
             if p > 0:
@@ -241,8 +243,12 @@ class Propagator:
                 # A round starts from every unit; a wider level only from units it widened.
                 self.run_to_fixed_point(None if level == 0 else changed)
                 self.report.rounds.append(self.round)
+                if namer is not None:
+                    self.report.round_dumps.extend(dump_lines(namer, self.holders, self.round))
         if write_back:
             self.write_back()
+        if self.observer is not None:
+            self.report.explanation = explain_lines(self.module, self.observer)
         return self.report
 
     # -- user priorities -----------------------------------------------------------------------

@@ -27,7 +27,9 @@ class PropagationOptions:
     conservative: bool = False
     """Never propagate along permutation factors (Shardy's conservative-propagation)."""
     debug_origins: bool = False
-    """Record where every dim sharding came from (annotation or op, and round)."""
+    """Record where every dim sharding came from (annotation, op and round): `explain`."""
+    dump_rounds: bool = False
+    """Dump every value's sharding after import and after every round (a debugging aid)."""
     split_constants: bool = True
     """Give every use of a constant expression its own view, as Shardy's constant splitter does."""
     max_steps: int = 0

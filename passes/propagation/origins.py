@@ -1,56 +1,103 @@
 """Where each dim sharding came from: an observer the driver calls on every update.
 
-Off (the default) costs nothing: the driver holds `None` instead of an observer.
+Off (the default) costs nothing: the driver holds `None` instead of an observer. On, it keeps for
+every holder (a value or a func result) and dim the annotation its axes trace back to, the unit
+that wrote them and the round; `explain.py` turns that into text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from shardc.dialect.shardings import AxisRef, TensorSharding
 
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """One dim's origin: `source` is `annotation` or an op name with its location; `round`."""
+    """One dim's origin: the axes it got, from which annotated holder, by which unit, when.
 
-    source: str
+    `via` is None for an annotation itself; `root` is None when no source tensor of the unit
+    had the axes (which would be a bug in the strategy)."""
+
+    axes: tuple[AxisRef, ...]
+    root: Any
     round: str
+    via: Any = None
 
-    def __str__(self) -> str:
-        return f"{self.source} ({self.round})"
+    @property
+    def is_annotation(self) -> bool:
+        return self.via is None
 
 
-@dataclass
 class OriginRecorder:
-    """Keeps, per holder (a value or a func result) and dim, the update that last grew it."""
+    """Keeps, per holder and dim, the update that last grew the dim (see `Origin`)."""
 
-    origins: dict[int, dict[int, Origin]] = field(default_factory=dict)
-    names: dict[int, str] = field(default_factory=dict)
-    holders: dict[int, Any] = field(default_factory=dict)
+    __slots__ = ("origins", "holders")
 
-    def annotate(self, holder: Any, name: str, sharding: Any) -> None:
-        """An input annotation: every dim that has axes comes from the user."""
-        key = id(holder)
-        self.holders[key] = holder
-        self.names[key] = name
-        dims = self.origins.setdefault(key, {})
+    def __init__(self) -> None:
+        self.origins: dict[int, dict[int, Origin]] = {}
+        self.holders: dict[int, Any] = {}
+
+    def annotate(self, holder: Any, sharding: TensorSharding) -> None:
+        """A user annotation: every dim with axes comes from `holder` itself, in round pN."""
+        dims: dict[int, Origin] = {}
         for d, dim in enumerate(sharding.dims):
             if dim.axes:
-                dims[d] = Origin("annotation", "input")
+                dims[d] = Origin(dim.axes, holder, f"p{dim.priority or 0}")
+        if dims:
+            self.holders[id(holder)] = holder
+            self.origins.setdefault(id(holder), {}).update(dims)
 
-    def update(self, holder: Any, name: str, old: Any, new: Any, source: str, round: str) -> None:
-        key = id(holder)
-        self.holders[key] = holder
-        self.names.setdefault(key, name)
-        dims = self.origins.setdefault(key, {})
+    def get(self, holder: Any, dim: int) -> Origin | None:
+        return self.origins.get(id(holder), {}).get(dim)
+
+    def record(
+        self,
+        unit: Any,
+        index: int,
+        before: list[TensorSharding | None],
+        new: TensorSharding,
+        targets: list[Any],
+        round: str,
+    ) -> None:
+        """`unit` wrote `new` into its slot `index` (and so into every holder in `targets`).
+
+        `before` holds the shardings of all the unit's slots as the step read them; a grown
+        dim's source is the first other slot whose dim on a shared factor had the gained axes."""
+        old = before[index]
+        changed: dict[int, Origin] = {}
         for d, dim in enumerate(new.dims):
             old_axes = old.dims[d].axes if old is not None and d < len(old.dims) else ()
-            if dim.axes != old_axes:
-                dims[d] = Origin(source, round)
+            if not dim.axes or dim.axes == old_axes:
+                continue
+            names = {a.name for a in dim.axes}
+            gained = (names - {a.name for a in old_axes}) or names
+            root = self._source(unit, index, unit.dims[index][d], gained, before)
+            changed[d] = Origin(dim.axes, root, round, unit)
+        if not changed:
+            return
+        for t in targets:
+            self.holders[id(t)] = t
+            self.origins.setdefault(id(t), {}).update(changed)
 
-    def lines(self) -> list[str]:
-        out = []
-        for key, dims in self.origins.items():
-            for d in sorted(dims):
-                out.append(f"{self.names.get(key, '?')} dim {d}: {dims[d]}")
-        return out
+    def _source(
+        self,
+        unit: Any,
+        index: int,
+        factors: tuple[int, ...],
+        gained: set[str],
+        before: list[TensorSharding | None],
+    ) -> Any:
+        slots = (*unit.operands, *unit.results)
+        for j, s in enumerate(before):
+            if j == index or s is None:
+                continue
+            for e, fs in enumerate(unit.dims[j]):
+                if e >= len(s.dims) or not any(f in factors for f in fs):
+                    continue
+                if gained & {a.name for a in s.dims[e].axes}:
+                    holder = slots[j].holder
+                    o = self.get(holder, e)
+                    return o.root if o is not None else holder
+        return None

@@ -9,7 +9,10 @@ from .origins import OriginRecorder
 
 @dataclass
 class PropagationReport:
-    """What a propagation run did: ops without rules, rounds run, origins when recorded."""
+    """What a propagation run did: ops without rules, rounds run, origins when recorded.
+
+    `explanation` (with `debug_origins`) has one line per dim propagation decided;
+    `round_dumps` (with `dump_rounds`) every sharding after every round."""
 
     ops_without_rules: dict[str, int] = field(default_factory=dict)
     rounds: list[str] = field(default_factory=list)
@@ -17,8 +20,11 @@ class PropagationReport:
     updates: int = 0
     warnings: list[str] = field(default_factory=list)
     origins: OriginRecorder | None = None
+    explanation: list[str] = field(default_factory=list)
+    round_dumps: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
+    def notes(self) -> list[str]:
+        """What a user should hear about: one line per op kind without a rule, then warnings."""
         out = []
         for name, n in sorted(self.ops_without_rules.items()):
             out.append(
@@ -26,7 +32,11 @@ class PropagationReport:
                 "nothing propagates through it"
             )
         out.extend(self.warnings)
-        out.append(f"rounds: {', '.join(self.rounds)}; {self.steps} steps, {self.updates} updates")
-        if self.origins is not None:
-            out.extend(self.origins.lines())
         return out
+
+    def summary(self) -> str:
+        return f"rounds: {', '.join(self.rounds)}; {self.steps} steps, {self.updates} updates"
+
+    def lines(self) -> list[str]:
+        """Notes, the summary and the explanation: the whole report as text."""
+        return [*self.notes(), self.summary(), *self.explanation]

@@ -487,15 +487,6 @@ class ModuleUnits:
             for m in members:
                 self.aliases[id(m)] = members
 
-    def holder_name(self, h: Value | Holder) -> str:
-        if isinstance(h, Holder):
-            return h.name
-        owner = getattr(h, "owner", None)
-        if owner is not None:
-            loc = self.module.resolve_loc(owner.loc)
-            return f"{owner.name} result {h.index}" + (f" at {loc}" if loc else "")
-        return f"block arg {getattr(h, 'index', '?')}"
-
 
 def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
     pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in names) + r")\b")

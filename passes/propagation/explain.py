@@ -1,0 +1,194 @@
+"""Propagation as text: `explain` lines from recorded origins and per-round dumps.
+
+Values are named as MLIR's printer names them in the exported module (`%arg0`, `%3`, `%3#1`,
+`%cst_0`, `%iterArg`), with the op and its source location, so a line can be matched with the
+output by eye:
+
+    %2 = stablehlo.dot_general (f.py:12:3) dim 0 {"x"} <- %arg0 (annotation, p0, op-priority 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from shardc.dialect.ir import Block, BlockArgument, Module, Operation, OpResult, func_body
+from shardc.dialect.types import TensorType
+
+from .origins import Origin, OriginRecorder
+from .units import Holder
+
+_CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
+
+
+class _Scope:
+    """MLIR's SSA numbering state; a nested region starts from a copy and leaves it unchanged."""
+
+    __slots__ = ("next_value", "next_arg", "next_conflict", "used")
+
+    def __init__(self) -> None:
+        self.next_value = 0
+        self.next_arg = 0
+        self.next_conflict = 0
+        self.used: set[str] = set()
+
+    def copy(self) -> _Scope:
+        s = _Scope()
+        s.next_value, s.next_arg, s.next_conflict = (
+            self.next_value,
+            self.next_arg,
+            self.next_conflict,
+        )
+        s.used = set(self.used)
+        return s
+
+    def unique(self, hint: str) -> str:
+        name = hint
+        while name in self.used:
+            name = f"{hint}_{self.next_conflict}"
+            self.next_conflict += 1
+        self.used.add(name)
+        return "%" + name
+
+
+def value_names(module: Module) -> dict[int, str]:
+    """`id(value) -> "%3"` for every value of every func, in program order."""
+    names: dict[int, str] = {}
+    for func in module.funcs.values():
+        _name_func(func, names)
+    return names
+
+
+def _name_func(func: Operation, names: dict[int, str]) -> None:
+    body = func_body(func)
+    if body is None:
+        return
+    scope = _Scope()
+    for a in body.args:
+        names[id(a)] = scope.unique(f"arg{scope.next_arg}")
+        scope.next_arg += 1
+    _name_block(body, scope, names, args_named=True)
+
+
+def _name_block(block: Block, scope: _Scope, names: dict[int, str], args_named: bool) -> None:
+    if not args_named:
+        for a in block.args:
+            names[id(a)] = scope.unique(f"arg{scope.next_arg}")
+            scope.next_arg += 1
+    for op in block.ops:
+        if op.name in _CONSTANTS and len(op.results) == 1:
+            t = op.results[0].type
+            integral = isinstance(t, TensorType) and t.element_type[:1] in ("i", "u")
+            names[id(op.results[0])] = scope.unique("c" if integral else "cst")
+        elif op.results:
+            n = str(scope.next_value)
+            scope.next_value += 1
+            scope.used.add(n)
+            if len(op.results) == 1:
+                names[id(op.results[0])] = "%" + n
+            else:
+                for r in op.results:
+                    names[id(r)] = f"%{n}#{r.index}"
+        for region in op.regions:
+            inner = scope.copy()
+            for b in region.blocks:
+                if op.name == "stablehlo.while" and b is region.blocks[0]:
+                    for a in b.args:
+                        names[id(a)] = inner.unique("iterArg")
+                    _name_block(b, inner, names, args_named=True)
+                else:
+                    _name_block(b, inner, names, args_named=False)
+
+
+class Namer:
+    """Names holders for humans: `%3 = stablehlo.add (f.py:3:8)`, `%arg0`, `@main result 0`."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.names: dict[int, str] = {}
+        self.funcs: list[tuple[str, list[int]]] = []  # per func, its values in program order
+        for fname, func in module.funcs.items():
+            names: dict[int, str] = {}
+            _name_func(func, names)
+            self.names.update(names)
+            self.funcs.append((fname, list(names)))
+
+    def short(self, holder: Any) -> str:
+        name = self.names.get(id(holder))
+        return name if name is not None else str(getattr(holder, "name", "?"))
+
+    def long(self, holder: Any) -> str:
+        name = self.short(holder)
+        if isinstance(holder, OpResult):
+            return f"{name} = {holder.owner.name}{self.loc(holder.owner)}"
+        region = holder.block.parent if isinstance(holder, BlockArgument) else None
+        owner = region.parent if region is not None else None
+        if region is not None and owner is not None and owner.name != "func.func":
+            r = owner.regions.index(region)
+            return f"{name} (region {r} arg of {owner.name}{self.loc(owner)})"
+        return name
+
+    def loc(self, op: Operation | None) -> str:
+        where = self.module.resolve_loc(op.loc) if op is not None else None
+        return f" ({where})" if where else ""
+
+    def in_program_order(self, holders: dict[int, Any]) -> Iterator[Any]:
+        """The named values among `holders` in program order, each func's results after its
+        values, then any others."""
+        results: dict[str, list[Any]] = {}
+        others: list[Any] = []
+        for key, h in holders.items():
+            if key not in self.names:
+                fname = str(getattr(h, "name", "")).partition(" result ")[0].lstrip("@")
+                (results.setdefault(fname, []) if fname in self.module.funcs else others).append(h)
+        for fname, keys in self.funcs:
+            for key in keys:
+                if key in holders:
+                    yield holders[key]
+            yield from results.get(fname, ())
+        yield from others
+
+
+def _axes(o: Origin) -> str:
+    return "{" + ", ".join(str(a) for a in o.axes) + "}"
+
+
+def _round(r: str) -> str:
+    return r.replace(" op-priority", ", op-priority")
+
+
+def explain_lines(module: Module, recorder: OriginRecorder) -> list[str]:
+    """One line per dim that propagation decided: its axes, the annotation they trace back to,
+    the round, and the op that wrote them when that is not the value's own op."""
+    namer = Namer(module)
+    out: list[str] = []
+    for h in namer.in_program_order(recorder.holders):
+        if isinstance(h, Holder) and not h.name.startswith("@"):
+            continue  # one use's view of a split constant: not a value of the output
+        dims = recorder.origins.get(id(h), {})
+        for d in sorted(dims):
+            o = dims[d]
+            if o.is_annotation:
+                continue
+            root = "?" if o.root is None else namer.short(o.root)
+            line = f"{namer.long(h)} dim {d} {_axes(o)} <- {root} (annotation, {_round(o.round)})"
+            via = getattr(o.via, "op", None)
+            own = h.owner if isinstance(h, OpResult) else None
+            if via is None or via is not own:
+                line += f" via {o.via.op_name}{namer.loc(via)}"
+            out.append(line)
+    return out
+
+
+def dump_lines(namer: Namer, holders: list[Any], title: str) -> list[str]:
+    """Every sharding after one round, one value a line (`PropagationOptions.dump_rounds`)."""
+    out = [f"after {title}:"]
+    seen: set[int] = set()
+    for h in namer.in_program_order({id(h): h for h in holders}):
+        if id(h) in seen or h.sharding is None:
+            continue
+        if isinstance(h, Holder) and not h.name.startswith("@"):
+            continue
+        seen.add(id(h))
+        out.append(f"  {namer.long(h)}: {h.sharding.body()}")
+    return out
