@@ -59,7 +59,10 @@ def constrain(x: Any, spec: Any, mesh: Any = None) -> Any:
     """Constrain the sharding of `x` to `spec` (compact text, PartitionSpec, NamedSharding, ...).
 
     Open dims (`?`) let propagation add axes; priorities (`p0` strongest) decide conflicts.
-    Eagerly this is the identity.
+    Inside `shardc.jit` the mesh is the jit's. Under plain `jax.jit`, trace inside
+    `with jax.set_mesh(mesh):` (axes `Auto`) so that XLA compiles for the mesh and its Shardy
+    honours the constraint; `mesh=` alone only writes it (the program then compiles for one
+    device). Eagerly this is the identity.
     """
     import jax
     import jax.numpy as jnp
