@@ -16,8 +16,10 @@ def propagate_module(
     """Propagate shardings through `module` in place (no export) and report what happened.
 
     The module is left as Shardy's propagation leaves it: open dims still open, constraints and
-    manual computations updated. The report names every op without a sharding rule, the rounds
-    run and, with `debug_origins`, where each dim sharding came from.
+    manual computations updated. The report names every op without a sharding rule (`notes()`),
+    the rounds run and, with `debug_origins`, one `explanation` line per dim propagation decided
+    (its axes, the annotation they trace back to, the round, the op that wrote them); with
+    `dump_rounds`, every sharding after every round (`round_dumps`).
     """
     return _run(module, options or PropagationOptions())
 
