@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "axis_rules": "shardc.logical_axes",
     "logical_to_spec": "shardc.logical_axes",
     "Shard": "shardc.placements",
+    "StridedShard": "shardc.placements",
     "Replicate": "shardc.placements",
     "Partial": "shardc.placements",
     "Placements": "shardc.placements",
