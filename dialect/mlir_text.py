@@ -31,7 +31,6 @@ _FAST_OP = re.compile(
     r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : (.*?)(?: (loc\(.*\)))?$'
 )
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
-_ALIAS = re.compile(r"(#loc\w*) = (loc\(.*\))$")
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
 
@@ -58,11 +57,16 @@ _type = parse_type
 
 
 def _balanced(text: str | None) -> bool:
-    """Cheap check that a fast-path capture did not cut a nested attribute in two."""
+    """Cheap check that a fast-path capture did not cut a nested attribute in two.
+
+    A capture without `{` cannot have stopped at an inner `}`: its closing brace is the outer
+    one. Otherwise the bracket counts must match (strings go to the exact slow path)."""
     if text is None:
         return True
     if '"' in text:
         return False
+    if "{" not in text:
+        return True
     return (
         text.count("{") == text.count("}")
         and text.count("[") == text.count("]")
@@ -139,10 +143,10 @@ class _Parser:
                 frame.block = self.parse_block_header(line)
                 frame.op.regions[-1].add_block(frame.block)
             elif c == "#":
-                m = _ALIAS.match(line)
-                if not m:
+                alias, eq, value = line.partition(" = ")
+                if not eq or not value.startswith("loc("):
                     raise self.error(f"unexpected attribute alias: {line[:80]}")
-                self.aliases[m.group(1)] = m.group(2)
+                self.aliases[alias] = value
             elif line.startswith("{-#"):
                 break  # dialect resources: not used by stablehlo text that JAX emits
             else:
