@@ -2,23 +2,27 @@
 per op family), and the text syntaxes (`#sdy.op_sharding_rule<...>`, einsum-like custom rules)."""
 
 from .builder import RuleBuilder, identity_rule, pointwise_rule
+from .custom_call import register_custom_call_rule, unregister_custom_call_rule
 from .model import FactorKind, OpShardingRule
 from .no_rule import NO_RULE
 from .registry import register_rule, registered_ops, rule_for, unregister_rule
-from .syntax import parse_rule, print_rule, rule_from_einsum
+from .syntax import einsum_rule, parse_rule, print_rule, rule_from_einsum
 
 __all__ = [
     "NO_RULE",
     "FactorKind",
     "OpShardingRule",
     "RuleBuilder",
+    "einsum_rule",
     "identity_rule",
     "parse_rule",
     "pointwise_rule",
     "print_rule",
+    "register_custom_call_rule",
     "register_rule",
     "registered_ops",
     "rule_for",
     "rule_from_einsum",
+    "unregister_custom_call_rule",
     "unregister_rule",
 ]

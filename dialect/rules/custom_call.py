@@ -71,6 +71,11 @@ def register_custom_call_rule(
     return deco
 
 
+def unregister_custom_call_rule(target: str) -> None:
+    """Remove a custom_call target's rule (ops with it then fall back to the default)."""
+    _TARGET_RULES.pop(target, None)
+
+
 def call_target(op: Operation) -> str:
     text = attr_text(op, "call_target_name") or ""
     return text.strip().strip('"')

@@ -364,3 +364,44 @@ def rule_from_einsum(
     if problem:
         raise ShardcError(f"sharding rule spec {spec!r}: {problem}")
     return rule
+
+
+def einsum_rule(
+    spec: str,
+    *,
+    reduction: Iterable[str] = (),
+    need_replication: Iterable[str] = (),
+    permutation: Iterable[str] = (),
+    blocked: Iterable[str] = (),
+    factor_sizes: Mapping[str, int] | None = None,
+) -> Any:
+    """A rule function (op -> `OpShardingRule`) from an einsum-like spec, for `register_rule` or
+    `register_custom_call_rule`: `einsum_rule("... i j, ... j k -> ... i k", reduction="j")`.
+
+    A single factor name may be given as a plain string."""
+    kinds = {
+        "reduction": _names(reduction),
+        "need_replication": _names(need_replication),
+        "permutation": _names(permutation),
+        "blocked": _names(blocked),
+    }
+    _parse_einsum(spec)  # a bad spec fails here, at registration, not at the first op
+
+    def rule(op: Any) -> OpShardingRule:
+        def shape(v: Any) -> tuple[int, ...]:
+            return tuple(getattr(v.type, "shape", ()))
+
+        return rule_from_einsum(
+            spec,
+            [shape(v) for v in op.operands],
+            [shape(r) for r in op.results],
+            factor_sizes=factor_sizes,
+            **kinds,
+        )
+
+    rule.__name__ = f"einsum_rule({spec!r})"
+    return rule
+
+
+def _names(names: Iterable[str]) -> tuple[str, ...]:
+    return (names,) if isinstance(names, str) else tuple(names)
