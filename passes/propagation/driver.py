@@ -140,13 +140,8 @@ class Propagator:
         for u in self.units:
             self.current = u
             self.step(u)
-        for u in self.func_result_units:
-            self.current = u
-            self.step(u)
-        for u in self.queue:
-            u.queued = False
-        self.queue.clear()
-        self.current = None
+        self._step_func_result_links()
+        self._drop_queue()
         return self.report.updates - before
 
     def set_directions(self, schedule: tuple, level: int) -> list[Unit]:
@@ -187,14 +182,10 @@ class Propagator:
         directions, a unit whose directions did not change is already at its fixed point."""
         steps = 0
         self.queue = deque()
-        for u in self.func_result_units:
-            self.current = u
-            self.step(u)
+        self._step_func_result_links()
         # Program order first (it decides conflicts as Shardy does), then whatever the links woke.
         woken = list(self.queue)
-        self.queue.clear()
-        for u in woken:
-            u.queued = False
+        self._drop_queue()
         start = self.units if only is None else [u for u in only if u.kind != "func_result"]
         for u in (*start, *woken):
             if not u.queued:
@@ -213,15 +204,21 @@ class Propagator:
                     rest.queued = False
                 self.queue.clear()
                 break
+        self._step_func_result_links()
+        self._drop_queue()
+        self.report.steps += steps
+        return steps
+
+    def _step_func_result_links(self) -> None:
         for u in self.func_result_units:
             self.current = u
             self.step(u)
+
+    def _drop_queue(self) -> None:
         for u in self.queue:
             u.queued = False
         self.queue.clear()
         self.current = None
-        self.report.steps += steps
-        return steps
 
     def run(self, write_back: bool = True) -> PropagationReport:
         if self.observer is not None:  # before the priorities hide the pN dims
