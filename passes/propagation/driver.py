@@ -56,6 +56,7 @@ class Propagator:
         self.round = ""
         self.strategy = STRATEGIES[options.strategy]
         self.queue: deque[Unit] = deque()
+        self.step_memo: dict[tuple, tuple[tuple[int, TensorSharding], ...]] = {}
 
     def build(self) -> None:
         """Build the units; their indexes are bound here because the worklist reads them a lot."""
@@ -86,8 +87,35 @@ class Propagator:
 
     # -- one step ------------------------------------------------------------------------------
     def step(self, u: Unit) -> None:
+        """Propagate through one unit and write back what grew.
+
+        A step's outcome is a pure function of the unit's rule, sizes and kind, its factor
+        directions and its slots' shardings (all immutable), so it is memoized: modules repeat
+        the same layer many times, and most steps have been computed before."""
         slots = [*u.operands, *u.results]
         shardings = [s.get() for s in slots]
+        static = u.step_key
+        if static is None:
+            static = u.step_key = (id(u.rule), tuple(u.sizes), u.elementwise)
+        key = (static, u.dirs, *shardings)
+        changes = self.step_memo.get(key)
+        if changes is None:
+            changes = self._changes(u, shardings)
+            if len(self.step_memo) > 200_000:
+                self.step_memo.clear()
+            self.step_memo[key] = changes
+        for i, new in changes:
+            self.current = u
+            slots[i].set(new, self)
+            if self.observer is not None:
+                h = slots[i].holder
+                targets = self.aliases.get(id(h)) or [h]
+                self.observer.record(u, i, shardings, new, targets, self.round)
+
+    def _changes(
+        self, u: Unit, shardings: list[TensorSharding | None]
+    ) -> tuple[tuple[int, TensorSharding], ...]:
+        """The (slot index, new sharding) pairs one step through `u` produces."""
         mesh: Mesh | None = None
         ref: str | Mesh | None = None
         for s in shardings:
@@ -95,21 +123,22 @@ class Propagator:
                 continue
             m = self.resolve(s)
             if m is None:
-                return
+                return ()
             if not m.axes and m.device_ids is None:
                 continue
             if mesh is None:
                 mesh, ref = m, s.mesh
             elif m != mesh:
-                return
+                return ()
         if mesh is None or ref is None or mesh.is_maximal:
-            return
+            return ()
         sizes = u.rule.factor_sizes
         projs = [project(sh, u.dims[i], sizes, mesh) for i, sh in enumerate(shardings)]
         n = len(u.operands)
         step = StepInput(projs[:n], projs[n:], sizes, u.sizes, u.elementwise)
         dirs = u.dirs
         updated = self.strategy(step, lambda f: dirs[f], mesh)
+        out = []
         for i, upd in enumerate(updated):
             if not upd:
                 continue
@@ -122,12 +151,8 @@ class Propagator:
                     continue
             elif new == old:
                 continue
-            self.current = u
-            slots[i].set(new, self)
-            if self.observer is not None:
-                h = slots[i].holder
-                targets = self.aliases.get(id(h)) or [h]
-                self.observer.record(u, i, shardings, new, targets, self.round)
+            out.append((i, new))
+        return tuple(out)
 
     # -- rounds --------------------------------------------------------------------------------
     def confirming_sweep(self) -> int:

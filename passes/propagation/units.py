@@ -170,6 +170,7 @@ class Unit:
     dims: list[tuple[tuple[int, ...], ...]] = field(default_factory=list)
     dirs: tuple[Direction, ...] = ()
     queued: bool = False
+    step_key: tuple | None = None  # what besides shardings and dirs decides a step (driver)
 
     def label(self) -> str:
         return self.op_name
