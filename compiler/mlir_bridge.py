@@ -66,8 +66,10 @@ def generic_text(module: Any) -> str:
 
 
 def pretty_text(module: Any, with_locs: bool = False) -> str:
-    """Print a jaxlib module in the custom (pretty) op syntax, as `Lowered.as_text()` does."""
-    return module.operation.get_asm(enable_debug_info=with_locs)
+    """Print a jaxlib module in the custom (pretty) op syntax, as `Lowered.as_text()` does.
+
+    The module comes from `parse_module`, which verified it: printing skips a second verify."""
+    return module.operation.get_asm(enable_debug_info=with_locs, assume_verified=True)
 
 
 def verify(module: Any, source_name: str = "<output>") -> None:
