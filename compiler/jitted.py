@@ -38,17 +38,25 @@ def propagate_ir(module: Module, options: Any = None) -> None:
     propagate_module(module, options)
 
 
-def export_ir(module: Module, mode: str, fmt: str = "pretty") -> str:
-    """Export a copy of `module` as MLIR text in export mode `annotate` or `pin`."""
+def export_ir(
+    module: Module, mode: str, fmt: str = "pretty", remove_redundant: bool = False
+) -> tuple[str, list[str]]:
+    """Export a copy of `module` as MLIR text in export mode `annotate` or `pin`; with
+    `remove_redundant`, collectives of shard_map regions that act on device-invariant values
+    are rewritten first. Returns the text and what the rewrite removed."""
     from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic, print_generic
     from shardc.exporter import export_text
+    from shardc.passes.export import export_module
 
     clone = parse_generic(print_generic(module, with_locs=True), module.source_name or "<shardc>")
     absorb_sharding_attrs(clone)
-    from shardc.passes.export import export_module
+    removed: list[str] = []
+    if remove_redundant:
+        from shardc.passes.manual.redundant import remove_redundant_collectives
 
+        removed = remove_redundant_collectives(clone).lines()
     export_module(clone, mode)  # type: ignore[arg-type]
-    return export_text(clone, fmt)  # type: ignore[arg-type]
+    return export_text(clone, fmt), removed  # type: ignore[arg-type]
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -240,7 +248,8 @@ class Lowered:
         self.out_avals = traced.out_avals
         self.static_argnums = jitted.static_argnums
         self.trace_seconds = traced.seconds
-        self._texts: dict[tuple[str, str], str] = {}
+        self._texts: dict[tuple[str, str, bool], str] = {}
+        self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
 
     # shardings --------------------------------------------------------------------------
     @property
@@ -259,17 +268,24 @@ class Lowered:
         return tuple(_final(func_result_sharding(main, i)) for i in range(func_num_results(main)))
 
     # text -------------------------------------------------------------------------------
-    def as_text(self, format: str = "pretty", mode: str = "annotate") -> str:
-        """MLIR text: `pretty` (as JAX prints) or `generic`; export mode `annotate` or `pin`."""
+    def as_text(
+        self, format: str = "pretty", mode: str = "annotate", remove_redundant: bool = False
+    ) -> str:
+        """MLIR text: `pretty` (as JAX prints) or `generic`; export mode `annotate` or `pin`;
+        `remove_redundant` rewrites collectives that act on device-invariant values (what
+        `.compile()` does unless `shardc.jit(..., remove_redundant_collectives=False)`)."""
         if format == "text":
             format = "pretty"
         if format not in ("pretty", "generic"):
             raise ShardcError(f"format = {format!r} is not one of pretty, generic")
         if mode not in ("annotate", "pin"):
             raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
-        key = (format, mode)
+        key = (format, mode, remove_redundant)
         if key not in self._texts:
-            self._texts[key] = export_ir(self.ir, mode, format)
+            text, removed = export_ir(self.ir, mode, format, remove_redundant)
+            self._texts[key] = text
+            if remove_redundant:
+                self.removed_collectives = removed
         return self._texts[key]
 
     @functools.cached_property
@@ -316,11 +332,12 @@ class Lowered:
 
     # compile ----------------------------------------------------------------------------
     def compile(self) -> Compiled:
-        """Compile the `pin` export for the mesh's devices through XLA."""
+        """Compile the `pin` export for the mesh's devices through XLA, redundant collectives
+        of shard_map regions removed (see `removed_collectives`) unless the jit said not to."""
         from .backend import build_executable
 
         exe = build_executable(
-            self.as_text("pretty", "pin"),
+            self.as_text("pretty", "pin", self.jitted.remove_redundant_collectives),
             self.mesh,
             self.jitted.jax_mesh,
             self.in_avals,
@@ -343,6 +360,7 @@ class Jitted:
         static_argnums: int | tuple[int, ...] = (),
         options: Any = None,
         check_replication: bool = True,
+        remove_redundant_collectives: bool = True,
     ):
         if mesh is None:
             raise ShardcError(
@@ -359,6 +377,7 @@ class Jitted:
         self.static_argnums = tuple(static_argnums)
         self.options = options
         self.check_replication = check_replication
+        self.remove_redundant_collectives = remove_redundant_collectives
         self.entry_args: tuple[Any, ...] | None = None
         self._cache: dict[Any, Compiled] = {}
         functools.update_wrapper(self, fun)
@@ -366,7 +385,8 @@ class Jitted:
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
         new = Jitted(self.fun, mesh, self.in_shardings, self.out_shardings,
-                     self.static_argnums, self.options, self.check_replication)
+                     self.static_argnums, self.options, self.check_replication,
+                     self.remove_redundant_collectives)
         new.entry_args = self.entry_args
         return new
 
@@ -433,6 +453,7 @@ def jit(
     static_argnums: int | tuple[int, ...] = (),
     options: Any = None,
     check_replication: bool = True,
+    remove_redundant_collectives: bool = True,
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
@@ -443,6 +464,9 @@ def jit(
     placements); `None` leaves a value open for propagation. `options`: `PropagationOptions`.
     `check_replication`: check that no shard_map output declared replicated along a manual axis
     varies along it (JAX's `check_vma=False` does not turn this off; this flag does).
+    `remove_redundant_collectives`: what `.compile()` and calls run has collectives of shard_map
+    regions that act on device-invariant values rewritten (a psum of an invariant value becomes
+    a multiply); `as_text()` shows the module as traced either way.
     """
     if fun is None:
         return functools.partial(
@@ -453,8 +477,18 @@ def jit(
             static_argnums=static_argnums,
             options=options,
             check_replication=check_replication,
+            remove_redundant_collectives=remove_redundant_collectives,
         )
-    return Jitted(fun, mesh, in_shardings, out_shardings, static_argnums, options, check_replication)
+    return Jitted(
+        fun,
+        mesh,
+        in_shardings,
+        out_shardings,
+        static_argnums,
+        options,
+        check_replication,
+        remove_redundant_collectives,
+    )
 
 
 def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted]:

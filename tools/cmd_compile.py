@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the sharding grid of value NAME (e.g. %%arg0) on stderr")
     parser.add_argument("--listing", action="store_true",
                         help="print every value with its sharding and source line on stderr")
+    parser.add_argument("--keep-redundant-collectives", action="store_true",
+                        help="do not rewrite collectives of shard_map regions that act on "
+                        "device-invariant values (rewritten by default, as .compile() does)")
     parser.add_argument("--no-check-replication", action="store_true",
                         help="skip the check that shard_map outputs declared replicated along a "
                         "manual axis do not vary along it")
@@ -122,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
             raise
         except Exception as e:  # noqa: BLE001 - tracing runs the user's code
             raise _user_error(args.script, e) from None
-        text = lowered.as_text(fmt, mode)
+        rewrite = fun.remove_redundant_collectives and not args.keep_redundant_collectives
+        text = lowered.as_text(fmt, mode, rewrite)
+        for line in lowered.removed_collectives if rewrite else []:
+            print(f"note: {name}: {line}", file=sys.stderr)
         elapsed = time.perf_counter() - start
         if tty or elapsed > 5:
             print(f"shardc: compiled {name} in {elapsed:.1f}s", file=sys.stderr)
