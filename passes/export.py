@@ -184,6 +184,10 @@ class _Exporter:
     def export_op(self, op: Operation) -> None:
         if op.name in SKIP_OPS:
             return
+        if op.name == "sdy.reshard":
+            # XLA (through jaxlib) rejects sdy.reshard; a closed constraint asks for the same
+            # layout at the same point (reference/sharding-representation.md §5.3).
+            op.name = "sdy.sharding_constraint"
         if op.name == "sdy.sharding_constraint":
             s = op.properties["sharding"]
             if isinstance(s, TensorSharding):

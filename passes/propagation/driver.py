@@ -328,7 +328,7 @@ class Propagator:
         for callee, i, v in self.graph.callee_returns:
             if v.sharding is not None:
                 set_func_result_sharding(callee, i, v.sharding)
-        for op in self.graph.constraints:
+        for op in (*self.graph.constraints, *self.graph.reshards):
             s = op.results[0].sharding
             if s is not None:
                 op.properties["sharding"] = s

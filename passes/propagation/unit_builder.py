@@ -80,6 +80,8 @@ class ModuleUnits:
         self.callee_returns: list[tuple[Operation, int, Value]] = []
         self.split_values: set[int] = set()
         self.constraints: list[Operation] = []
+        # a reshard's result has the reshard's sharding; propagation never looks through it
+        self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
         self.holders: list[Value | Holder] = []
 
@@ -189,14 +191,14 @@ class ModuleUnits:
             if r.sharding is not None:
                 r.sharding = self.norm(r.sharding)
             self.holders.append(r)
-        if op.name == "sdy.sharding_constraint":
+        if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
             s = op.properties["sharding"]
             if isinstance(s, str):
                 from shardc.dialect.sharding_syntax import parse_tensor_sharding
 
                 s = parse_tensor_sharding(s)
             op.results[0].sharding = self.norm(s)
-            self.constraints.append(op)
+            (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
 
     def _add_func_result_links(self, name: str, func: Operation) -> None:
         body = func_body(func)
@@ -244,7 +246,9 @@ class ModuleUnits:
             self._add_manual(op)
         elif name == "func.call":
             self._add_call(op, funcs)
-        elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.reshard"):
+        elif name == "sdy.reshard":
+            return  # no rule (reference): nothing crosses it; its result is fixed above
+        elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier"):
             r = op.results[0]
             shape = r.type.shape if isinstance(r.type, TensorType) else ()
             u = Unit(
