@@ -295,8 +295,18 @@ def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = Fal
         from shardc.dialect.errors import ShardcError
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+    _drop_data_flow_edges(module)
     if mode == "annotate":
         merge_call_sites(module)  # the input's own ops; each callee keeps its first call site
     else:
         keep_call_sites(module)  # XLA runs each call site's own layout
     _Exporter(module, mode, keep_open).run()
+
+
+def _drop_data_flow_edges(module: Module) -> None:
+    """`sdy.data_flow_edge` is an identity that only Shardy's own pipeline uses internally; XLA
+    (through jaxlib) rejects it, so its uses read its operand instead."""
+    edges = [op for op in module.walk() if op.name == "sdy.data_flow_edge"]
+    for op in edges:
+        op.results[0].replace_all_uses_with(op.operands[0])
+        op.erase()

@@ -24,7 +24,7 @@ ELEMENTWISE_OPS: frozenset[str] = frozenset(
         "shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh "
         "xor all_reduce select clamp map"
     ).split()
-) | frozenset({"sdy.sharding_constraint", "sdy.propagation_barrier"})
+) | frozenset({"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"})
 
 SHAPE_PASS_THROUGH_OPS = frozenset({"stablehlo.reshape", "stablehlo.transpose"})
 FORWARD_PASS_THROUGH_OPS = frozenset({"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"})

@@ -248,7 +248,7 @@ class ModuleUnits:
             self._add_call(op, funcs)
         elif name == "sdy.reshard":
             return  # no rule (reference): nothing crosses it; its result is fixed above
-        elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier"):
+        elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"):
             r = op.results[0]
             shape = r.type.shape if isinstance(r.type, TensorType) else ()
             u = Unit(

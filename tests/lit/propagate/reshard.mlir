@@ -26,3 +26,14 @@ func.func @backward_stops_at_reshard(%arg0: tensor<8x16xf32>) -> (tensor<8x16xf3
   %1 = stablehlo.negate %0 : tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }
+
+// sdy.data_flow_edge (an internal identity of Shardy's pipeline) passes shardings through and
+// is dropped on export: XLA rejects it.
+// CHECK-LABEL: func.func @data_flow_edge_is_dropped(
+// CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// CHECK-NOT: sdy.data_flow_edge
+func.func @data_flow_edge_is_dropped(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = sdy.data_flow_edge %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.negate %0 : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
