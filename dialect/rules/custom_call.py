@@ -146,9 +146,14 @@ def householder_product(op: Operation) -> OpShardingRule:
     return b.build()
 
 
+@register_rule("chlo.top_k")
 @register_custom_call_rule("mhlo.topk")
 def topk(op: Operation) -> OpShardingRule:
-    """Batch dims pass through; the top-k dim is one NR, blocked factor of the operand size."""
+    """Batch dims pass through; the top-k dim is one NR, blocked factor of the operand size.
+
+    Also `chlo.top_k`, which JAX emits: Shardy's standalone pipeline has no rule for it, but XLA
+    turns it into `mhlo.topk` before its own Shardy run (op-sharding-rules.md §3.9), so this is
+    the rule the compiled program is partitioned with."""
     shape = shape_of(op.operands[0])
     last = len(shape) - 1
     return (

@@ -43,7 +43,6 @@ NO_RULE: dict[str, str] = {
     "sdy.reshard": _NONE,
     "sdy.sharding_group": _NONE,
     "chlo.erf": _CHLO,
-    "chlo.top_k": _CHLO,
     "chlo.lgamma": _CHLO,
     "chlo.digamma": _CHLO,
     "chlo.erf_inv": _CHLO,

@@ -628,4 +628,172 @@ _PROGRAM_LIST: list[Program] = [
     ),
 ]
 
-PROGRAMS: dict[str, Program] = {p.name: p for p in _PROGRAM_LIST}
+# -- more real-program shapes (remat, custom_vjp, caches, embeddings, sorting, linalg, FFT) ----
+
+
+def remat_mlp_grad(x, w1, w2):
+    def loss(w1, w2):
+        f = jax.checkpoint(lambda x: jax.nn.gelu(x @ w1) @ w2)
+        return jnp.sum(f(x) ** 2)
+
+    return jax.grad(loss, argnums=(0, 1))(w1, w2)
+
+
+@jax.custom_vjp
+def _clip_grad(x):
+    return x
+
+
+_clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+
+def custom_vjp_grad(x, w):
+    return jax.grad(lambda w: jnp.sum(_clip_grad(x @ w) ** 2))(w)
+
+
+def kv_cache_update(cache, new, pos):
+    return jax.lax.dynamic_update_slice(cache, new, (0, pos, 0))
+
+
+def embed_xent_grad(tokens, table, labels):
+    def loss(table):
+        logits = table[tokens] @ table.T
+        lp = jax.nn.log_softmax(logits)
+        return -jnp.mean(jnp.take_along_axis(lp, labels[..., None], axis=-1))
+
+    return jax.grad(loss)(table)
+
+
+def top_k_prog(x):
+    return jax.lax.top_k(x, 4)
+
+
+def rfft_prog(x):
+    return jnp.abs(jnp.fft.rfft(x, axis=-1))
+
+
+def cholesky_solve(a):
+    s = a @ a.T + 8 * jnp.eye(a.shape[0])
+    return jnp.linalg.cholesky(s), jnp.linalg.solve(s, a)
+
+
+def scan_over_layers(x, ws):
+    return jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), None), x, ws)[0]
+
+
+def adam_update(p, g, m, v):
+    m = 0.9 * m + 0.1 * g
+    v = 0.99 * v + 0.01 * g * g
+    return p - 1e-3 * m / (jnp.sqrt(v) + 1e-8), m, v
+
+
+def while_dynamic_slices(x):
+    def body(c):
+        i, acc = c
+        return i + 1, acc + jax.lax.dynamic_slice_in_dim(x, i * 2, 2, axis=0).sum(0)
+
+    return jax.lax.while_loop(lambda c: c[0] < 4, body, (0, jnp.zeros(x.shape[1])))[1]
+
+
+def vmap_matmul(x, w):
+    return jax.vmap(lambda r: jnp.tanh(r @ w))(x)
+
+
+def argsort_cumsum(x):
+    return jnp.argsort(x, axis=0), jnp.cumsum(x, axis=1)
+
+
+def pad_strided_conv(x, k):
+    x = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    return jax.lax.conv_general_dilated(
+        x, k, (2, 2), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+
+
+def _ints(shape: tuple[int, ...], high: int, seed: int) -> np.ndarray:
+    return _rng(seed).integers(0, high, size=shape).astype(np.int32)
+
+
+_MORE_PROGRAMS: list[Program] = [
+    Program(
+        "remat_mlp_grad",
+        remat_mlp_grad,
+        _args((16, 32), (32, 64), (64, 32), scale=0.3),
+        mesh24,
+        (P("X"), P(None, "Y"), P("Y")),
+        rtol=1e-3,
+        atol=1e-3,
+    ),
+    Program(
+        "custom_vjp_grad",
+        custom_vjp_grad,
+        _args((16, 32), (32, 16), scale=0.3),
+        mesh24,
+        (P("X"), P(None, "Y")),
+        rtol=1e-3,
+        atol=1e-3,
+    ),
+    Program(
+        "kv_cache_update",
+        kv_cache_update,
+        lambda: [_f32(8, 64, 16, seed=0), _f32(8, 1, 16, seed=1), np.int32(5)],
+        mesh24,
+        (P("X", None, "Y"), P("X"), None),
+    ),
+    Program(
+        "embed_xent_grad",
+        embed_xent_grad,
+        lambda: [_ints((8, 16), 64, 0), _f32(64, 32, seed=1, scale=0.3), _ints((8, 16), 64, 2)],
+        mesh24,
+        (P("X"), P(None, "Y"), P("X")),
+        rtol=1e-3,
+        atol=1e-3,
+    ),
+    Program("top_k", top_k_prog, _args((16, 64)), mesh24, (P("X", "Y"),)),
+    Program("rfft", rfft_prog, _args((16, 64)), mesh24, (P("X"),), rtol=1e-3, atol=1e-3),
+    Program(
+        "cholesky_solve", cholesky_solve, _args((16, 16)), mesh24, (P("X"),), rtol=1e-3, atol=1e-3
+    ),
+    Program(
+        "scan_over_layers",
+        scan_over_layers,
+        _args((16, 32), (6, 32, 32), scale=0.3),
+        mesh24,
+        (P("X"), P(None, None, "Y")),
+    ),
+    Program(
+        "adam_update",
+        adam_update,
+        lambda: [
+            _f32(32, 64, seed=0),
+            _f32(32, 64, seed=1),
+            _f32(32, 64, seed=2),
+            np.abs(_f32(32, 64, seed=3)),
+        ],
+        mesh24,
+        (P("X", "Y"), None, None, None),
+    ),
+    Program("while_dynamic_slices", while_dynamic_slices, _args((8, 16)), mesh24, (P(None, "Y"),)),
+    Program("vmap_matmul", vmap_matmul, _args((16, 32), (32, 8)), mesh24, (P("X"), P(None, "Y"))),
+    Program(
+        "argsort_cumsum",
+        argsort_cumsum,
+        _args((16, 32)),
+        mesh24,
+        (P("X", "Y"),),
+        rtol=1e-3,
+        atol=1e-3,
+    ),
+    Program(
+        "pad_strided_conv",
+        pad_strided_conv,
+        _args((8, 16, 16, 4), (3, 3, 4, 8)),
+        mesh24,
+        (P("X"), None),
+        rtol=1e-3,
+        atol=1e-3,
+    ),
+]
+
+
+PROGRAMS: dict[str, Program] = {p.name: p for p in [*_PROGRAM_LIST, *_MORE_PROGRAMS]}

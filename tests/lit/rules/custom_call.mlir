@@ -28,3 +28,11 @@ func.func @attached_and_unknown(%x: tensor<2x8x16xf32>, %y: tensor<2x16x4xf32>) 
   %2 = stablehlo.custom_call @xla_python_cpu_callback(%x) : (tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %0 : tensor<2x8x4xf32>
 }
+
+// chlo.top_k, which JAX emits for lax.top_k, gets mhlo.topk's rule: XLA converts it to
+// mhlo.topk before its own Shardy run (the standalone pipeline has no rule for it).
+func.func @chlo_top_k(%x: tensor<16x8xf32>) -> tensor<16x3xf32> {
+  // CHECK: chlo.top_k: #sdy.op_sharding_rule<([i, j])->([i, j], [i, j]) {i=16, j=8} need_replication={j} blocked_propagation={j}>
+  %v, %i = chlo.top_k(%x, k = 3) : tensor<16x8xf32> -> (tensor<16x3xf32>, tensor<16x3xi32>)
+  return %v : tensor<16x3xf32>
+}
