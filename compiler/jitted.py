@@ -102,7 +102,7 @@ def _main(module: Module) -> Any:
 
 def _listed(v: ValueInfo) -> str:
     if v.sharding is None:
-        return "(none)"
+        return "replicated"  # the export writes unsharded values replicated
     if v.op == "sdy.sharding_constraint":
         return v.sharding.body()
     final = _final(v.sharding)
@@ -110,64 +110,40 @@ def _listed(v: ValueInfo) -> str:
     return final.body()
 
 
-class _ConstantNamer:
-    """MLIR's names for constants: `%cst` (float), `%c` (integer), uniqued `_N` by one counter."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-        self.counter = 0
-
-    def constant(self, type_text: str) -> str:
-        elem = type_text[type_text.rfind("x") + 1 : -1] if "x" in type_text else type_text[7:-1]
-        base = "c" if elem.startswith(("i", "ui", "si")) else "cst"
-        name = base
-        if name in self.used:
-            while f"{base}_{self.counter}" in self.used:
-                self.counter += 1
-            name = f"{base}_{self.counter}"
-            self.counter += 1
-        self.used.add(name)
-        return "%" + name
-
-
 def iter_values(module: Module) -> Iterator[ValueInfo]:
-    """Every value of `@main` (arguments, then op results in program order)."""
-    main = _main(module)
-    n_args = 0
-    n_results = 0
-    namer = _ConstantNamer()
-    block = main.regions[0].entry
-    for arg in block.args:
-        where = module.resolve_loc(arg.loc) or (arg.loc or "")
-        yield ValueInfo(f"%arg{arg.index}", str(arg.type), arg.sharding, "argument", where, arg)
-        n_args += 1
-    for op in main.walk():
-        if op is main:
+    """Every value of every function, `@main` first: arguments, then op results (and region
+    arguments) in program order, named as the printed module names them; values of other
+    functions are prefixed with the function, `@relu %0`."""
+    from shardc.dialect.ir import func_body
+    from shardc.dialect.value_names import func_value_names
+
+    funcs = module.funcs
+    _main(module)
+    for fname in ["main", *(f for f in funcs if f != "main")]:
+        func = funcs[fname]
+        body = func_body(func)
+        if body is None:
             continue
-        for region in op.regions:
-            for blk in region.blocks:
-                for arg in blk.args:
-                    yield ValueInfo(
-                        f"%arg{n_args}", str(arg.type), arg.sharding, f"{op.name} region", None, arg
-                    )
-                    n_args += 1
-        loc = module.resolve_loc(op.loc)
-        if op.name == "sdy.sharding_constraint" and op.results[0].sharding is None:
-            given = op.properties.get("sharding")
-            r = op.results[0]
-            yield ValueInfo(f"%{n_results}", str(r.type),
-                            given if isinstance(given, TensorSharding) else None, op.name, loc, r)
-            n_results += 1
-            continue
-        if op.name == "stablehlo.constant" and len(op.results) == 1:
-            yield ValueInfo(namer.constant(str(op.results[0].type)), str(op.results[0].type),
-                            op.results[0].sharding, op.name, loc, op.results[0])
-            continue
-        for r in op.results:
-            name = f"%{n_results}" if len(op.results) == 1 else f"%{n_results}#{r.index}"
-            yield ValueInfo(name, str(r.type), r.sharding, op.name, loc, r)
-        if op.results:
-            n_results += 1
+        names = func_value_names(func)
+        prefix = "" if fname == "main" else f"@{fname} "
+        for arg in body.args:
+            where = module.resolve_loc(arg.loc) or ""
+            yield ValueInfo(prefix + names[id(arg)], str(arg.type), arg.sharding, "argument", where, arg)
+        for op in func.walk():
+            if op is func:
+                continue
+            for region in op.regions:
+                for blk in region.blocks:
+                    for arg in blk.args:
+                        yield ValueInfo(prefix + names[id(arg)], str(arg.type), arg.sharding,
+                                        f"{op.name} region", None, arg)
+            loc = module.resolve_loc(op.loc)
+            for r in op.results:
+                sharding = r.sharding
+                if op.name == "sdy.sharding_constraint" and sharding is None:
+                    given = op.properties.get("sharding")
+                    sharding = given if isinstance(given, TensorSharding) else None
+                yield ValueInfo(prefix + names[id(r)], str(r.type), sharding, op.name, loc, r)
 
 
 def _final(sharding: TensorSharding | None) -> TensorSharding | None:
