@@ -25,7 +25,8 @@ from .ir import (
     split_top_level,
     suspended_gc,
 )
-from .types import parse_type, split_function_type
+from .shardings import ShardingPerValue, TensorSharding
+from .types import TensorType, parse_type, split_function_type
 
 _FAST_OP = re.compile(
     r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : (.*?)(?: (loc\(.*\)))?$'
@@ -338,8 +339,8 @@ class _Printer:
             parts = [indent + "})"]
         if attrs:
             parts.append(" {" + attrs + "}")
-        ins = ", ".join(str(v.type) for v in op.operands)
-        outs = ", ".join(str(r.type) for r in op.results)
+        ins = ", ".join([v.type.text for v in op.operands])
+        outs = ", ".join([r.type.text for r in op.results])
         if n != 1 or outs.startswith("("):
             outs = f"({outs})"
         parts.append(f" : ({ins}) -> {outs}")
@@ -365,22 +366,20 @@ class _Printer:
 
 def _result_sharding_attrs(op: Operation) -> str:
     """The op's attributes, with `sdy.sharding` rebuilt from its results' shardings."""
-    from .shardings import ShardingPerValue, TensorSharding
-
-    shardings = [r.sharding for r in op.results]
     body = op.attributes.body() if op.attributes else ""
-    if op.name == "func.func":
+    ref = None
+    for r in op.results:
+        if r.sharding is not None:
+            ref = r.sharding
+            break
+    if ref is None or op.name == "func.func":
         return body
-    if not any(s is not None for s in shardings):
-        return body
-    ref = next(s for s in shardings if s is not None)
-    full = []
-    for r, s in zip(op.results, shardings, strict=True):
-        if s is None:
-            rank = getattr(r.type, "rank", 0)
-            s = TensorSharding.open(ref.mesh, rank)
-        full.append(s)
-    entry = f"sdy.sharding = {ShardingPerValue(tuple(full))}"
+    full = tuple(
+        r.sharding if r.sharding is not None else TensorSharding.open(ref.mesh, r.type.rank)
+        if isinstance(r.type, TensorType) else TensorSharding.open(ref.mesh, 0)
+        for r in op.results
+    )
+    entry = f"sdy.sharding = {ShardingPerValue(full)}"
     return f"{body}, {entry}" if body else entry
 
 
