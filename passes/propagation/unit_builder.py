@@ -18,6 +18,7 @@ from shardc.dialect.ir import (
     func_result_sharding,
     symbol_name,
 )
+from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -268,8 +269,6 @@ class ModuleUnits:
             self._add_rule_unit(op)
 
     def _add_rule_unit(self, op: Operation) -> None:
-        from shardc.dialect.rules.registry import rule_for
-
         try:
             rule = rule_for(op)
         except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
