@@ -96,7 +96,7 @@ class Propagator:
         shardings = [s.get() for s in slots]
         static = u.step_key
         if static is None:
-            static = u.step_key = (id(u.rule), tuple(u.sizes), u.elementwise)
+            static = u.step_key = (id(u.rule), u.sizes, u.elementwise)
         key = (static, u.dirs, *shardings)
         changes = self.step_memo.get(key)
         if changes is None:

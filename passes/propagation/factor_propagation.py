@@ -34,7 +34,7 @@ class StepInput:
     operands: list[TensorFactorShardings]
     results: list[TensorFactorShardings]
     factor_sizes: tuple[int, ...]
-    tensor_sizes: list[int]  # element counts, operands then results
+    tensor_sizes: Sequence[int]  # element counts, operands then results
     elementwise: bool = False
 
 

@@ -81,6 +81,8 @@ class ModuleUnits:
         self.callee_returns: list[tuple[Operation, int, Value]] = []
         self.split_values: set[int] = set()
         self.constraints: list[Operation] = []
+        # equal size/dims tuples of units alike, stored once (a module repeats its layers)
+        self._interned: dict[tuple, tuple] = {}
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
@@ -400,8 +402,10 @@ class ModuleUnits:
 
     def _finish_unit(self, u: Unit) -> None:
         slots = [*u.operands, *u.results]
-        u.sizes = [num_elements(s.type) for s in slots]
-        u.dims = [*u.rule.operand_dims, *u.rule.result_dims]
+        sizes = tuple(num_elements(s.type) for s in slots)
+        u.sizes = self._interned.setdefault(sizes, sizes)
+        dims = u.rule.operand_dims + u.rule.result_dims
+        u.dims = self._interned.setdefault(dims, dims)
         multi = False
         for s in u.operands:
             h = s.holder

@@ -9,7 +9,7 @@ How ops become units is `unit_builder.py`; running them is `driver.py`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from shardc.dialect.ir import Operation, Value
@@ -152,7 +152,7 @@ class ManualResultSlot(Slot):
 # Units
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Unit:
     """One propagation step's worth of IR: an op with its rule, an edge, a barrier, a link."""
 
@@ -166,8 +166,8 @@ class Unit:
     multi_use: bool = False
     elementwise: bool = False
     fixed_direction: Direction | None = None
-    sizes: list[int] = field(default_factory=list)
-    dims: list[tuple[tuple[int, ...], ...]] = field(default_factory=list)
+    sizes: tuple[int, ...] = ()  # element count per slot (interned: units alike share it)
+    dims: tuple[tuple[tuple[int, ...], ...], ...] = ()  # factors per dim, per slot (ditto)
     dirs: tuple[Direction, ...] = ()
     queued: bool = False
     step_key: tuple | None = None  # what besides shardings and dirs decides a step (driver)
