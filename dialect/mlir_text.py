@@ -92,6 +92,7 @@ class _Parser:
         self.source_name = source_name or "<input>"
         self.values: dict[str, Value] = {}
         self.aliases: dict[str, str] = {}
+        self.texts: dict[str, str] = {}
         self.lineno = 0
 
     def error(self, msg: str) -> ParseError:
@@ -221,11 +222,12 @@ class _Parser:
             operands = [values[v] for v in opnd_text.split(", ")] if opnd_text else []
         except KeyError as e:
             raise self.error(f"use of undefined value {e.args[0]}") from None
+        texts = self.texts  # identical attribute texts (every layer repeats them) stored once
         op = Operation.fast(
             name,
             operands,
-            AttrDict(props) if props is not None else AttrDict(""),
-            AttrDict(attrs) if attrs is not None else AttrDict(""),
+            AttrDict(texts.setdefault(props, props)) if props is not None else AttrDict(""),
+            AttrDict(texts.setdefault(attrs, attrs)) if attrs is not None else AttrDict(""),
             loc,
         )
         try:
