@@ -7,7 +7,13 @@ from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.driver import propagate as _run
 from shardc.passes.propagation.options import PropagationOptions
 
-__all__ = ["PropagationOptions", "PropagationReport", "propagate", "propagate_module"]
+__all__ = [
+    "PropagationOptions",
+    "PropagationReport",
+    "propagate",
+    "propagate_module",
+    "propagate_text",
+]
 
 
 def propagate_module(
@@ -37,6 +43,23 @@ def propagate(
     `mode="annotate"` writes the shardings Shardy would choose on every value; `mode="pin"`
     also pins each op result with a closed `sdy.sharding_constraint` so XLA keeps them.
     """
+    out, _ = propagate_text(
+        text, options=options, mode=mode, format=format, source_name=source_name
+    )
+    return out
+
+
+def propagate_text(
+    text: str,
+    *,
+    options: PropagationOptions | None = None,
+    mode: str = "annotate",
+    format: str = "pretty",
+    source_name: str = "<input>",
+    verify: bool = True,
+    with_locs: bool = False,
+) -> tuple[str, PropagationReport]:
+    """`propagate`, also returning the report (the CLI prints its notes and explanations)."""
     from shardc.exporter import export_text
     from shardc.importer import import_text
     from shardc.passes.export import export_module
@@ -45,7 +68,9 @@ def propagate(
     options = options or PropagationOptions()
     with suspended_gc():
         module = import_text(text, source_name)
-        verify_module(module)
-        propagate_module(module, options)
+        if verify:
+            verify_module(module)
+        report = propagate_module(module, options)
         export_module(module, mode, options.keep_open)  # type: ignore[arg-type]
-        return export_text(module, "generic" if format == "generic" else "pretty")
+        fmt = "generic" if format == "generic" else "pretty"
+        return export_text(module, fmt, with_locs=with_locs), report

@@ -74,19 +74,19 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
-    from shardc.passes.export import export_module
-    from shardc.passes.propagation.driver import propagate
+    from shardc.api_propagate import propagate_text
 
     options = options_from_args(args)
     text, name = read_input(args.input)
-    module = import_text(text, name)
-    if not args.no_verify:
-        from shardc.passes.verify import verify_module
-
-        verify_module(module)
-    report = propagate(module, options)
+    out, report = propagate_text(
+        text,
+        options=options,
+        mode="pin" if args.pin else "annotate",
+        format=args.format,
+        source_name=name,
+        verify=not args.no_verify,
+        with_locs=args.debug_locs,
+    )
     err = sys.stderr
     for line in report.notes():  # one line per op kind without a rule, then warnings
         print(f"note: {line}", file=err)
@@ -96,6 +96,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {report.summary()}", file=err)
         for line in report.explanation:
             print(f"explain: {line}", file=err)
-    export_module(module, "pin" if args.pin else "annotate", options.keep_open)
-    write_output(args.output, export_text(module, args.format, with_locs=args.debug_locs))
+    write_output(args.output, out)
     return 0
