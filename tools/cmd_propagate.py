@@ -30,9 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in _option_fields():
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else None
-        doc = _doc(f.name)
+        doc = f.metadata["help"]
         if f.name == "strategy":
-            parser.add_argument(flag, choices=("aggressive", "basic"), default=default, help=doc)
+            from shardc.passes.propagation.options import STRATEGIES
+
+            parser.add_argument(flag, choices=STRATEGIES, default=default, help=doc)
         elif f.name in _EXTRA:
             parser.add_argument(
                 _EXTRA[f.name],
@@ -49,22 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         elif isinstance(default, int):
             parser.add_argument(flag, dest=f.name, type=int, default=default, help=doc)
     parser.add_argument("--no-verify", action="store_true", help="skip the verifier")
-
-
-def _doc(name: str) -> str:
-    docs = {
-        "strategy": "factor strategy (default: aggressive, as Shardy)",
-        "keep_open": "keep open dims (`?`) in the output instead of closing every sharding",
-        "user_priorities": "propagate user priorities p0, p1, ... in rounds",
-        "op_priorities": "run the op-priority schedule",
-        "conservative": "never propagate along permutation factors",
-        "debug_origins": "explain where each dim sharding came from: value, dim, axes, the "
-        "annotation they trace back to, the round, and the op that wrote them",
-        "dump_rounds": "print every value's sharding after import and after every round",
-        "split_constants": "give each use of a constant expression its own view",
-        "max_steps": "cap on worklist steps per run (0: none)",
-    }
-    return docs.get(name, name.replace("_", " "))
 
 
 def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]

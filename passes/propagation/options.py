@@ -6,34 +6,50 @@ and the command line behave the same.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 Strategy = Literal["aggressive", "basic"]
 
 
+def _option(default: object, help: str) -> Any:
+    """A field whose `help` is both its documentation and its `shardc propagate` flag's help."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass(frozen=True)
 class PropagationOptions:
-    """Options of the propagation pass (defaults reproduce Shardy's `sdy-propagation-pipeline`)."""
+    """Options of the propagation pass (defaults reproduce Shardy's `sdy-propagation-pipeline`).
 
-    strategy: Strategy = "aggressive"
-    """Factor strategy: `aggressive` (Shardy's default) or `basic` (only conflict-free axes)."""
-    keep_open: bool = False
-    """Keep open-dim markers (`?`) and replicated lists on export instead of closing everything."""
-    user_priorities: bool = True
-    """Propagate user priorities (`{...}pN`) in rounds p0, p1, ...; off: all at once."""
-    op_priorities: bool = True
-    """Run the op-priority schedule (pass-through ops first, broadcasts forward last)."""
-    conservative: bool = False
-    """Never propagate along permutation factors (Shardy's conservative-propagation)."""
-    debug_origins: bool = False
-    """Record where every dim sharding came from (annotation, op and round): `explain`."""
-    dump_rounds: bool = False
-    """Dump every value's sharding after import and after every round (a debugging aid)."""
-    split_constants: bool = True
-    """Give every use of a constant expression its own view, as Shardy's constant splitter does."""
-    max_steps: int = 0
-    """Safety cap on worklist steps per run (0 = no cap beyond the monotonicity bound)."""
+    Each field's help is in its metadata (`field.metadata["help"]`), which the CLI shows."""
+
+    strategy: Strategy = _option(
+        "aggressive", "factor strategy: aggressive (Shardy's default) or basic (conflict-free axes)"
+    )
+    keep_open: bool = _option(
+        False, "keep open dims (`?`) in the output instead of closing every sharding"
+    )
+    user_priorities: bool = _option(
+        True, "propagate user priorities p0, p1, ... in rounds (off: all at once)"
+    )
+    op_priorities: bool = _option(
+        True, "run the op-priority schedule (pass-through ops first, broadcasts forward last)"
+    )
+    conservative: bool = _option(
+        False, "never propagate along permutation factors (Shardy's conservative-propagation)"
+    )
+    debug_origins: bool = _option(
+        False,
+        "explain where each dim sharding came from: value, dim, axes, the annotation they trace "
+        "back to, the round, and the op that wrote them",
+    )
+    dump_rounds: bool = _option(
+        False, "print every value's sharding after import and after every round"
+    )
+    split_constants: bool = _option(
+        True, "give each use of a constant expression its own view, as Shardy's splitter does"
+    )
+    max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
 
 
 STRATEGIES: tuple[str, ...] = ("aggressive", "basic")
