@@ -44,12 +44,10 @@ def export_ir(
     """Export a copy of `module` as MLIR text in export mode `annotate` or `pin`; with
     `remove_redundant`, collectives of shard_map regions that act on device-invariant values
     are rewritten first. Returns the text and what the rewrite removed."""
-    from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic, print_generic
     from shardc.exporter import export_text
     from shardc.passes.export import export_module
 
-    clone = parse_generic(print_generic(module, with_locs=True), module.source_name or "<shardc>")
-    absorb_sharding_attrs(clone)
+    clone = module.clone()
     removed: list[str] = []
     if remove_redundant:
         from shardc.passes.manual.redundant import remove_redundant_collectives

@@ -466,6 +466,13 @@ class Module:
         self.loc_alias_order: list[str] = list(self.loc_aliases)
         self.source_name: str | None = None
 
+    def clone(self) -> Module:
+        """An independent deep copy (attributes copied, immutable shardings shared)."""
+        copy = Module(self.op.clone(), dict(self.loc_aliases))
+        copy.loc_alias_order = list(self.loc_alias_order)
+        copy.source_name = self.source_name
+        return copy
+
     @property
     def body(self) -> Block:
         return self.op.regions[0].entry
