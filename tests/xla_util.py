@@ -11,13 +11,9 @@ COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "coll
 
 def compile_text(text: str, num_partitions: int = 8) -> Any:
     """Compile StableHLO + sdy text for the first `num_partitions` CPU devices."""
-    import jax
+    from .differential.harness import compile_mlir
 
-    from shardc.backend import compile_text as compile_for
-
-    devices = jax.devices("cpu")[:num_partitions]
-    assert len(devices) == num_partitions, "set XLA_FLAGS before jax is imported"
-    return compile_for(text, devices)
+    return compile_mlir(text, num_partitions)
 
 
 def collective_counts(exe: Any) -> dict[str, int]:
