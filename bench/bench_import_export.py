@@ -28,17 +28,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=5, help="runs per measurement (best is reported)")
     ap.add_argument("--layers", default="8,32,96", help="comma-separated stack depths")
+    ap.add_argument(
+        "--stack",
+        default="identical",
+        choices=("identical", "distinct", "both"),
+        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+    )
     args = ap.parse_args(argv)
 
     import shardc
 
-    sizes = [int(s) for s in args.layers.split(",")]
     print(f"# shardc import+export vs jaxlib parse+print ({common.rng_note()}, best of {args.k})")
     header = f"{'layers':>6} {'format':>8} {'jaxlib s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}"
     print(header)
-    for n in sizes:
-        text = common.transformer_stack_text(n)
-        print(f"# {n} layers: {common.describe(text)}")
+    for label, n, text in common.workloads(args.layers, args.stack):
+        print(f"# {label} layers: {common.describe(text)}")
         for fmt in ("generic", "pretty"):
             generic = fmt == "generic"
             ref, _ = common.best_of(
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             assert "func.func" in out, "shardc exported no function"
             mine, _ = common.best_of(run_shardc, args.k)
             ratio = mine / ref
-            print(f"{n:>6} {fmt:>8} {ref:>9.3f} {mine:>9.3f} {ratio:>6.2f} {1e3 * mine / n:>16.2f}")
+            print(f"{label:>6} {fmt:>8} {ref:>9.3f} {mine:>9.3f} {ratio:>6.2f} {1e3 * mine / n:>16.2f}")
     return 0
 
 

@@ -60,14 +60,19 @@ def measure(side: str, path: str) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", default="32,96", help="comma-separated stack depths")
+    ap.add_argument(
+        "--stack",
+        default="both",
+        choices=("identical", "distinct", "both"),
+        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+    )
     args = ap.parse_args(argv)
     sys.path.insert(0, HERE)
     import common
 
     print("# peak RSS growth of one run over the same baseline, fresh process per measurement")
     print(f"{'layers':>6} {'Shardy MiB':>11} {'shardc MiB':>11} {'ratio':>6}")
-    for n in [int(s) for s in args.layers.split(",")]:
-        text = common.transformer_stack_text(n)
+    for label, _n, text in common.workloads(args.layers, args.stack):
         with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
             f.write(text)
             path = f.name
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                 m = measure(side, path)
                 grown[side] = max(m["after_kib"] - m["before_kib"], 1) / 1024
             ratio = grown["shardc"] / grown["shardy"]
-            print(f"{n:>6} {grown['shardy']:>11.1f} {grown['shardc']:>11.1f} {ratio:>6.2f}")
+            print(f"{label:>6} {grown['shardy']:>11.1f} {grown['shardc']:>11.1f} {ratio:>6.2f}")
         finally:
             os.unlink(path)
     return 0

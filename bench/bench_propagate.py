@@ -28,6 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=3, help="runs per measurement (best is reported)")
     ap.add_argument("--layers", default="8,32,96", help="comma-separated stack depths")
     ap.add_argument("--format", default="pretty", choices=("pretty", "generic"))
+    ap.add_argument(
+        "--stack",
+        default="both",
+        choices=("identical", "distinct", "both"),
+        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -38,21 +44,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# shardc.propagate is not available ({e}); timing Shardy alone")
         propagate = None
 
-    sizes = [int(s) for s in args.layers.split(",")]
     print(f"# shardc.propagate vs sdy-propagation-pipeline ({common.rng_note()}, best of {args.k})")
     print(f"{'layers':>6} {'shardy s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}")
-    for n in sizes:
-        text = common.transformer_stack_text(n)
-        print(f"# {n} layers: {common.describe(text)}")
+    print("# a layer count ending in d: every layer has its own shapes (bench/common.py)")
+    for label, n, text in common.workloads(args.layers, args.stack):
+        print(f"# {label} layers: {common.describe(text)}")
         common.shardy_pipeline(text)  # warm up
         ref, _ = common.best_of(functools.partial(common.shardy_pipeline, text), args.k)
         if propagate is None:
-            print(f"{n:>6} {ref:>9.3f} {'-':>9} {'-':>6} {'-':>16}")
+            print(f"{label:>6} {ref:>9.3f} {'-':>9} {'-':>6} {'-':>16}")
             continue
         out = propagate(text, format=args.format)  # warm up and check
         assert "sdy.sharding" in out, "shardc.propagate returned no shardings"
         mine, _ = common.best_of(functools.partial(propagate, text, format=args.format), args.k)
-        print(f"{n:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
+        print(f"{label:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
     return 0
 
 

@@ -46,11 +46,12 @@ def _layernorm(x: jax.Array, g: jax.Array) -> jax.Array:
 
 
 def _layer(x: jax.Array, p: dict[str, jax.Array]) -> jax.Array:
+    head_dim = p["wq"].shape[-1]
     h = _layernorm(x, p["g1"])
     q = jnp.einsum("bse,ehd->bshd", h, p["wq"])
     k = jnp.einsum("bse,ehd->bshd", h, p["wk"])
     v = jnp.einsum("bse,ehd->bshd", h, p["wv"])
-    s = jnp.einsum("bshd,bthd->bhst", q, k) * (HEAD_DIM**-0.5)
+    s = jnp.einsum("bshd,bthd->bhst", q, k) * (head_dim**-0.5)
     a = jax.nn.softmax(s, axis=-1)
     o = jnp.einsum("bhst,bthd->bshd", a, v)
     x = x + _wsc(jnp.einsum("bshd,hde->bse", o, p["wo"]), "X", None, "Y")
@@ -60,21 +61,32 @@ def _layer(x: jax.Array, p: dict[str, jax.Array]) -> jax.Array:
     return x + _wsc(jnp.einsum("bsf,fe->bse", h, p["w_out"]), "X", None, "Y")
 
 
-_PARAM_SPECS = {
-    "g1": ((D_MODEL,), P("Y")),
-    "wq": ((D_MODEL, HEADS, HEAD_DIM), P("X", "Y", None)),
-    "wk": ((D_MODEL, HEADS, HEAD_DIM), P("X", "Y", None)),
-    "wv": ((D_MODEL, HEADS, HEAD_DIM), P("X", "Y", None)),
-    "wo": ((HEADS, HEAD_DIM, D_MODEL), P("Y", None, "X")),
-    "g2": ((D_MODEL,), P("Y")),
-    "w_in": ((D_MODEL, HIDDEN), P("X", "Y")),
-    "w_out": ((HIDDEN, D_MODEL), P("Y", "X")),
-}
+def _param_specs(head_dim: int = HEAD_DIM, hidden: int = HIDDEN) -> dict[str, Any]:
+    """Each parameter's shape and seed 003's 2D spec, for one layer of the given sizes."""
+    return {
+        "g1": ((D_MODEL,), P("Y")),
+        "wq": ((D_MODEL, HEADS, head_dim), P("X", "Y", None)),
+        "wk": ((D_MODEL, HEADS, head_dim), P("X", "Y", None)),
+        "wv": ((D_MODEL, HEADS, head_dim), P("X", "Y", None)),
+        "wo": ((HEADS, head_dim, D_MODEL), P("Y", None, "X")),
+        "g2": ((D_MODEL,), P("Y")),
+        "w_in": ((D_MODEL, hidden), P("X", "Y")),
+        "w_out": ((hidden, D_MODEL), P("Y", "X")),
+    }
+
+
+def layer_sizes(n_layers: int, distinct: bool) -> list[tuple[int, int]]:
+    """(head_dim, hidden) per layer: all equal, or distinct (head_dim 8+i, hidden 128+4i), so
+    that no two layers share shapes and a per-shape memo cannot reuse one layer's work."""
+    if not distinct:
+        return [(HEAD_DIM, HIDDEN)] * n_layers
+    return [(HEAD_DIM + i, HIDDEN + 4 * i) for i in range(n_layers)]
 
 
 @functools.cache
-def transformer_stack_text(n_layers: int) -> str:
-    """MLIR text (StableHLO + sdy, as `Lowered.as_text()` prints) of an `n_layers` stack."""
+def transformer_stack_text(n_layers: int, distinct: bool = False) -> str:
+    """MLIR text (StableHLO + sdy, as `Lowered.as_text()` prints) of an `n_layers` stack; with
+    `distinct`, every layer has its own head_dim and hidden size (see `layer_sizes`)."""
     m = mesh()
 
     def f(x: jax.Array, params: list[dict[str, jax.Array]]) -> jax.Array:
@@ -82,15 +94,27 @@ def transformer_stack_text(n_layers: int) -> str:
             x = _layer(x, p)
         return x
 
+    specs = [_param_specs(hd, hid) for hd, hid in layer_sizes(n_layers, distinct)]
     x = jax.ShapeDtypeStruct((BATCH, SEQ, D_MODEL), jnp.float32)
     params = [
-        {k: jax.ShapeDtypeStruct(shape, jnp.float32) for k, (shape, _) in _PARAM_SPECS.items()}
-        for _ in range(n_layers)
+        {k: jax.ShapeDtypeStruct(shape, jnp.float32) for k, (shape, _) in spec.items()}
+        for spec in specs
     ]
-    param_sh = [{k: NamedSharding(m, spec) for k, (_, spec) in _PARAM_SPECS.items()}] * n_layers
+    param_sh = [{k: NamedSharding(m, ps) for k, (_, ps) in spec.items()} for spec in specs]
     x_sh = NamedSharding(m, P("X", None, "Y"))
     jitted = jax.jit(f, in_shardings=(x_sh, param_sh), out_shardings=x_sh)
     return jitted.lower(x, params).as_text()
+
+
+def workloads(layers: str, stack: str) -> list[tuple[str, int, str]]:
+    """(label, layers, text) for each requested depth and stack kind (identical/distinct/both)."""
+    kinds = ("identical", "distinct") if stack == "both" else (stack,)
+    out = []
+    for n in (int(s) for s in layers.split(",")):
+        for kind in kinds:
+            label = f"{n}" if kind == "identical" else f"{n}d"
+            out.append((label, n, transformer_stack_text(n, distinct=kind == "distinct")))
+    return out
 
 
 def best_of(fn: Callable[[], Any], k: int) -> tuple[float, float]:
