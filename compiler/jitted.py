@@ -139,8 +139,9 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
             for r in op.results:
                 sharding = r.sharding
                 if op.name == "sdy.sharding_constraint" and sharding is None:
-                    given = op.properties.get("sharding")
-                    sharding = given if isinstance(given, TensorSharding) else None
+                    from shardc.dialect.op_views import ShardingConstraint
+
+                    sharding = ShardingConstraint(op).sharding
                 yield ValueInfo(prefix + names[id(r)], str(r.type), sharding, op.name, loc, r)
 
 
@@ -236,10 +237,9 @@ class Lowered:
     def out_shardings(self) -> tuple[TensorSharding | None, ...]:
         """The sharding of every flat output of `@main` as exported (closed, no priorities):
         the layout of the arrays `.compile()(...)` returns."""
-        from shardc.dialect.ir import func_num_results, func_result_sharding
+        from shardc.dialect.op_views import Func
 
-        main = _main(self.ir)
-        return tuple(_final(func_result_sharding(main, i)) for i in range(func_num_results(main)))
+        return tuple(_final(s) for s in Func(_main(self.ir)).result_shardings)
 
     # text -------------------------------------------------------------------------------
     def as_text(

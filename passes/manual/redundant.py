@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardc.dialect.ir import AttrDict, Block, Module, Operation, Region, Value
-from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.shardings import ManualAxes, ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
 
 from .collectives import Collective
@@ -162,9 +162,9 @@ def _offset_index(b: _Builder, col: Collective, region: ManualRegion, chunk: int
         inner.append(Operation("sdy.return", [ops[-1].results[0]], [], loc=b.loc))
         mesh = region.mesh_name if region.mesh_name is not None else region.mesh
         props = {
-            "in_shardings": "#sdy.sharding_per_value<[]>",
-            "manual_axes": "#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in free) + "}>",
-            "out_shardings": f"#sdy.sharding_per_value<[{TensorSharding(mesh, ()).body()}]>",
+            "in_shardings": ShardingPerValue(()),
+            "manual_axes": ManualAxes(tuple(free)),
+            "out_shardings": ShardingPerValue((TensorSharding(mesh, ()),)),
         }
         wrapper = b.add(MANUAL_OP, [], [i32], props, regions=[Region([inner])])
         return wrapper.results[0]
