@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from shardc.dialect.ir import FuncOp, Module
 from shardc.dialect.op_views import Func, ManualComputation, MeshOp, ShardingConstraint
-from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 from shardc.dialect.sharding_syntax import parse_tensor_sharding
+from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 from shardc.exporter import export_text
 from shardc.importer import import_text
 
