@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from typing import Literal
+from typing import ClassVar, Literal
 
 from shardc.dialect.ir import (
     AttrDict,
@@ -33,6 +33,8 @@ from shardc.dialect.shardings import (
 from shardc.dialect.types import TensorType
 from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
 
+from .context import PassContext
+
 Mode = Literal["annotate", "pin"]
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
@@ -45,10 +47,12 @@ PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stabl
 class ExportPass:
     """The export pass: `mode` annotate or pin, `keep_open` keeps `?` markers."""
 
+    name: ClassVar[str] = "export"
+    changes_ir: ClassVar[bool] = True
     mode: Mode = "annotate"
     keep_open: bool = False
 
-    def run(self, module: Module) -> None:
+    def run(self, module: Module, ctx: PassContext) -> None:
         export_module(module, self.mode, self.keep_open)
 
 

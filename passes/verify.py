@@ -6,6 +6,7 @@ Raises `VerificationError`/`ShardingError` naming the value, the op and its sour
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
 from shardc.dialect.ir import Module, Operation, symbol_name
@@ -13,12 +14,17 @@ from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, split_function_type
 
+from .context import PassContext
+
 
 @dataclass(frozen=True)
 class VerifyPass:
     """The `verify` pass; no options."""
 
-    def run(self, module: Module) -> None:
+    name: ClassVar[str] = "verify"
+    changes_ir: ClassVar[bool] = False
+
+    def run(self, module: Module, ctx: PassContext) -> None:
         verify_module(module)
 
 

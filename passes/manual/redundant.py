@@ -18,11 +18,13 @@ in a partially manual region they are computed inside a nested all-manual
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from shardc.dialect.ir import AttrDict, Block, Module, Operation, Region, Value
 from shardc.dialect.shardings import ManualAxes, ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..context import PassContext
 from .collectives import Collective
 from .regions import MANUAL_OP, ManualRegion, axes_text
 from .variance import View, analyze_variance
@@ -44,10 +46,15 @@ class Report:
 
 @dataclass(frozen=True)
 class RemoveRedundantCollectives:
-    """The pass object; no options."""
+    """The pass object; no options. What it removed and kept goes into the context."""
 
-    def run(self, module: Module) -> Report:
-        return remove_redundant_collectives(module)
+    name: ClassVar[str] = "remove-redundant-collectives"
+    changes_ir: ClassVar[bool] = True
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        report = remove_redundant_collectives(module)
+        ctx.removed_collectives.extend(report.removed)
+        ctx.kept_collectives.extend(report.kept)
 
 
 def remove_redundant_collectives(module: Module) -> Report:

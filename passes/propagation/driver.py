@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from shardc.dialect.ir import (
     Module,
@@ -23,6 +25,7 @@ from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import FactorKind
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
+from ..context import PassContext
 from .call_sites import split_call_sites
 from .explain import Namer, dump_lines, explain_lines
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
@@ -39,7 +42,7 @@ from .report import PropagationReport
 from .unit_builder import ModuleUnits
 from .units import Holder, Unit, rank_of
 
-__all__ = ["PropagationReport", "Propagator", "all_shardings", "propagate"]
+__all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
 
 class Propagator:
@@ -353,6 +356,19 @@ class Propagator:
     def _default(self, t: object) -> TensorSharding:
         mesh = next(iter(self.meshes), "mesh")
         return TensorSharding.open(mesh, rank_of(t))
+
+
+@dataclass(frozen=True)
+class PropagatePass:
+    """The propagation pass: Shardy's propagation with `options`; its report goes into the
+    context (`ctx.report`)."""
+
+    name: ClassVar[str] = "propagate"
+    changes_ir: ClassVar[bool] = True
+    options: PropagationOptions = field(default_factory=PropagationOptions)
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        ctx.report = propagate(module, self.options)
 
 
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
