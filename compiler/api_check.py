@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module, symbol_name
 from shardc.passes.manual.collectives import Collective
 from shardc.passes.manual.regions import ManualRegion, axes_text
-from shardc.passes.manual.replication import check_replication, unmentioned_axes
+from shardc.passes.manual.replication import unmentioned_axes
 from shardc.passes.manual.shapes import RegionShapes, check_shapes
 from shardc.passes.manual.variance import VarianceResult, View, analyze_variance
+from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 
 
 @dataclass(frozen=True)
@@ -132,22 +132,17 @@ def _region_of(op, result: VarianceResult) -> ManualRegion | None:  # type: igno
     return None
 
 
-def check_module(module: Module, *, check_replication_flag: bool = True) -> CheckReport:
-    """Run the manual-region checks on an imported module and build the report."""
+def check_module(
+    module: Module, *, check_replication_flag: bool = True, caller: Caller | None = None
+) -> CheckReport:
+    """Run the manual-region checks of the pipeline on an imported module; build the report."""
+    options = PipelineOptions(
+        verify=False, check_replication=check_replication_flag, propagate=False
+    )
+    ctx = run_pipeline(module, options, caller or Caller(function="shardc.check"))
     shapes = {s.region.op: s for s in check_shapes(module)}
-    value = analyze_variance(module, View.VALUE)
+    value = ctx.value_variance(module)
     typing = analyze_variance(module, View.TYPING)
-    for op, region in value.misplaced_partition_ids:
-        raise ManualComputationError(
-            f"stablehlo.partition_id inside {region.describe()} where the mesh axes "
-            f"{axes_text(region.free_axes)} are free (automatic): which partition a device is "
-            "there depends on how XLA partitions those axes",
-            location=module.resolve_loc(op.loc) or region.location,
-            hint="compute it inside a nested sdy.manual_computation over the free axes, as "
-            "JAX's axis_index does (or use lax.axis_index in the shard_map)",
-        )
-    if check_replication_flag:
-        check_replication(module, value)
     reports = []
     for region in value.regions:
         cols = tuple(c for op, c in value.collectives.items() if _region_of(op, value) is region)
@@ -173,7 +168,9 @@ def check_module(module: Module, *, check_replication_flag: bool = True) -> Chec
     return CheckReport(tuple(reports), check_replication_flag)
 
 
-def check(text_or_module: str | Module, *, check_replication: bool = True) -> CheckReport:
+def check(
+    text_or_module: str | Module, *, check_replication: bool = True, caller: Caller | None = None
+) -> CheckReport:
     """Check every shard_map region (shapes, collectives, replication) of a module.
 
     Raises `ManualComputationError` (a `ShardcError`) on a local shape that disagrees with the
@@ -186,4 +183,4 @@ def check(text_or_module: str | Module, *, check_replication: bool = True) -> Ch
         from shardc.importer import import_text
 
         module = import_text(text_or_module)
-    return check_module(module, check_replication_flag=check_replication)
+    return check_module(module, check_replication_flag=check_replication, caller=caller)

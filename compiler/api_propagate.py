@@ -1,25 +1,42 @@
-"""`shardc.propagate` / `shardc.propagate_module`: Shardy's propagation on a text module or IR."""
+"""`shardc.propagate` / `shardc.propagate_module`: Shardy's propagation on a text module or IR.
+
+Both run the one pipeline (passes/pipeline.py); `shardc propagate` on the command line calls
+`propagate_text` with `caller=CLI`, so fix texts name its flags instead of these keywords.
+"""
 
 from __future__ import annotations
 
+import sys
+from typing import Literal
+
 from shardc.dialect.ir import Module, suspended_gc
+from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
-from shardc.passes.propagation.driver import propagate as _run
 from shardc.passes.propagation.options import PropagationOptions
 
 __all__ = [
     "PropagationOptions",
     "PropagationReport",
+    "dump_to_stderr",
     "propagate",
     "propagate_module",
     "propagate_text",
 ]
 
 
+def dump_to_stderr(name: str, module: Module) -> None:
+    """`--dump-after NAME`: the module after pass NAME on stderr, as MLIR's IR dumps look."""
+    from shardc.exporter import export_text
+
+    sys.stderr.write(f"// -----// IR Dump After {name} //----- //\n")
+    sys.stderr.write(export_text(module, "pretty"))
+    sys.stderr.flush()
+
+
 def propagate_module(
     module: Module, options: PropagationOptions | None = None
 ) -> PropagationReport:
-    """Propagate shardings through `module` in place (no export) and report what happened.
+    """Propagate shardings through `module` in place (no verify, no export) and report.
 
     The module is left as Shardy's propagation leaves it: open dims still open, constraints and
     manual computations updated. The report names every op without a sharding rule (`notes()`),
@@ -27,7 +44,15 @@ def propagate_module(
     (its axes, the annotation they trace back to, the round, the op that wrote them); with
     `dump_rounds`, every sharding after every round (`round_dumps`).
     """
-    return _run(module, options or PropagationOptions())
+    pipeline = PipelineOptions(
+        verify=False,
+        check_manual=False,
+        check_replication=False,
+        propagation=options or PropagationOptions(),
+    )
+    ctx = run_pipeline(module, pipeline, Caller(function="shardc.propagate_module"))
+    assert ctx.report is not None
+    return ctx.report
 
 
 def propagate(
@@ -37,14 +62,22 @@ def propagate(
     mode: str = "annotate",
     format: str = "pretty",
     source_name: str = "<input>",
+    check_replication: bool = True,
 ) -> str:
-    """Import, verify, propagate and export an MLIR module; returns the exported text.
+    """Import, verify, check, propagate and export an MLIR module; returns the exported text.
 
     `mode="annotate"` writes the shardings Shardy would choose on every value; `mode="pin"`
     also pins each op result with a closed `sdy.sharding_constraint` so XLA keeps them.
+    `check_replication=False` skips the check that no shard_map output declared replicated
+    along a manual axis varies along it (JAX's `check_vma=False`).
     """
     out, _ = propagate_text(
-        text, options=options, mode=mode, format=format, source_name=source_name
+        text,
+        options=options,
+        mode=mode,
+        format=format,
+        source_name=source_name,
+        check_replication=check_replication,
     )
     return out
 
@@ -57,20 +90,43 @@ def propagate_text(
     format: str = "pretty",
     source_name: str = "<input>",
     verify: bool = True,
+    check_replication: bool = True,
     with_locs: bool = False,
+    dump_after: tuple[str, ...] = (),
+    caller: Caller | None = None,
 ) -> tuple[str, PropagationReport]:
     """`propagate`, also returning the report (the CLI prints its notes and explanations)."""
     from shardc.exporter import export_text
     from shardc.importer import import_text
-    from shardc.passes.export import export_module
-    from shardc.passes.verify import verify_module
 
     options = options or PropagationOptions()
+    pipeline = PipelineOptions(
+        verify=verify,
+        check_replication=check_replication,
+        propagation=options,
+        export=_mode(mode),
+        dump_after=dump_after,
+    )
     with suspended_gc():
         module = import_text(text, source_name)
-        if verify:
-            verify_module(module)
-        report = propagate_module(module, options)
-        export_module(module, mode, options.keep_open)  # type: ignore[arg-type]
+        ctx = run_pipeline(
+            module,
+            pipeline,
+            caller or Caller(function="shardc.propagate"),
+            dump_to_stderr if dump_after else None,
+        )
         fmt = "generic" if format == "generic" else "pretty"
-        return export_text(module, fmt, with_locs=with_locs), report
+        return export_text(module, fmt, with_locs=with_locs), _report(ctx)
+
+
+def _mode(mode: str) -> Literal["annotate", "pin"]:
+    if mode not in ("annotate", "pin"):
+        from shardc.dialect.errors import ShardcError
+
+        raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+    return mode  # type: ignore[return-value]
+
+
+def _report(ctx: PassContext) -> PropagationReport:
+    assert ctx.report is not None
+    return ctx.report

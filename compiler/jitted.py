@@ -24,37 +24,11 @@ from typing import Any
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
+from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
-
-# ---------------------------------------------------------------------------------------------
-# The pipeline steps owned by other modules, called through one place each
-
-
-def propagate_ir(module: Module, options: Any = None) -> None:
-    """Run shardc's propagation on `module` (in place)."""
-    from shardc.api_propagate import propagate_module
-
-    propagate_module(module, options)
-
-
-def export_ir(
-    module: Module, mode: str, fmt: str = "pretty", remove_redundant: bool = False
-) -> tuple[str, list[str]]:
-    """Export a copy of `module` as MLIR text in export mode `annotate` or `pin`; with
-    `remove_redundant`, collectives of shard_map regions that act on device-invariant values
-    are rewritten first. Returns the text and what the rewrite removed."""
-    from shardc.exporter import export_text
-    from shardc.passes.export import export_module
-
-    clone = module.clone()
-    removed: list[str] = []
-    if remove_redundant:
-        from shardc.passes.manual.redundant import remove_redundant_collectives
-
-        removed = remove_redundant_collectives(clone).lines()
-    export_module(clone, mode)  # type: ignore[arg-type]
-    return export_text(clone, fmt), removed  # type: ignore[arg-type]
+from .exported import Exported, export_copy
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -99,20 +73,21 @@ def _main(module: Module) -> Any:
 
 
 def _listed(v: ValueInfo) -> str:
-    if v.sharding is None:
-        return "replicated"  # the export writes unsharded values replicated
-    if v.op == "sdy.sharding_constraint":
+    if v.sharding is not None:
         return v.sharding.body()
-    final = _final(v.sharding)
-    assert final is not None
-    return final.body()
+    # the export writes no sharding here: XLA derives it (a while loop's results, a region's
+    # arguments), or the value is not a tensor
+    return "-"
 
 
 def iter_values(module: Module) -> Iterator[ValueInfo]:
-    """Every value of every function, `@main` first: arguments, then op results (and region
-    arguments) in program order, named as the printed module names them; values of other
-    functions are prefixed with the function, `@relu %0`."""
+    """Every value of every function of an exported module, `@main` first: arguments, then op
+    results (and region arguments) in program order, named as the printed module names them,
+    with the sharding the export wrote for it (a constraint's result: the constraint's, a
+    manual computation's result: its out_sharding); values of other functions are prefixed with
+    the function, `@relu %0`."""
     from shardc.dialect.ir import func_body
+    from shardc.dialect.op_views import ManualComputation, ShardingConstraint
     from shardc.dialect.value_names import func_value_names
 
     funcs = module.funcs
@@ -136,21 +111,14 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
                         yield ValueInfo(prefix + names[id(arg)], str(arg.type), arg.sharding,
                                         f"{op.name} region", None, arg)
             loc = module.resolve_loc(op.loc)
+            outs = ManualComputation(op).out_shardings if op.name == "sdy.manual_computation" else ()
             for r in op.results:
                 sharding = r.sharding
                 if op.name == "sdy.sharding_constraint" and sharding is None:
-                    given = op.properties.get("sharding")
-                    sharding = given if isinstance(given, TensorSharding) else None
+                    sharding = ShardingConstraint(op).sharding
+                elif sharding is None and r.index < len(outs):
+                    sharding = outs[r.index]
                 yield ValueInfo(prefix + names[id(r)], str(r.type), sharding, op.name, loc, r)
-
-
-def _final(sharding: TensorSharding | None) -> TensorSharding | None:
-    """A propagated sharding as export writes it: every dim closed, priorities dropped."""
-    if sharding is None:
-        return None
-    from shardc.passes.export import finalize
-
-    return finalize(sharding, keep_open=False)
 
 
 def _shape(type_text: str) -> tuple[int, ...]:
@@ -222,24 +190,34 @@ class Lowered:
         self.out_avals = traced.out_avals
         self.static_argnums = jitted.static_argnums
         self.trace_seconds = traced.seconds
-        self._texts: dict[tuple[str, str, bool], str] = {}
+        self._exports: dict[tuple[str, bool], Exported] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
+
+    def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
+        """The export of the propagated IR in `mode` (made once): what every text, sharding
+        and listing of this object reads."""
+        if mode not in ("annotate", "pin"):
+            raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
+        key = (mode, remove_redundant)
+        if key not in self._exports:
+            exp = export_copy(self.ir, mode, remove_redundant)  # type: ignore[arg-type]
+            self._exports[key] = exp
+            if remove_redundant:
+                self.removed_collectives = exp.removed_collectives
+        return self._exports[key]
 
     # shardings --------------------------------------------------------------------------
     @property
     def in_shardings(self) -> tuple[TensorSharding | None, ...]:
-        """The sharding of every flat input of `@main` as exported (closed, no priorities):
-        the layout XLA receives the arguments in."""
-        return tuple(_final(a.sharding) for a in _main(self.ir).regions[0].entry.args)
+        """The sharding of every flat input of `@main` as `as_text()` writes it: the layout XLA
+        receives the arguments in."""
+        return self.exported().in_shardings
 
     @property
     def out_shardings(self) -> tuple[TensorSharding | None, ...]:
-        """The sharding of every flat output of `@main` as exported (closed, no priorities):
-        the layout of the arrays `.compile()(...)` returns."""
-        from shardc.dialect.ir import func_num_results, func_result_sharding
-
-        main = _main(self.ir)
-        return tuple(_final(func_result_sharding(main, i)) for i in range(func_num_results(main)))
+        """The sharding of every flat output of `@main` as `as_text()` writes it: the layout of
+        the arrays `.compile()(...)` returns."""
+        return self.exported().out_shardings
 
     # text -------------------------------------------------------------------------------
     def as_text(
@@ -252,15 +230,7 @@ class Lowered:
             format = "pretty"
         if format not in ("pretty", "generic"):
             raise ShardcError(f"format = {format!r} is not one of pretty, generic")
-        if mode not in ("annotate", "pin"):
-            raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
-        key = (format, mode, remove_redundant)
-        if key not in self._texts:
-            text, removed = export_ir(self.ir, mode, format, remove_redundant)
-            self._texts[key] = text
-            if remove_redundant:
-                self.removed_collectives = removed
-        return self._texts[key]
+        return self.exported(mode, remove_redundant).text(format)  # type: ignore[arg-type]
 
     @functools.cached_property
     def module(self) -> Any:
@@ -271,11 +241,12 @@ class Lowered:
 
     # inspection -------------------------------------------------------------------------
     def values(self) -> list[ValueInfo]:
-        return list(iter_values(self.ir))
+        """Every value of the exported module (`as_text()`), with the sharding written for it."""
+        return list(iter_values(self.exported().module))
 
     def listing(self) -> str:
-        """A header, then one line per value of `@main`: name (as `.as_text()` prints it), type,
-        sharding as exported (a constraint's as the user wrote it), op, source line."""
+        """A header, then one line per value: name (as `.as_text()` prints it), type, sharding
+        as `.as_text()` writes it (`-`: none written, XLA derives it), op, source line."""
         rows = [("value", "type", "sharding", "op", "source")]
         rows += [(v.name, v.type, _listed(v), v.op, v.location or "") for v in self.values()]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -296,10 +267,9 @@ class Lowered:
         from .grid import render_grid
 
         v = self.value(name)
-        shown = v.sharding if v.op == "sdy.sharding_constraint" else _final(v.sharding)
         shape = _shape(v.type)
         replicated = TensorSharding(specs.MESH_SYMBOL, (DimSharding(()),) * len(shape))
-        text = render_grid(shown or replicated, shape, self.mesh, title=f"{v.name}: {v.type}")
+        text = render_grid(v.sharding or replicated, shape, self.mesh, title=f"{v.name}: {v.type}")
         if print_it:
             print(text, end="")
         return text
@@ -310,14 +280,15 @@ class Lowered:
         of shard_map regions removed (see `removed_collectives`) unless the jit said not to."""
         from .backend import build_executable
 
+        pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
         exe = build_executable(
-            self.as_text("pretty", "pin", self.jitted.remove_redundant_collectives),
+            pinned.text("pretty"),
             self.mesh,
             self.jitted.jax_mesh,
             self.in_avals,
             self.out_avals,
-            list(self.in_shardings),
-            list(self.out_shardings),
+            list(pinned.in_shardings),
+            list(pinned.out_shardings),
         )
         return Compiled(self, exe)
 
@@ -352,6 +323,7 @@ class Jitted:
         self.options = options
         self.check_replication = check_replication
         self.remove_redundant_collectives = remove_redundant_collectives
+        self.caller = Caller(function="shardc.jit")  # `shardc compile` sets the CLI
         self.entry_args: tuple[Any, ...] | None = None
         self._cache: dict[Any, Compiled] = {}
         functools.update_wrapper(self, fun)
@@ -365,9 +337,9 @@ class Jitted:
         return new
 
     def lower(self, *args: Any, strategy: str | None = None) -> Lowered:
-        """Trace with JAX, import, verify and propagate; `args` may be ShapeDtypeStructs."""
+        """Trace with JAX, import, then the pipeline (verify, shard_map checks, propagate);
+        `args` may be ShapeDtypeStructs."""
         from shardc.importer import import_module
-        from shardc.passes.verify import verify_module
 
         from .frontend import trace_function
 
@@ -377,27 +349,13 @@ class Jitted:
         )
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
-        verify_module(module)
-        self._check_manual(module)
-        propagate_ir(module, _options(self.options, strategy))
+        # check_vma=False does not reach shardc.jit; its own check_replication switch does
+        pipeline = PipelineOptions(
+            check_replication=self.check_replication,
+            propagation=_options(self.options, strategy) or PropagationOptions(),
+        )
+        run_pipeline(module, pipeline, self.caller)
         return Lowered(self, traced, module)
-
-    def _check_manual(self, module: Module) -> None:
-        """The shard_map checks of `shardc check`: local shapes, and (unless turned off) that no
-        output declared replicated along a manual axis varies along it."""
-        from shardc.dialect.errors import ManualComputationError
-        from shardc.passes.manual.replication import check_replication
-        from shardc.passes.manual.shapes import check_shapes
-
-        check_shapes(module)
-        if not self.check_replication:
-            return
-        try:
-            check_replication(module)
-        except ManualComputationError as e:
-            # check_vma=False does not reach shardc.jit; its own switch does
-            hint = (e.hint or "").replace("check_vma=False", "shardc.jit(..., check_replication=False)")
-            raise ManualComputationError(e.message, location=e.location, hint=hint or None) from None
 
     def _signature(self, args: tuple[Any, ...]) -> Any:
         import jax

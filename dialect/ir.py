@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .shardings import TensorSharding
+from .shardings import Mesh, TensorSharding
 from .types import Type
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ class Operation:
         """A deep copy of this op and its regions; `mapping` maps old value ids to new values
         (operands defined outside the op and not in `mapping` are shared)."""
         mapping = {} if mapping is None else mapping
-        new = Operation.fast(
+        new = type(self).fast(
             self.name,
             [mapping.get(id(v), v) for v in self.operands],
             self.properties.copy(),
@@ -319,6 +319,9 @@ class Operation:
             self.loc,
         )
         new.successors = self.successors
+        if isinstance(self, FuncOp):
+            assert isinstance(new, FuncOp)
+            new.result_shardings = list(self.result_shardings)
         new.results = [OpResult(r.type, new, i) for i, r in enumerate(self.results)]
         for old, res in zip(self.results, new.results, strict=True):
             res.sharding = old.sharding
@@ -397,6 +400,31 @@ class Operation:
 
     def __repr__(self) -> str:
         return f"<op {self.name} at {self.loc}>"
+
+
+class FuncOp(Operation):
+    """A `func.func`: an op that also holds its results' shardings (`result_shardings[i]`, as
+    its entry block's arguments hold theirs); read and write them through `op_views.Func`."""
+
+    __slots__ = ("result_shardings",)
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.result_shardings: list[TensorSharding | None] = []
+
+    @classmethod
+    def fast(
+        cls,
+        name: str,
+        operands: list[Value],
+        properties: AttrDict,
+        attributes: AttrDict,
+        loc: str | None,
+    ) -> Operation:
+        op = super().fast(name, operands, properties, attributes, loc)
+        assert isinstance(op, FuncOp)
+        op.result_shardings = []
+        return op
 
 
 class Block:
@@ -478,19 +506,11 @@ class Module:
         return self.op.regions[0].entry
 
     @property
-    def meshes(self) -> dict[str, Any]:
-        """Mesh symbol name -> `Mesh`, in module order."""
-        from .sharding_syntax import parse_mesh
-
-        out: dict[str, Any] = {}
-        for op in self.body.ops:
-            if op.name == "sdy.mesh":
-                mesh = op.properties["mesh"]
-                if isinstance(mesh, str):
-                    mesh = parse_mesh(mesh)
-                    op.properties["mesh"] = mesh
-                out[symbol_name(op)] = mesh
-        return out
+    def meshes(self) -> dict[str, Mesh]:
+        """Mesh symbol name -> `Mesh` (parsed at import), in module order."""
+        return {
+            symbol_name(op): op.properties["mesh"] for op in self.body.ops if op.name == "sdy.mesh"
+        }
 
     @property
     def funcs(self) -> dict[str, Operation]:
@@ -562,16 +582,6 @@ def func_body(func: Operation) -> Block | None:
     return func.regions[0].entry
 
 
-def func_result_attrs(func: Operation) -> AttrList | None:
-    attrs = func.properties.get("res_attrs")
-    if attrs is None:
-        return None
-    if isinstance(attrs, str):
-        attrs = parse_dict_list(attrs)
-        func.properties["res_attrs"] = attrs
-    return attrs
-
-
 def func_num_results(func: Operation) -> int:
     body = func_body(func)
     if body is not None and body.terminator is not None:
@@ -580,28 +590,3 @@ def func_num_results(func: Operation) -> int:
 
     _, results = split_function_type(str(func.properties["function_type"]))
     return len(results)
-
-
-def func_result_sharding(func: Operation, index: int) -> TensorSharding | None:
-    attrs = func_result_attrs(func)
-    if attrs is None:
-        return None
-    value = attrs.items[index].get("sdy.sharding")
-    if isinstance(value, str):
-        from .sharding_syntax import parse_tensor_sharding
-
-        value = parse_tensor_sharding(value)
-        attrs.items[index]["sdy.sharding"] = value
-    return value
-
-
-def set_func_result_sharding(func: Operation, index: int, sharding: TensorSharding | None) -> None:
-    attrs = func_result_attrs(func)
-    if attrs is None:
-        n = func_num_results(func)
-        attrs = AttrList([AttrDict() for _ in range(n)])
-        func.properties["res_attrs"] = attrs
-    if sharding is None:
-        attrs.items[index].pop("sdy.sharding")
-    else:
-        attrs.items[index]["sdy.sharding"] = sharding

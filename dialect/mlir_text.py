@@ -15,15 +15,25 @@ from .errors import ParseError
 from .ir import (
     BRACKET_TOKENS,
     AttrDict,
+    AttrList,
     Block,
     BlockArgument,
+    FuncOp,
     Module,
     Operation,
     OpResult,
     Region,
     Value,
+    func_num_results,
+    parse_dict_list,
     split_top_level,
     suspended_gc,
+)
+from .sharding_syntax import (
+    parse_manual_axes,
+    parse_mesh,
+    parse_sharding_per_value,
+    parse_tensor_sharding,
 )
 from .shardings import ShardingPerValue, TensorSharding
 from .types import TensorType, parse_type, split_function_type
@@ -194,7 +204,7 @@ class _Parser:
                 nm, _, cnt = r.partition(":")
                 res_names.append((nm, int(cnt) if cnt else 1))
         operands = [self.lookup(v.strip()) for v in opnd_text.split(",")] if opnd_text else []
-        op = Operation(name, operands)
+        op = FuncOp(name, operands) if name == "func.func" else Operation(name, operands)
         rest = line[m.end() :]
         pos = 0
         if rest.startswith(" ["):
@@ -327,8 +337,9 @@ class _Printer:
         parts = [f'{indent}{head}"{op.name}"({operands})']
         if op.successors:
             parts.append(" " + op.successors)
-        if op.properties:
-            parts.append(" <{" + op.properties.body() + "}>")
+        props = _func_properties(op) if isinstance(op, FuncOp) else op.properties
+        if props:
+            parts.append(" <{" + props.body() + "}>")
         attrs = _result_sharding_attrs(op)
         if op.regions:
             parts.append(" ({")
@@ -387,7 +398,6 @@ def _result_sharding_attrs(op: Operation) -> str:
 
 def print_generic(module: Module, with_locs: bool = True) -> str:
     """Print `module` in MLIR generic op form (jaxlib parses it back)."""
-    _sync_func_arg_shardings(module)
     with suspended_gc():
         return _print_module(module, with_locs)
 
@@ -401,47 +411,98 @@ def _print_module(module: Module, with_locs: bool) -> str:
     return "\n".join(p.out) + "\n"
 
 
-def _sync_func_arg_shardings(module: Module) -> None:
-    """Write func block arguments' shardings into the func's `arg_attrs`."""
-    from .ir import AttrList, parse_dict_list
-
-    for op in module.body.ops:
-        if op.name != "func.func" or not op.regions or not op.regions[0].blocks:
+def _func_properties(func: FuncOp) -> AttrDict:
+    """A func's properties as printed: its argument and result shardings written into
+    `arg_attrs` / `res_attrs` (the func itself keeps them on its values and `result_shardings`)."""
+    args = func.regions[0].entry.args if func.regions and func.regions[0].blocks else []
+    arg_shardings = [a.sharding for a in args]
+    res_shardings = func.result_shardings
+    if all(s is None for s in arg_shardings) and all(s is None for s in res_shardings):
+        return func.properties
+    props = func.properties.copy()
+    for key, shardings in (("arg_attrs", arg_shardings), ("res_attrs", res_shardings)):
+        if all(s is None for s in shardings):
             continue
-        args = op.regions[0].entry.args
-        raw = op.properties.get("arg_attrs")
-        if raw is None and all(a.sharding is None for a in args):
+        raw = props.get(key)
+        attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
+        n = len(shardings) if key == "arg_attrs" else func_num_results(func)
+        if attrs is None:
+            attrs = AttrList([AttrDict() for _ in range(n)])
+        for s, d in zip(shardings, attrs.items, strict=False):
+            if s is not None:
+                d["sdy.sharding"] = s
+        props[key] = attrs
+    return props
+
+
+def _interpret_manual(op: Operation) -> None:
+    props = op.properties
+    for key in ("in_shardings", "out_shardings"):
+        raw = props.get(key)
+        if isinstance(raw, str):
+            props[key] = parse_sharding_per_value(raw)
+    raw = props.get("manual_axes")
+    if isinstance(raw, str):
+        props["manual_axes"] = parse_manual_axes(raw)
+
+
+def _interpret_sharding_prop(op: Operation) -> None:
+    raw = op.properties.get("sharding")
+    if isinstance(raw, str):
+        op.properties["sharding"] = parse_tensor_sharding(raw)
+
+
+def _interpret_mesh(op: Operation) -> None:
+    raw = op.properties.get("mesh")
+    if isinstance(raw, str):
+        op.properties["mesh"] = parse_mesh(raw)
+
+
+def _interpret_func(func: Operation) -> None:
+    """Argument shardings onto the entry block's arguments, result shardings into the FuncOp."""
+    assert isinstance(func, FuncOp)
+    for key in ("arg_attrs", "res_attrs"):
+        raw = func.properties.get(key)
+        if raw is None or "sdy.sharding" not in str(raw):
             continue
         attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
-        if attrs is None:
-            attrs = AttrList([AttrDict() for _ in args])
-        for a, d in zip(args, attrs.items, strict=True):
-            if a.sharding is None:
-                d.pop("sdy.sharding")
-            else:
-                d["sdy.sharding"] = a.sharding
-        if all(not d for d in attrs.items):
-            op.properties.pop("arg_attrs")
+        shardings = []
+        for d in attrs.items:
+            s = d.pop("sdy.sharding")
+            shardings.append(parse_tensor_sharding(str(s)) if s is not None else None)
+        if key == "arg_attrs":
+            if func.regions and func.regions[0].blocks:
+                for a, s in zip(func.regions[0].entry.args, shardings, strict=True):
+                    a.sharding = s
         else:
-            op.properties["arg_attrs"] = attrs
+            func.result_shardings = shardings
+        if all(not d for d in attrs.items):
+            func.properties.pop(key)
+        else:
+            func.properties[key] = attrs
+
+
+# the sdy attributes shardc interprets, by op: parsed once, at import, into shardings.py objects
+_INTERPRETED_PROPERTIES = {
+    "func.func": _interpret_func,
+    "sdy.mesh": _interpret_mesh,
+    "sdy.sharding_constraint": _interpret_sharding_prop,
+    "sdy.reshard": _interpret_sharding_prop,
+    "sdy.manual_computation": _interpret_manual,
+}
 
 
 def absorb_sharding_attrs(module: Module) -> None:
-    """Move `sdy.sharding` attributes of ops and func args onto the values they describe."""
-    from .ir import parse_dict_list
-    from .sharding_syntax import parse_sharding_per_value, parse_tensor_sharding
-
+    """The import's interpretation step: every sdy attribute shardc reads is parsed once into
+    the frozen objects of `shardings.py` (see `op_views.py` for where each one lives); an op's
+    `sdy.sharding` moves onto the values it describes. Other attributes stay text."""
+    interpreted = _INTERPRETED_PROPERTIES
     for op in module.walk():
-        if op.name == "func.func":
-            raw = op.properties.get("arg_attrs")
-            if raw is not None and "sdy.sharding" in str(raw) and op.regions[0].blocks:
-                attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
-                for a, d in zip(op.regions[0].entry.args, attrs.items, strict=True):
-                    s = d.pop("sdy.sharding")
-                    if s is not None:
-                        a.sharding = parse_tensor_sharding(str(s))
-                op.properties["arg_attrs"] = attrs
-            continue
+        step = interpreted.get(op.name)
+        if step is not None:
+            step(op)
+            if op.name == "func.func":
+                continue
         raw = op.attributes.pop("sdy.sharding") if op.attributes else None
         if raw is None:
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from typing import Literal
+from typing import ClassVar, Literal
 
 from shardc.dialect.ir import (
     AttrDict,
@@ -21,20 +21,19 @@ from shardc.dialect.ir import (
     Operation,
     callee_name,
     func_body,
-    func_num_results,
-    func_result_sharding,
-    set_func_result_sharding,
 )
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
     Mesh,
-    ShardingPerValue,
     TensorSharding,
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
+
+from .context import PassContext
 
 Mode = Literal["annotate", "pin"]
 
@@ -48,10 +47,12 @@ PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stabl
 class ExportPass:
     """The export pass: `mode` annotate or pin, `keep_open` keeps `?` markers."""
 
+    name: ClassVar[str] = "export"
+    changes_ir: ClassVar[bool] = True
     mode: Mode = "annotate"
     keep_open: bool = False
 
-    def run(self, module: Module) -> None:
+    def run(self, module: Module, ctx: PassContext) -> None:
         export_module(module, self.mode, self.keep_open)
 
 
@@ -170,11 +171,12 @@ class _Exporter:
             for a in body.args:
                 a.sharding = self.io(a.sharding, a.type, is_main)
             ret = body.terminator
-            for i in range(func_num_results(func)):
+            view = Func(func)
+            for i in range(view.num_results):
                 t = ret.operands[i].type if ret is not None and i < len(ret.operands) else None
-                s = self.io(func_result_sharding(func, i), t, is_main)
+                s = self.io(view.result_sharding(i), t, is_main)
                 if s is not None:
-                    set_func_result_sharding(func, i, s)
+                    view.set_result_sharding(i, s)
             for op in func.walk():
                 if op is not func:
                     self.export_op(op)
@@ -189,9 +191,8 @@ class _Exporter:
             # layout at the same point (reference/sharding-representation.md §5.3).
             op.name = "sdy.sharding_constraint"
         if op.name == "sdy.sharding_constraint":
-            s = op.properties["sharding"]
-            if isinstance(s, TensorSharding):
-                op.properties["sharding"] = finalize(s, self.keep_open)
+            c = ShardingConstraint(op)
+            c.sharding = finalize(c.sharding, self.keep_open)
             op.results[0].sharding = None
             return
         if op.name == "sdy.manual_computation":
@@ -217,12 +218,15 @@ class _Exporter:
             r.sharding = finalize(s, self.keep_open)
 
     def export_manual(self, op: Operation) -> None:
-        for key, values in (("in_shardings", op.operands), ("out_shardings", op.results)):
-            raw = op.properties.get(key)
-            if not isinstance(raw, ShardingPerValue):
+        view = ManualComputation(op)
+        for key, shardings, values in (
+            ("in_shardings", view.in_shardings, op.operands),
+            ("out_shardings", view.out_shardings, op.results),
+        ):
+            if key not in op.properties:
                 continue
             out = []
-            for s, v in zip(raw.shardings, values, strict=False):
+            for s, v in zip(shardings, values, strict=False):
                 mesh = self.resolve(s)
                 if (
                     mesh is not None
@@ -232,7 +236,7 @@ class _Exporter:
                 ):
                     s = cut_to_divisible(s, v.type.shape, mesh)
                 out.append(finalize(s, self.keep_open))
-            op.properties[key] = ShardingPerValue(tuple(out))
+            setattr(view, key, tuple(out))
         for r in op.results:
             r.sharding = None
 
@@ -283,10 +287,8 @@ class _Exporter:
         block.ops = new_ops
 
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
-        raw = op.properties.get("out_shardings")
-        if isinstance(raw, ShardingPerValue) and index < len(raw.shardings):
-            return raw.shardings[index]
-        return None
+        outs = ManualComputation(op).out_shardings
+        return outs[index] if index < len(outs) else None
 
 
 def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = False) -> None:

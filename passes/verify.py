@@ -6,23 +6,25 @@ Raises `VerificationError`/`ShardingError` naming the value, the op and its sour
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
-from shardc.dialect.ir import Module, Operation, Value, func_result_sharding, symbol_name
-from shardc.dialect.sharding_syntax import (
-    parse_manual_axes,
-    parse_sharding_list,
-    parse_tensor_sharding,
-)
+from shardc.dialect.ir import Module, Operation, symbol_name
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, split_function_type
+
+from .context import PassContext
 
 
 @dataclass(frozen=True)
 class VerifyPass:
     """The `verify` pass; no options."""
 
-    def run(self, module: Module) -> None:
+    name: ClassVar[str] = "verify"
+    changes_ir: ClassVar[bool] = False
+
+    def run(self, module: Module, ctx: PassContext) -> None:
         verify_module(module)
 
 
@@ -70,10 +72,6 @@ def verify_module(module: Module) -> None:
         _verify_op(module, op, meshes)
 
 
-def _value_name(v: Value, i: int) -> str:
-    return f"result {i}"
-
-
 def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> None:
     name = symbol_name(func)
     if not func.regions or not func.regions[0].blocks:
@@ -97,8 +95,9 @@ def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> No
                 f"({', '.join(declared)})",
                 location=module.resolve_loc(term.loc),
             )
+    view = Func(func)
     for i, v in enumerate(term.operands):
-        s = func_result_sharding(func, i)
+        s = view.result_sharding(i)
         if s is not None:
             check_sharding(module, s, v.type, f"@{name} result {i}", func, meshes)
 
@@ -109,20 +108,17 @@ def _verify_op(module: Module, op: Operation, meshes: dict[str, Mesh]) -> None:
             check_sharding(module, r.sharding, r.type, f"{op.name} result {i}", op, meshes)
     name = op.name
     if name in ("sdy.sharding_constraint", "sdy.reshard"):
-        s = op.properties.get("sharding")
-        if s is not None:
-            s = s if isinstance(s, TensorSharding) else parse_tensor_sharding(str(s))
-            check_sharding(module, s, op.results[0].type, f"{name} sharding", op, meshes)
+        s = ShardingConstraint(op).sharding
+        check_sharding(module, s, op.results[0].type, f"{name} sharding", op, meshes)
     elif name == "sdy.manual_computation":
         _verify_manual(module, op, meshes)
 
 
 def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> None:
     loc = module.resolve_loc(op.loc)
-    ins = op.properties.get("in_shardings")
-    outs = op.properties.get("out_shardings")
-    in_list = _sharding_list(ins)
-    out_list = _sharding_list(outs)
+    view = ManualComputation(op)
+    in_list = view.in_shardings
+    out_list = view.out_shardings
     if len(in_list) != len(op.operands):
         raise VerificationError(
             f"sdy.manual_computation: operand shardings don't match number of values: "
@@ -135,9 +131,8 @@ def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> No
             f"{len(out_list)} shardings vs {len(op.results)} values",
             location=loc,
         )
-    axes = op.properties.get("manual_axes")
-    if axes is not None:
-        manual = parse_manual_axes(str(axes)).axes
+    manual = view.manual_axes
+    if manual:
         for s in in_list + out_list:
             mesh = resolve_mesh(module, s, meshes)
             for a in manual:
@@ -150,13 +145,3 @@ def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> No
     for i, (s, v) in enumerate(zip(out_list, op.results, strict=True)):
         check_sharding(module, s, v.type, f"sdy.manual_computation out_shardings[{i}]", op, meshes)
 
-
-def _sharding_list(raw: object) -> list[TensorSharding]:
-    if raw is None:
-        return []
-    if isinstance(raw, (list, tuple)):
-        return list(raw)
-    text = str(raw)
-    if text.startswith("#sdy.sharding_per_value"):
-        text = text[len("#sdy.sharding_per_value<") : -1]
-    return list(parse_sharding_list(text))

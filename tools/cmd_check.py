@@ -31,14 +31,14 @@ def run(args: argparse.Namespace) -> int:
 
     from shardc.dialect.errors import ShardcError
 
-    from .io import read_input
+    from .io import read_input, split_chunks
 
     text, name = read_input(args.input)
     if not args.split_input_file:
         _check_one(text, name, args)
         return 0
     failed = 0
-    for chunk in _chunks(text):
+    for chunk in split_chunks(text):
         try:
             _check_one(chunk, name, args)
         except ShardcError as e:
@@ -48,22 +48,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _chunks(text: str) -> list[str]:
-    """Split at `// -----` lines, padding each chunk so line numbers stay those of the file."""
-    out: list[str] = []
-    lines = text.split("\n")
-    start = 0
-    for i, line in enumerate([*lines, "// -----"]):
-        if line.strip() == "// -----":
-            out.append("\n" * start + "\n".join(lines[start:i]))
-            start = i + 1
-    return [c for c in out if c.strip()]
-
-
 def _check_one(text: str, name: str, args: argparse.Namespace) -> None:
     from shardc.api_check import check
     from shardc.importer import import_text
+    from shardc.passes.pipeline import CLI
 
     module = import_text(text, name)
-    report = check(module, check_replication=not args.no_check_replication)
+    report = check(module, check_replication=not args.no_check_replication, caller=CLI)
     print("\n".join(report.lines()), flush=True)

@@ -94,6 +94,7 @@ def load_entries(script: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from shardc.dialect.errors import ShardcError
+    from shardc.passes.pipeline import CLI
 
     from .io import write_output
 
@@ -113,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
         fun = entries[name]
         if args.mesh:
             fun = fun.with_mesh(args.mesh)
+        fun = copy.copy(fun)
+        fun.caller = CLI  # fix texts name this command's flags
         if args.no_check_replication:
-            fun = copy.copy(fun)
             fun.check_replication = False
         start = time.perf_counter()
         if tty:

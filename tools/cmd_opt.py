@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .io import add_io_arguments, read_input, write_output
+from .io import add_io_arguments, add_pipeline_arguments, read_input, run_chunks, write_output
 
 HELP = "Parse, verify and re-print a StableHLO + sdy module, running the requested rewrites."
 
@@ -17,27 +17,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite collectives of shard_map regions that act on device-invariant values",
     )
     parser.add_argument(
-        "--no-verify", action="store_true", help="skip shardc's verifier on the input"
+        "--no-verify",
+        action="store_true",
+        help="skip shardc's verifier and shard_map checks on the input",
+    )
+    add_pipeline_arguments(
+        parser,
+        "run each chunk between `// -----` lines as its own module; outputs are joined by "
+        "`// -----`, every chunk's error is reported, and the exit is non-zero if any failed",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from shardc.api_propagate import dump_to_stderr
     from shardc.exporter import export_text
     from shardc.importer import import_text
+    from shardc.passes.pipeline import CLI, PipelineOptions, run_pipeline
 
     text, name = read_input(args.input)
-    module = import_text(text, name)
-    if not args.no_verify:
-        from shardc.passes.verify import verify_module
+    pipeline = PipelineOptions(
+        verify=not args.no_verify,
+        check_manual=not args.no_verify,
+        check_replication=not args.no_verify and not args.no_check_replication,
+        propagate=False,
+        remove_redundant_collectives=args.remove_redundant_collectives,
+        dump_after=tuple(args.dump_after),
+    )
 
-        verify_module(module)
-    if args.remove_redundant_collectives:
-        from shardc.passes.manual.redundant import remove_redundant_collectives
-
-        report = remove_redundant_collectives(module)
-        for line in report.lines():
-            import sys
-
+    def run_one(chunk: str) -> str:
+        module = import_text(chunk, name)
+        ctx = run_pipeline(module, pipeline, CLI, dump_to_stderr if args.dump_after else None)
+        for line in [*ctx.removed_collectives, *ctx.kept_collectives]:
             print(f"note: {line}", file=sys.stderr)
-    write_output(args.output, export_text(module, args.format, with_locs=args.debug_locs))
-    return 0
+        return export_text(module, args.format, with_locs=args.debug_locs)
+
+    out, failed = run_chunks(text, args.split_input_file, run_one)
+    write_output(args.output, out)
+    return 1 if failed else 0

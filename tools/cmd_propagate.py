@@ -6,7 +6,7 @@ import argparse
 import sys
 from dataclasses import MISSING, fields
 
-from .io import add_io_arguments, read_input, write_output
+from .io import add_io_arguments, add_pipeline_arguments, read_input, run_chunks, write_output
 
 HELP = "Propagate shardings through a StableHLO + sdy module, as Shardy does, and export it."
 
@@ -51,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         elif isinstance(default, int):
             parser.add_argument(flag, dest=f.name, type=int, default=default, help=doc)
     parser.add_argument("--no-verify", action="store_true", help="skip the verifier")
+    add_pipeline_arguments(
+        parser,
+        "propagate each chunk between `// -----` lines as its own module; outputs are joined "
+        "by `// -----`, every chunk's error is reported, and the exit is non-zero if any failed",
+    )
 
 
 def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -61,26 +66,35 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from shardc.api_propagate import propagate_text
+    from shardc.passes.pipeline import CLI
 
     options = options_from_args(args)
     text, name = read_input(args.input)
-    out, report = propagate_text(
-        text,
-        options=options,
-        mode="pin" if args.pin else "annotate",
-        format=args.format,
-        source_name=name,
-        verify=not args.no_verify,
-        with_locs=args.debug_locs,
-    )
-    err = sys.stderr
-    for line in report.notes():  # one line per op kind without a rule, then warnings
-        print(f"note: {line}", file=err)
-    for line in report.round_dumps:
-        print(f"dump: {line}", file=err)
-    if options.debug_origins:
-        print(f"note: {report.summary()}", file=err)
-        for line in report.explanation:
-            print(f"explain: {line}", file=err)
+
+    def run_one(chunk: str) -> str:
+        out, report = propagate_text(
+            chunk,
+            options=options,
+            mode="pin" if args.pin else "annotate",
+            format=args.format,
+            source_name=name,
+            verify=not args.no_verify,
+            check_replication=not args.no_check_replication,
+            with_locs=args.debug_locs,
+            dump_after=tuple(args.dump_after),
+            caller=CLI,
+        )
+        err = sys.stderr
+        for line in report.notes():  # one line per op kind without a rule, then warnings
+            print(f"note: {line}", file=err)
+        for line in report.round_dumps:
+            print(f"dump: {line}", file=err)
+        if options.debug_origins:
+            print(f"note: {report.summary()}", file=err)
+            for line in report.explanation:
+                print(f"explain: {line}", file=err)
+        return out
+
+    out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
-    return 0
+    return 1 if failed else 0

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 
 
 def read_input(path: str) -> tuple[str, str]:
@@ -50,3 +51,53 @@ def add_io_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--debug-locs", action="store_true", help="print source locations in the output"
     )
+
+
+def split_chunks(text: str) -> list[str]:
+    """Split at `// -----` lines, padding each chunk so line numbers stay those of the file."""
+    out: list[str] = []
+    lines = text.split("\n")
+    start = 0
+    for i, line in enumerate([*lines, "// -----"]):
+        if line.strip() == "// -----":
+            out.append("\n" * start + "\n".join(lines[start:i]))
+            start = i + 1
+    return [c for c in out if c.strip()]
+
+
+def run_chunks(text: str, split: bool, run_one: Callable[[str], str]) -> tuple[str, int]:
+    """`run_one(text)`, or with `split` `run_one` per `// -----` chunk (`--split-input-file`):
+    outputs joined by `// -----` lines; a chunk's `ShardcError` is printed as one `error:` line
+    and the other chunks still run. Returns (output, number of chunks that failed)."""
+    if not split:
+        return run_one(text), 0
+    from shardc.dialect.errors import ShardcError
+
+    outs: list[str] = []
+    failed = 0
+    for chunk in split_chunks(text):
+        try:
+            outs.append(run_one(chunk))
+        except ShardcError as e:
+            failed += 1
+            sys.stdout.flush()
+            print(f"error: {e.first_line()}", file=sys.stderr, flush=True)
+    return "// -----\n".join(outs), failed
+
+
+def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> None:
+    """The flags every pipeline subcommand shares: checks, dumps, split input."""
+    parser.add_argument(
+        "--no-check-replication",
+        action="store_true",
+        help="do not reject shard_map outputs that may vary along an axis their out_sharding "
+        "leaves unmentioned (JAX's check_vma=False)",
+    )
+    parser.add_argument(
+        "--dump-after",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help="print the module on stderr after pass PASS (repeatable; `all` for every pass)",
+    )
+    parser.add_argument("--split-input-file", action="store_true", help=split_help)

@@ -18,11 +18,13 @@ in a partially manual region they are computed inside a nested all-manual
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from shardc.dialect.ir import AttrDict, Block, Module, Operation, Region, Value
-from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.shardings import ManualAxes, ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..context import PassContext
 from .collectives import Collective
 from .regions import MANUAL_OP, ManualRegion, axes_text
 from .variance import View, analyze_variance
@@ -44,10 +46,15 @@ class Report:
 
 @dataclass(frozen=True)
 class RemoveRedundantCollectives:
-    """The pass object; no options."""
+    """The pass object; no options. What it removed and kept goes into the context."""
 
-    def run(self, module: Module) -> Report:
-        return remove_redundant_collectives(module)
+    name: ClassVar[str] = "remove-redundant-collectives"
+    changes_ir: ClassVar[bool] = True
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        report = remove_redundant_collectives(module)
+        ctx.removed_collectives.extend(report.removed)
+        ctx.kept_collectives.extend(report.kept)
 
 
 def remove_redundant_collectives(module: Module) -> Report:
@@ -162,9 +169,9 @@ def _offset_index(b: _Builder, col: Collective, region: ManualRegion, chunk: int
         inner.append(Operation("sdy.return", [ops[-1].results[0]], [], loc=b.loc))
         mesh = region.mesh_name if region.mesh_name is not None else region.mesh
         props = {
-            "in_shardings": "#sdy.sharding_per_value<[]>",
-            "manual_axes": "#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in free) + "}>",
-            "out_shardings": f"#sdy.sharding_per_value<[{TensorSharding(mesh, ()).body()}]>",
+            "in_shardings": ShardingPerValue(()),
+            "manual_axes": ManualAxes(tuple(free)),
+            "out_shardings": ShardingPerValue((TensorSharding(mesh, ()),)),
         }
         wrapper = b.add(MANUAL_OP, [], [i32], props, regions=[Region([inner])])
         return wrapper.results[0]

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Block, Module, Operation
-from shardc.dialect.sharding_syntax import parse_manual_axes, parse_sharding_list
-from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
+from shardc.dialect.op_views import ManualComputation
+from shardc.dialect.shardings import Mesh, TensorSharding
 
 MANUAL_OP = "sdy.manual_computation"
 
@@ -62,29 +62,6 @@ class ManualRegion:
         return f"sdy.manual_computation (manual_axes={{{axes}}})"
 
 
-def sharding_list(raw: object) -> tuple[TensorSharding, ...]:
-    """in/out shardings as stored on the op: raw text, a `ShardingPerValue`, or a list."""
-    if raw is None:
-        return ()
-    if isinstance(raw, ShardingPerValue):
-        return raw.shardings
-    if isinstance(raw, (list, tuple)):
-        return tuple(raw)
-    text = str(raw).strip()
-    if text.startswith("#sdy.sharding_per_value<"):
-        text = text[len("#sdy.sharding_per_value<") : -1]
-    return tuple(parse_sharding_list(text))
-
-
-def manual_axes_of(op: Operation) -> tuple[str, ...]:
-    raw = op.properties.get("manual_axes")
-    if raw is None:
-        return ()
-    if isinstance(raw, ManualAxes):
-        return raw.axes
-    return parse_manual_axes(str(raw)).axes
-
-
 def _mesh_of(module: Module, op: Operation, shardings: tuple[TensorSharding, ...]) -> tuple:
     meshes = module.meshes
     for s in shardings:
@@ -111,10 +88,11 @@ def _mesh_of(module: Module, op: Operation, shardings: tuple[TensorSharding, ...
 
 def region_of(module: Module, op: Operation, parent: ManualRegion | None = None) -> ManualRegion:
     """Resolve one `sdy.manual_computation` (its `parent` region, if nested, must be given)."""
-    ins = sharding_list(op.properties.get("in_shardings"))
-    outs = sharding_list(op.properties.get("out_shardings"))
+    view = ManualComputation(op)
+    ins = view.in_shardings
+    outs = view.out_shardings
     mesh_name, mesh = _mesh_of(module, op, ins + outs)
-    manual = manual_axes_of(op)
+    manual = view.manual_axes
     loc = module.resolve_loc(op.loc)
     for a in manual:
         if a not in mesh.axis_sizes:

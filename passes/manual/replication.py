@@ -5,32 +5,36 @@ result is the same on every device along that axis (only one copy is kept). Wher
 analysis (the `VALUE` view: see `variance.py`) says the value may differ along such an axis, the
 program is rejected. The message names the result (its index, the op that computes it and where),
 the manual axis, the op that made the value vary, and how to fix it; every other offending result
-is listed after the first. `ReplicationCheck(enabled=False)` turns it off, as `check_vma=False`
-does in JAX.
+is listed after the first. The pipeline leaves the pass out when the caller turns the check off
+(`check_replication=False`, `--no-check-replication`), as `check_vma=False` does in JAX; the fix
+text names the switch of the caller (`PassContext.caller`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..context import PassContext
 from .regions import MANUAL_OP, ManualRegion, axes_text, spec_text
 from .variance import VarianceResult, View, analyze_variance
 
 
 @dataclass(frozen=True)
 class ReplicationCheck:
-    """The replication-check pass; `enabled=False` is JAX's `check_vma=False`."""
+    """The replication-check pass (JAX's `check_vma`); no options."""
 
-    enabled: bool = True
+    name: ClassVar[str] = "check-replication"
+    changes_ir: ClassVar[bool] = False
 
-    def run(self, module: Module, variance: VarianceResult | None = None) -> None:
-        if self.enabled:
-            check_replication(module, variance)
+    def run(self, module: Module, ctx: PassContext) -> None:
+        off = ctx.caller.switch("--no-check-replication", "check_replication=False")
+        check_replication(module, ctx.value_variance(module), off_switch=off)
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,11 @@ def _returned_by(module: Module, v: Violation) -> str:
     return f"{owner.name}{f' at {where}' if where else ''}"
 
 
-def describe_violation(module: Module, v: Violation) -> tuple[str, str]:
-    """(what is wrong, how to fix it) for one violation, each on one line."""
+def describe_violation(
+    module: Module, v: Violation, off_switch: str = "check_replication=False"
+) -> tuple[str, str]:
+    """(what is wrong, how to fix it) for one violation, each on one line; `off_switch` is how
+    the caller turns the check off."""
     region, j = v.region, v.index
     s = region.out_shardings[j]
     promised = axes_text(v.axes)
@@ -117,18 +124,22 @@ def describe_violation(module: Module, v: Violation) -> tuple[str, str]:
         fixes.append(f"mention {named} in out_specs[{j}], e.g. "
                      f"{_suggested_spec(s, region, v.axes)}, to keep every device's block")
     fixes.append("or, if every device computes the same value in a way shardc cannot prove, "
-                 "turn the check off (check_vma=False, --no-check-replication)")
+                 f"turn the check off ({off_switch})")
     return what, ", ".join(fixes)
 
 
-def check_replication(module: Module, variance: VarianceResult | None = None) -> None:
+def check_replication(
+    module: Module,
+    variance: VarianceResult | None = None,
+    off_switch: str = "check_replication=False",
+) -> None:
     """Raise `ManualComputationError` if a result may vary along an axis its out_sharding
     promises replication along; the error describes the first and lists the others."""
     result = variance if variance is not None else analyze_variance(module, View.VALUE)
     found = find_violations(result)
     if not found:
         return
-    what, fix = describe_violation(module, found[0])
+    what, fix = describe_violation(module, found[0], off_switch)
     rest = found[1:]
     if rest:
         others = ", ".join(

@@ -10,12 +10,14 @@ the op's results are the local shapes times the manual axes of the out_sharding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..context import PassContext
 from .regions import ManualRegion, manual_regions
 
 
@@ -150,6 +152,17 @@ def region_shapes(region: ManualRegion) -> RegionShapes:
             )
         results.append(ValueShapes("result", j, gt.shape, local, gt.element_type))
     return RegionShapes(region, tuple(operands), tuple(results))
+
+
+@dataclass(frozen=True)
+class ManualShapesCheck:
+    """The local-shape check of every manual region; no options."""
+
+    name: ClassVar[str] = "check-manual-shapes"
+    changes_ir: ClassVar[bool] = False
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        check_shapes(module)
 
 
 def check_shapes(module: Module) -> list[RegionShapes]:

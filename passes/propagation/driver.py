@@ -12,17 +12,20 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from shardc.dialect.ir import (
     Module,
     Value,
     func_body,
-    set_func_result_sharding,
     suspended_gc,
 )
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import FactorKind
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, ShardingPerValue, TensorSharding
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
+from ..context import PassContext
 from .call_sites import split_call_sites
 from .explain import Namer, dump_lines, explain_lines
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
@@ -39,7 +42,7 @@ from .report import PropagationReport
 from .unit_builder import ModuleUnits
 from .units import Holder, Unit, rank_of
 
-__all__ = ["PropagationReport", "Propagator", "all_shardings", "propagate"]
+__all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
 
 class Propagator:
@@ -324,14 +327,14 @@ class Propagator:
         """Leave the raw result on the IR: func results, constraints, manual in/out shardings."""
         for (name, i), h in self.func_results.items():
             if h.sharding is not None:
-                set_func_result_sharding(self.module.funcs[name], i, h.sharding)
+                Func(self.module.funcs[name]).set_result_sharding(i, h.sharding)
         for callee, i, v in self.graph.callee_returns:
             if v.sharding is not None:
-                set_func_result_sharding(callee, i, v.sharding)
+                Func(callee).set_result_sharding(i, v.sharding)
         for op in (*self.graph.constraints, *self.graph.reshards):
             s = op.results[0].sharding
             if s is not None:
-                op.properties["sharding"] = s
+                ShardingConstraint(op).sharding = s
             op.results[0].sharding = None
         for op, arg_slots in self.graph.manuals:
             ins = []
@@ -342,16 +345,30 @@ class Propagator:
             for r in op.results:
                 outs.append(r.sharding if r.sharding is not None else self._default(r.type))
                 r.sharding = None
+            view = ManualComputation(op)
             if ins:
-                op.properties["in_shardings"] = ShardingPerValue(tuple(ins))
+                view.in_shardings = tuple(ins)
             if outs:
-                op.properties["out_shardings"] = ShardingPerValue(tuple(outs))
+                view.out_shardings = tuple(outs)
             for a in op.regions[0].entry.args:
                 a.sharding = None
 
     def _default(self, t: object) -> TensorSharding:
         mesh = next(iter(self.meshes), "mesh")
         return TensorSharding.open(mesh, rank_of(t))
+
+
+@dataclass(frozen=True)
+class PropagatePass:
+    """The propagation pass: Shardy's propagation with `options`; its report goes into the
+    context (`ctx.report`)."""
+
+    name: ClassVar[str] = "propagate"
+    changes_ir: ClassVar[bool] = True
+    options: PropagationOptions = field(default_factory=PropagationOptions)
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        ctx.report = propagate(module, self.options)
 
 
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
@@ -375,4 +392,4 @@ def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]
             for r in op.results:
                 yield f"@{fname} op {n} {op.name} result {r.index}", r.sharding
             if op.name == "sdy.sharding_constraint":
-                yield f"@{fname} op {n} constraint", op.properties.get("sharding")
+                yield f"@{fname} op {n} constraint", ShardingConstraint(op).sharding

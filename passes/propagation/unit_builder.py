@@ -15,16 +15,14 @@ from shardc.dialect.ir import (
     Value,
     callee_name,
     func_body,
-    func_result_sharding,
     symbol_name,
 )
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint, ShardingGroup
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
-    ManualAxes,
     Mesh,
-    ShardingPerValue,
     TensorSharding,
 )
 from shardc.dialect.types import TensorType
@@ -195,12 +193,7 @@ class ModuleUnits:
                 r.sharding = self.norm(r.sharding)
             self.holders.append(r)
         if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            s = op.properties["sharding"]
-            if isinstance(s, str):
-                from shardc.dialect.sharding_syntax import parse_tensor_sharding
-
-                s = parse_tensor_sharding(s)
-            op.results[0].sharding = self.norm(s)
+            op.results[0].sharding = self.norm(ShardingConstraint(op).sharding)
             (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
 
     def _add_func_result_links(self, name: str, func: Operation) -> None:
@@ -209,8 +202,9 @@ class ModuleUnits:
         ret = body.terminator
         if ret is None:
             return
+        view = Func(func)
         for i, v in enumerate(ret.operands):
-            s = func_result_sharding(func, i)
+            s = view.result_sharding(i)
             h = Holder(v.type, self.norm(s) if s is not None else None, f"@{name} result {i}")
             self.func_results[(name, i)] = h
             self.holders.append(h)
@@ -233,7 +227,7 @@ class ModuleUnits:
     ) -> None:
         name = op.name
         if name == "sdy.sharding_group":
-            gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
+            gid = ShardingGroup(op).group_id
             groups.append([("group", gid), op.operands[0]])  # type: ignore[list-item]
             return
         if name in STRUCTURAL_OPS:
@@ -338,26 +332,15 @@ class ModuleUnits:
             self._add_edge(op, sources, Slot(r))
 
     def _add_manual(self, op: Operation) -> None:
-        from shardc.dialect.sharding_syntax import parse_manual_axes, parse_sharding_per_value
-
-        def shardings(key: str) -> list[TensorSharding]:
-            raw = op.properties.get(key)
-            if raw is None:
-                return []
-            if isinstance(raw, ShardingPerValue):
-                return list(raw.shardings)
-            return list(parse_sharding_per_value(str(raw)).shardings)
-
-        ins = [self.norm(s) for s in shardings("in_shardings")]
-        outs = [self.norm(s) for s in shardings("out_shardings")]
-        raw_axes = op.properties.get("manual_axes")
-        axes = raw_axes if isinstance(raw_axes, ManualAxes) else parse_manual_axes(str(raw_axes))
+        view = ManualComputation(op)
+        ins = [self.norm(s) for s in view.in_shardings]
+        outs = [self.norm(s) for s in view.out_shardings]
         mesh = self.resolve(ins[0] if ins else outs[0]) if (ins or outs) else None
         ones = {a.name for a in mesh.axes if a.size == 1} if mesh else set()
-        names = [a for a in axes.axes if a not in ones]
+        names = [a for a in view.manual_axes if a not in ones]
         if mesh is not None:
             names.sort(key=lambda n: mesh.axis_index.get(n, 0))
-        op.properties["manual_axes"] = ManualAxes(tuple(names))
+        view.manual_axes = tuple(names)
         manual = frozenset(names)
         body = op.regions[0].entry
         arg_slots: list[ManualArgSlot] = []
@@ -393,7 +376,7 @@ class ModuleUnits:
         ret = body.terminator
         for i, r in enumerate(op.results):
             if r.sharding is None:
-                s = func_result_sharding(callee, i)
+                s = Func(callee).result_sharding(i)
                 if s is not None:
                     r.sharding = self.norm(s)
             if ret is not None and i < len(ret.operands):
@@ -457,7 +440,7 @@ class ModuleUnits:
             if ra != rb:
                 parent[rb] = ra
 
-        group_first: dict[str, int] = {}
+        group_first: dict[int, int] = {}
         for g in groups:
             tag, members = g[0], g[1:]
             for m in members:

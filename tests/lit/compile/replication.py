@@ -1,6 +1,7 @@
 # RUN: not shardc compile %S/Inputs/replication.py 2>&1 | filecheck %s --check-prefix=ERR
 # The shard_map output varies along "x" but out_specs=P() promises a replicated copy; the
-# check runs even with check_vma=False, and says how to turn it off.
-# ERR: error: {{.*}}replication.py:{{[0-9]+}}:{{[0-9]+}}: result 0 of sdy.manual_computation{{.*}}"x"{{.*}}check_replication=False{{.*}}--no-check-replication
+# check runs even with check_vma=False, and says how to turn it off: with this command's flag
+# (the Python keyword is for shardc.jit callers).
+# ERR: error: {{.*}}replication.py:{{[0-9]+}}:{{[0-9]+}}: result 0 of sdy.manual_computation{{.*}}"x"{{.*}}turn the check off (--no-check-replication){{$}}
 # RUN: shardc compile %S/Inputs/replication.py --no-check-replication | filecheck %s
 # CHECK: sdy.manual_computation

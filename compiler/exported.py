@@ -1,0 +1,74 @@
+"""A propagated module's export, kept as IR: the one source of the shardings the API reports.
+
+`Lowered.in_shardings / out_shardings / listing() / show()` and the input placement of
+`.compile()` read the exported module (what `as_text()` prints), never a sharding of their own
+making: for f32[6] on x=4 the export writes `{"x":(1)2}` (the largest dividing part), and so do
+they.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from shardc.dialect.ir import Module
+from shardc.dialect.op_views import Func
+from shardc.dialect.shardings import TensorSharding
+from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
+
+ExportMode = Literal["annotate", "pin"]
+
+
+@dataclass
+class Exported:
+    """One export of a propagated module: its IR, its texts, what the rewrites removed."""
+
+    module: Module
+    mode: ExportMode
+    removed_collectives: list[str] = field(default_factory=list)
+    _texts: dict[str, str] = field(default_factory=dict)
+
+    def text(self, fmt: Literal["pretty", "generic"] = "pretty") -> str:
+        """The MLIR text of this export (printed once per format)."""
+        if fmt not in self._texts:
+            from .exporter import export_text
+
+            self._texts[fmt] = export_text(self.module, fmt)
+        return self._texts[fmt]
+
+    def main(self) -> Func:
+        funcs = self.module.funcs
+        if "main" not in funcs:
+            from shardc.dialect.errors import ShardcError
+
+            raise ShardcError("the module has no @main function")
+        return Func(funcs["main"])
+
+    @property
+    def in_shardings(self) -> tuple[TensorSharding | None, ...]:
+        """`@main`'s argument shardings as written."""
+        main = self.main()
+        return tuple(a.sharding for a in main.op.regions[0].entry.args)
+
+    @property
+    def out_shardings(self) -> tuple[TensorSharding | None, ...]:
+        """`@main`'s result shardings as written."""
+        return self.main().result_shardings
+
+
+def export_copy(
+    module: Module, mode: ExportMode, remove_redundant: bool, caller: Caller | None = None
+) -> Exported:
+    """Export a copy of the propagated `module` through the pipeline's tail: the redundant-
+    collective rewrite when asked, then the export in `mode`."""
+    clone = module.clone()
+    options = PipelineOptions(
+        verify=False,
+        check_manual=False,
+        check_replication=False,
+        propagate=False,
+        remove_redundant_collectives=remove_redundant,
+        export=mode,
+    )
+    ctx = run_pipeline(clone, options, caller)
+    return Exported(clone, mode, list(ctx.removed_collectives))

@@ -1,0 +1,232 @@
+"""Typed views of the ops whose sdy attributes shardc interprets: the one way to read and write them.
+
+The importer (`mlir_text.absorb_sharding_attrs`) parses every sdy attribute shardc interprets
+once, into the frozen objects of `shardings.py`; from then on no pass sees sharding text. A view
+is a throw-away wrapper around one `Operation` (no copy, no cache): reading goes to the op's
+properties, writing replaces them with new frozen objects.
+
+    from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+
+    for op in module.walk():
+        if op.name == "sdy.sharding_constraint":
+            s = ShardingConstraint(op).sharding            # TensorSharding
+        elif op.name == "sdy.manual_computation":
+            m = ManualComputation(op)
+            m.in_shardings, m.out_shardings                 # tuple[TensorSharding, ...]
+            m.manual_axes, m.free_axes                      # tuple[str, ...] (mesh order)
+            m.mesh                                          # the Mesh its shardings name
+    f = Func(module.funcs["main"])
+    f.arg_sharding(0), f.result_sharding(0)                 # TensorSharding | None
+    f.set_result_sharding(0, s)
+
+Where shardings live (and nowhere else):
+- a value's own layout: `Value.sharding` (op results and block arguments, func arguments too);
+- a func result's: `FuncOp.result_shardings`, read through `Func(op).result_sharding(i)`;
+- a constraint's or reshard's target: `ShardingConstraint(op).sharding`;
+- a manual computation's in/out shardings and manual axes: `ManualComputation(op)`;
+- a mesh: `MeshOp(op).mesh`, or `Module.meshes` for all of them by name.
+"""
+
+from __future__ import annotations
+
+from .ir import FuncOp, Module, Operation, func_num_results, symbol_name
+from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
+
+SHARDING_CONSTRAINT = "sdy.sharding_constraint"
+RESHARD = "sdy.reshard"
+MANUAL_COMPUTATION = "sdy.manual_computation"
+MESH = "sdy.mesh"
+SHARDING_GROUP = "sdy.sharding_group"
+FUNC = "func.func"
+
+__all__ = [
+    "Func",
+    "ManualComputation",
+    "MeshOp",
+    "ShardingConstraint",
+    "ShardingGroup",
+    "enclosing_module_op",
+    "mesh_of_op",
+]
+
+
+class _View:
+    __slots__ = ("op",)
+    OP_NAMES: tuple[str, ...] = ()
+
+    def __init__(self, op: Operation):
+        if op.name not in self.OP_NAMES:
+            raise TypeError(f"{type(self).__name__} is a view of {self.OP_NAMES}, not {op.name}")
+        self.op = op
+
+
+class ShardingConstraint(_View):
+    """`sdy.sharding_constraint` or `sdy.reshard`: the sharding its result must have."""
+
+    __slots__ = ()
+    OP_NAMES = (SHARDING_CONSTRAINT, RESHARD)
+
+    @property
+    def sharding(self) -> TensorSharding:
+        return self.op.properties["sharding"]  # type: ignore[no-any-return]
+
+    @sharding.setter
+    def sharding(self, value: TensorSharding) -> None:
+        self.op.properties["sharding"] = value
+
+    @property
+    def is_reshard(self) -> bool:
+        return self.op.name == RESHARD
+
+
+class ManualComputation(_View):
+    """`sdy.manual_computation`: in/out shardings, manual axes, and the axes left free."""
+
+    __slots__ = ()
+    OP_NAMES = (MANUAL_COMPUTATION,)
+
+    @property
+    def in_shardings(self) -> tuple[TensorSharding, ...]:
+        s = self.op.properties.get("in_shardings")
+        return s.shardings if s is not None else ()
+
+    @in_shardings.setter
+    def in_shardings(self, value: tuple[TensorSharding, ...]) -> None:
+        self.op.properties["in_shardings"] = ShardingPerValue(tuple(value))
+
+    @property
+    def out_shardings(self) -> tuple[TensorSharding, ...]:
+        s = self.op.properties.get("out_shardings")
+        return s.shardings if s is not None else ()
+
+    @out_shardings.setter
+    def out_shardings(self, value: tuple[TensorSharding, ...]) -> None:
+        self.op.properties["out_shardings"] = ShardingPerValue(tuple(value))
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        """This region's own manual axes (as written; the import sorts them in mesh order)."""
+        a = self.op.properties.get("manual_axes")
+        return a.axes if a is not None else ()
+
+    @manual_axes.setter
+    def manual_axes(self, value: tuple[str, ...]) -> None:
+        self.op.properties["manual_axes"] = ManualAxes(tuple(value))
+
+    @property
+    def outer_manual_axes(self) -> tuple[str, ...]:
+        """Manual axes bound by the manual computations around this one, outermost first."""
+        out: list[str] = []
+        cur = self.op.parent_op
+        while cur is not None:
+            if cur.name == MANUAL_COMPUTATION:
+                out[:0] = ManualComputation(cur).manual_axes
+            cur = cur.parent_op
+        return tuple(out)
+
+    @property
+    def mesh(self) -> Mesh | None:
+        """The mesh its first in/out sharding names (None when it has none or it is unknown)."""
+        for s in (*self.in_shardings, *self.out_shardings):
+            return mesh_of_op(self.op, s)
+        return None
+
+    @property
+    def free_axes(self) -> tuple[str, ...]:
+        """Mesh axes neither this region nor an enclosing one makes manual (mesh order)."""
+        mesh = self.mesh
+        if mesh is None:
+            return ()
+        bound = {*self.manual_axes, *self.outer_manual_axes}
+        return tuple(a for a in mesh.axis_names if a not in bound)
+
+
+class Func(_View):
+    """`func.func`: argument shardings (on its entry block's arguments) and result shardings."""
+
+    __slots__ = ()
+    OP_NAMES = (FUNC,)
+
+    @property
+    def name(self) -> str:
+        return symbol_name(self.op)
+
+    @property
+    def num_results(self) -> int:
+        return func_num_results(self.op)
+
+    def arg_sharding(self, index: int) -> TensorSharding | None:
+        return self.op.regions[0].entry.args[index].sharding
+
+    def set_arg_sharding(self, index: int, sharding: TensorSharding | None) -> None:
+        self.op.regions[0].entry.args[index].sharding = sharding
+
+    def result_sharding(self, index: int) -> TensorSharding | None:
+        op = self.op
+        assert isinstance(op, FuncOp)
+        shardings = op.result_shardings
+        return shardings[index] if index < len(shardings) else None
+
+    def set_result_sharding(self, index: int, sharding: TensorSharding | None) -> None:
+        op = self.op
+        assert isinstance(op, FuncOp)
+        shardings = op.result_shardings
+        if index >= len(shardings):
+            shardings.extend([None] * (index + 1 - len(shardings)))
+        shardings[index] = sharding
+
+    @property
+    def result_shardings(self) -> tuple[TensorSharding | None, ...]:
+        return tuple(self.result_sharding(i) for i in range(self.num_results))
+
+
+class MeshOp(_View):
+    """`sdy.mesh @name = <[...]>`: its symbol and `Mesh`."""
+
+    __slots__ = ()
+    OP_NAMES = (MESH,)
+
+    @property
+    def name(self) -> str:
+        return symbol_name(self.op)
+
+    @property
+    def mesh(self) -> Mesh:
+        return self.op.properties["mesh"]  # type: ignore[no-any-return]
+
+
+class ShardingGroup(_View):
+    """`sdy.sharding_group %v group_id=N`: values of one group get one sharding."""
+
+    __slots__ = ()
+    OP_NAMES = (SHARDING_GROUP,)
+
+    @property
+    def group_id(self) -> int:
+        return int(str(self.op.properties.get("group_id", "0")).split(":")[0].strip())
+
+
+def enclosing_module_op(op: Operation) -> Operation | None:
+    """The `builtin.module` op `op` lives in (None for a detached op)."""
+    cur: Operation | None = op
+    while cur is not None and cur.name != "builtin.module":
+        cur = cur.parent_op
+    return cur
+
+
+def mesh_of_op(op: Operation, sharding: TensorSharding) -> Mesh | None:
+    """The mesh `sharding` (on `op`) names: inline, or the module's `sdy.mesh` of that name."""
+    if isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    top = enclosing_module_op(op)
+    if top is None:
+        return None
+    for m in top.regions[0].entry.ops:
+        if m.name == MESH and symbol_name(m) == sharding.mesh:
+            return MeshOp(m).mesh
+    return None
+
+
+def module_meshes(module: Module) -> dict[str, Mesh]:
+    """Mesh symbol name -> `Mesh`, in module order."""
+    return module.meshes

@@ -1,0 +1,65 @@
+"""What the passes of one pipeline run share: who called, what they report, cached analyses.
+
+A pass is a small frozen dataclass with a `name` (what `--dump-after NAME` names) and
+`run(module, ctx)`; `ctx` is the `PassContext` below. Fix texts that name a switch ask
+`ctx.caller.switch(flag, keyword)`, so the CLI user reads the flag and the Python user the
+keyword of the function they called (no message is patched afterwards).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from shardc.dialect.ir import Module
+
+if TYPE_CHECKING:
+    from .manual.variance import VarianceResult
+    from .propagation.report import PropagationReport
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who runs the pipeline: the command line (`cli=True`) or a Python function by name."""
+
+    cli: bool = False
+    function: str = "shardc.propagate"
+
+    def switch(self, flag: str, keyword: str) -> str:
+        """How this caller turns something off: `--flag` on the CLI, `fn(..., keyword)` else."""
+        return flag if self.cli else f"{self.function}(..., {keyword})"
+
+
+CLI = Caller(cli=True)
+
+
+@dataclass
+class PassContext:
+    """Shared by the passes of one run; the run returns it (reports, removed collectives)."""
+
+    caller: Caller = field(default_factory=Caller)
+    report: PropagationReport | None = None  # set by the propagate pass
+    removed_collectives: list[str] = field(default_factory=list)
+    kept_collectives: list[str] = field(default_factory=list)
+    _variance: VarianceResult | None = None
+
+    def value_variance(self, module: Module) -> VarianceResult:
+        """The VALUE-view variance analysis, computed once for the checks that read it."""
+        if self._variance is None:
+            from .manual.variance import View, analyze_variance
+
+            self._variance = analyze_variance(module, View.VALUE)
+        return self._variance
+
+    def invalidate(self) -> None:
+        """Forget cached analyses (after a pass that changed the IR)."""
+        self._variance = None
+
+
+class Pass(Protocol):
+    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`."""
+
+    name: ClassVar[str]
+    changes_ir: ClassVar[bool]
+
+    def run(self, module: Module, ctx: PassContext) -> None: ...

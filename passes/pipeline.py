@@ -1,0 +1,123 @@
+"""The pass pipeline: built in one place from the options; every entry point runs it.
+
+`shardc.propagate`, `shardc.propagate_module`, `shardc.check`, `shardc.jit` (lower and export)
+and `shardc propagate / opt / check / compile` each say what they want with a
+`PipelineOptions` and call `run_pipeline`; none assembles passes of its own.
+
+    options = PipelineOptions(propagation=PropagationOptions(strategy="basic"), export="annotate")
+    ctx = run_pipeline(module, options, Caller(function="shardc.propagate"))
+    ctx.report                  # the propagate pass's PropagationReport
+
+Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
+replication) -> propagate -> remove-redundant-collectives -> export. A pass is a small frozen
+dataclass with a `name` and `run(module, ctx)` (passes/context.py); to add one, write its module
+and add it to `build_pipeline`. `dump_after` names passes after which the module is printed
+(`--dump-after NAME`; `all` for every pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.ir import Module, suspended_gc
+
+from .context import CLI, Caller, Pass, PassContext
+from .export import ExportPass
+from .manual.partition_id import PartitionIdCheck
+from .manual.redundant import RemoveRedundantCollectives
+from .manual.replication import ReplicationCheck
+from .manual.shapes import ManualShapesCheck
+from .propagation.driver import PropagatePass
+from .propagation.options import PropagationOptions
+from .verify import VerifyPass
+
+__all__ = [
+    "CLI",
+    "PASS_NAMES",
+    "Caller",
+    "PassContext",
+    "PipelineOptions",
+    "build_pipeline",
+    "run_pipeline",
+]
+
+ExportMode = Literal["annotate", "pin"]
+
+# every pass a pipeline may hold, in pipeline order (what --dump-after accepts)
+PASS_NAMES: tuple[str, ...] = (
+    VerifyPass.name,
+    ManualShapesCheck.name,
+    PartitionIdCheck.name,
+    ReplicationCheck.name,
+    PropagatePass.name,
+    RemoveRedundantCollectives.name,
+    ExportPass.name,
+)
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """Which passes run, and their options."""
+
+    verify: bool = True
+    # local shapes and partition_id placement of shard_map regions (errors XLA would hit later)
+    check_manual: bool = True
+    # no output declared replicated along a manual axis varies along it (JAX's check_vma)
+    check_replication: bool = True
+    propagate: bool = True
+    propagation: PropagationOptions = field(default_factory=PropagationOptions)
+    remove_redundant_collectives: bool = False
+    export: ExportMode | None = None  # None: leave the propagated IR as it is (no export)
+    dump_after: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.export not in (None, "annotate", "pin"):
+            raise ShardcError(f"unknown export mode {self.export!r}", hint="use 'annotate' or 'pin'")
+        unknown = [n for n in self.dump_after if n not in PASS_NAMES and n != "all"]
+        if unknown:
+            raise ShardcError(
+                f"--dump-after {unknown[0]}: no pass of that name",
+                hint="name one of " + ", ".join(PASS_NAMES) + ", or all",
+            )
+
+
+def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
+    """The passes `options` ask for, in order."""
+    passes: list[Pass] = []
+    if options.verify:
+        passes.append(VerifyPass())
+    if options.check_manual:
+        passes += [ManualShapesCheck(), PartitionIdCheck()]
+    if options.check_replication:
+        passes.append(ReplicationCheck())
+    if options.propagate:
+        passes.append(PropagatePass(options.propagation))
+    if options.remove_redundant_collectives:
+        passes.append(RemoveRedundantCollectives())
+    if options.export is not None:
+        passes.append(ExportPass(options.export, options.propagation.keep_open))
+    return tuple(passes)
+
+
+def run_pipeline(
+    module: Module,
+    options: PipelineOptions,
+    caller: Caller | None = None,
+    dump: Callable[[str, Module], None] | None = None,
+) -> PassContext:
+    """Run the pipeline of `options` on `module` (in place); returns what the passes reported.
+
+    `dump(pass_name, module)` is called after each pass named in `options.dump_after`."""
+    ctx = PassContext(caller or Caller())
+    wanted = set(options.dump_after)
+    with suspended_gc():
+        for p in build_pipeline(options):
+            p.run(module, ctx)
+            if p.changes_ir:
+                ctx.invalidate()
+            if dump is not None and (p.name in wanted or "all" in wanted):
+                dump(p.name, module)
+    return ctx
