@@ -412,6 +412,8 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
     out_avals, out_tree = jax.tree.flatten(traced.out_info)
     out_paths = _leaf_paths(traced.out_info, "output")
+    # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
+    jax_lowered = _fresh_copy(jax_lowered)
     module = jax_lowered._lowering.stablehlo()
     with module.context, ir.Location.unknown():
         symbol = _mesh_symbol(module, mesh)
@@ -447,6 +449,26 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.argument_paths = paths  # type: ignore[attr-defined]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
     return lowered
+
+
+def _fresh_copy(jax_lowered: Any) -> Any:
+    """A copy of JAX's `Lowered` with its own lowering object, module and compile arguments
+    (JAX returns the same cached objects for the same trace; shardc swaps the module in)."""
+    import copy
+
+    from jaxlib.mlir import ir
+
+    lowering = copy.copy(jax_lowered._lowering)
+    original = lowering._hlo
+    with original.context:
+        lowering._hlo = ir.Module.parse(
+            original.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+        )
+    lowering.compile_args = dict(lowering.compile_args)
+    lowering._executable = None
+    out = copy.copy(jax_lowered)
+    out._lowering = lowering
+    return out
 
 
 def _token_positions(main: Any, key: str) -> set[int]:

@@ -20,10 +20,18 @@ if TYPE_CHECKING:
 
 
 def is_traced(tree: Any) -> bool:
-    """Whether any leaf of `tree` is a JAX tracer (the call happens inside a transform)."""
+    """Whether the call happens inside a JAX trace: a leaf of `tree` is a tracer, or JAX is
+    tracing (a `scan` body that closes over concrete arrays passes no tracer)."""
     import jax
 
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(tree))
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(tree)):
+        return True
+    try:
+        from jax._src import core
+    except ImportError:  # pragma: no cover - a jax without the private module
+        return False
+    clean = getattr(core, "trace_state_clean", None)
+    return clean is not None and not clean()
 
 
 def _constrain_all(
