@@ -171,7 +171,7 @@ def leaf_aval(leaf: Any, path: str) -> Any:
     import jax
 
     try:
-        return jax.typeof(leaf) if hasattr(jax, "typeof") else jax.core.get_aval(leaf)
+        return jax.typeof(leaf)
     except TypeError:
         raise ShardcError(
             f"argument {path} = {_short(leaf)} of type {type(leaf).__name__} is not an array",
@@ -195,7 +195,7 @@ def call_key(
     import jax
 
     leaves, tree = jax.tree.flatten((dyn, dyn_kw))
-    sig = []
+    sig: list[tuple[Any, ...]] = []
     for leaf in leaves:
         shape = getattr(leaf, "shape", None)
         dtype = getattr(leaf, "dtype", None)
@@ -503,14 +503,13 @@ def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
-    from shardc import mlir_bridge
-    from shardc.dialect.sharding_syntax import parse_tensor_sharding
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib.mlir import ir
 
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
     text = lowered.as_text("generic", "pin", lowered.jitted.remove_redundant_collectives)
-    del mlir_bridge
     with jmlir.make_ir_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         main = next(

@@ -76,7 +76,9 @@ def _inner_jit(jitted: Jitted, n: int) -> Any:
     def inner(*call_args: Any, **call_kw: Any) -> Any:
         dyn, _, _ = split_call(spec, call_args, call_kw)
         constrained = iter(_constrain_all(dyn, jitted.in_shardings, mesh, "in_shardings"))
-        full = tuple(a if i in static_idx else next(constrained) for i in range(len(call_args)))
+        full = tuple(
+            call_args[i] if i in static_idx else next(constrained) for i in range(len(call_args))
+        )
         out = jitted.fun(*full, **call_kw)
         return _constrain_all(out, jitted.out_shardings, mesh, "out_shardings")
 

@@ -69,3 +69,11 @@ def test_grads_through_a_jitted_helper_inside_shardc_jit() -> None:
     ref = jax.jit(lambda w, x: w - 0.1 * jax.grad(loss(J_LAYER))(w, x))
     close(step(W, X), ref(W, X))
     assert 'sdy.sharding_constraint' in step.lower(W, X).as_text()
+
+
+def test_static_arguments_and_keywords_inside_a_trace() -> None:
+    f = shardc.jit(lambda x, n, *, w: jnp.tanh(x @ w) * n, mesh=MESH, static_argnums=1,
+                   in_shardings="x, _")
+    g = jax.jit(lambda x, w: f(x, 3, w=w).sum())
+    close(g(X, W), (J_LAYER(X, W) * 3).sum())
+    close(jax.grad(lambda w: f(X, 2, w=w).sum())(W), jax.grad(lambda w: (J_LAYER(X, w) * 2).sum())(W))

@@ -15,7 +15,6 @@ jax.config.update("jax_cpu_collectives_implementation", "gloo")
 port, pid = int(sys.argv[1]), int(sys.argv[2])
 jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=pid)
 
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
