@@ -200,6 +200,16 @@ def _translate_jax_error(e: ValueError, mesh: Mesh) -> ShardcError | None:
     return None
 
 
+def _check_layouts(ins: list[Any], in_avals: list[Any], outs: list[Any], out_avals: list[Any],
+                   mesh: Mesh) -> None:
+    """Argument and result shardings whose axes do not divide a dim raise, as under jax.jit."""
+    from .calling import check_divisible
+
+    for label, shardings, avals in (("in_shardings", ins, in_avals), ("out_shardings", outs, out_avals)):
+        for i, (s, a) in enumerate(zip(shardings, avals, strict=True)):
+            check_divisible(s, tuple(a.shape), mesh, f"{label}[{i}] = {s.body() if s else None}")
+
+
 def trace_function(
     fun: Any,
     args: tuple[Any, ...],
@@ -244,6 +254,7 @@ def trace_function(
         outs = flat_shardings(
             out_shardings, traced.out_info, out_avals, mesh, "out_shardings", symbol
         )
+        _check_layouts(ins, in_avals, outs, out_avals, mesh)
         main = _main_func(module)
         _set_attrs(main, "arg_attrs", ins)
         _set_attrs(main, "res_attrs", outs)

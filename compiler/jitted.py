@@ -275,11 +275,21 @@ class Lowered:
         return text
 
     # compile ----------------------------------------------------------------------------
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
         """Compile the `pin` export for the mesh's devices through XLA, redundant collectives
-        of shard_map regions removed (see `removed_collectives`) unless the jit said not to."""
+        of shard_map regions removed (see `removed_collectives`) unless the jit said not to.
+        `compiler_options`: XLA options by name, as `jax.stages.Lowered.compile` takes them."""
         from .backend import build_executable
 
+        if getattr(self, "jax_lowered", None) is not None:
+            from .calling import compile_lowered
+
+            return compile_lowered(self, compiler_options)  # type: ignore[no-any-return]
+        if compiler_options:
+            raise ShardcError(
+                "compiler_options need a lowering on the mesh's devices",
+                hint="lower with arrays on a mesh this machine has (the mesh's devices)",
+            )
         pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
         exe = build_executable(
             pinned.text("pretty"),
@@ -306,7 +316,12 @@ class Jitted:
         options: Any = None,
         check_replication: bool = True,
         remove_redundant_collectives: bool = True,
+        static_argnames: str | tuple[str, ...] = (),
+        donate_argnums: int | tuple[int, ...] = (),
+        donate_argnames: str | tuple[str, ...] = (),
     ):
+        from .calling import resolve_argspec
+
         if mesh is None:
             raise ShardcError(
                 f"shardc.jit({getattr(fun, '__name__', fun)}) needs a mesh",
@@ -317,9 +332,10 @@ class Jitted:
         self.mesh = specs.to_mesh(mesh)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
-        if isinstance(static_argnums, int):
-            static_argnums = (static_argnums,)
-        self.static_argnums = tuple(static_argnums)
+        self.argspec = resolve_argspec(
+            fun, static_argnums, static_argnames, donate_argnums, donate_argnames
+        )
+        self.static_argnums = self.argspec.static_argnums
         self.options = options
         self.check_replication = check_replication
         self.remove_redundant_collectives = remove_redundant_collectives
@@ -330,18 +346,37 @@ class Jitted:
 
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
+        spec = self.argspec
         new = Jitted(self.fun, mesh, self.in_shardings, self.out_shardings,
-                     self.static_argnums, self.options, self.check_replication,
-                     self.remove_redundant_collectives)
+                     spec.static_argnums, self.options, self.check_replication,
+                     self.remove_redundant_collectives, spec.static_argnames,
+                     spec.donate_argnums, spec.donate_argnames)
         new.entry_args = self.entry_args
         return new
 
-    def lower(self, *args: Any, strategy: str | None = None) -> Lowered:
+    def lower(self, *args: Any, strategy: str | None = None, **kwargs: Any) -> Lowered:
         """Trace with JAX, import, then the pipeline (verify, shard_map checks, propagate);
-        `args` may be ShapeDtypeStructs."""
+        `args` may be ShapeDtypeStructs.
+
+        On a mesh this machine has, JAX lowers on its devices and `.compile()` hands shardc's
+        module back to JAX's own compile (callbacks, donation, placement are JAX's); a mesh
+        bigger than the machine lowers abstractly (inspect only)."""
         from shardc.importer import import_module
 
         from .frontend import trace_function
+
+        if self._fits_machine():
+            from .calling import lower_for_call, normalize_call
+
+            args, kwargs = normalize_call(self.fun, args, kwargs)
+            return lower_for_call(self, args, kwargs, _options(self.options, strategy))
+        if kwargs:
+            raise ShardcError(
+                f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
+                "or a mesh bigger than this machine)",
+                hint="pass them positionally to .lower() for an abstract lowering, or give "
+                "shardc.jit a concrete jax.sharding.Mesh",
+            )
 
         traced = trace_function(
             self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings,
@@ -349,31 +384,46 @@ class Jitted:
         )
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
+        self.run_pipeline(module, _options(self.options, strategy))
+        return Lowered(self, traced, module)
+
+    def run_pipeline(self, module: Module, options: Any = None) -> None:
+        """The pipeline every lowering runs: verify, shard_map checks, propagate."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
         pipeline = PipelineOptions(
             check_replication=self.check_replication,
-            propagation=_options(self.options, strategy) or PropagationOptions(),
+            propagation=options or PropagationOptions(),
         )
         run_pipeline(module, pipeline, self.caller)
-        return Lowered(self, traced, module)
 
-    def _signature(self, args: tuple[Any, ...]) -> Any:
+    def _fits_machine(self) -> bool:
+        """Whether to lower on the mesh's devices (JAX's own lowering, compile and call): for a
+        concrete `Mesh`, or a mesh given by its axes that this machine has the devices for. An
+        `AbstractMesh` is lowered abstractly, as the user's shard_maps name it (JAX requires a
+        shard_map's mesh to equal the context mesh, and a concrete one carries a device kind)."""
         import jax
-        import numpy as np
 
-        dyn = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        leaves, tree = jax.tree.flatten(dyn)
-        statics = tuple(args[i] for i in self.static_argnums if i < len(args))
-        sig = tuple((tuple(np.shape(x)), str(getattr(x, "dtype", np.asarray(x).dtype))) for x in leaves)
-        return (tree, sig, statics)
+        if self.jax_mesh is not None:
+            return type(self.jax_mesh).__name__ == "Mesh"
+        return self.mesh.num_devices <= jax.device_count()
 
-    def __call__(self, *args: Any) -> Any:
-        key = self._signature(args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Compile once per abstract signature (shapes, dtypes, weak types, committed layouts,
+        static values; read without touching data) and run; under a JAX transform or an outer
+        jit, act as an inner `jax.jit` call whose in/out shardings are constraints."""
+        from .calling import call_key, normalize_call, split_call
+        from .transforms import is_traced, traced_call
+
+        args, kwargs = normalize_call(self.fun, args, kwargs)
+        dyn, dyn_kw, statics = split_call(self.argspec, args, kwargs)
+        if is_traced((dyn, dyn_kw)):
+            return traced_call(self, args, kwargs)
+        key = call_key(dyn, dyn_kw, statics)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self.lower(*args).compile()
+            compiled = self.lower(*args, **kwargs).compile()
             self._cache[key] = compiled
-        return compiled(*args)
+        return compiled(*dyn, **dyn_kw)
 
 
 def jit(
@@ -386,6 +436,9 @@ def jit(
     options: Any = None,
     check_replication: bool = True,
     remove_redundant_collectives: bool = True,
+    static_argnames: str | tuple[str, ...] = (),
+    donate_argnums: int | tuple[int, ...] = (),
+    donate_argnames: str | tuple[str, ...] = (),
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
@@ -399,6 +452,13 @@ def jit(
     `remove_redundant_collectives`: what `.compile()` and calls run has collectives of shard_map
     regions that act on device-invariant values rewritten (a psum of an invariant value becomes
     a multiply); `as_text()` shows the module as traced either way.
+    `static_argnums`/`static_argnames`, `donate_argnums`/`donate_argnames`: as for `jax.jit`
+    (donated buffers are aliased to outputs by XLA and deleted after the call). Calls take
+    keywords, Python scalars (weak types), typed PRNG keys and any pytree; a committed
+    `jax.Array` keeps its layout unless `in_shardings` names another (which raises, as jax.jit
+    does); a sharding whose axes do not divide a dim raises. Under `jax.jit`, `grad`, `vmap`,
+    `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with its
+    in/out shardings as sharding constraints (priorities kept).
     """
     if fun is None:
         return functools.partial(
@@ -410,6 +470,9 @@ def jit(
             options=options,
             check_replication=check_replication,
             remove_redundant_collectives=remove_redundant_collectives,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
         )
     return Jitted(
         fun,
@@ -420,6 +483,9 @@ def jit(
         options,
         check_replication,
         remove_redundant_collectives,
+        static_argnames,
+        donate_argnums,
+        donate_argnames,
     )
 
 

@@ -59,14 +59,66 @@ def axis_rules(rules: Sequence[tuple[str, Any]]) -> Iterator[Rules]:
 
 
 def current_rules() -> Rules | None:
-    return getattr(_LOCAL, "rules", None)
+    """shardc's innermost `axis_rules`, else Flax's (`nn.logical_axis_rules` /
+    `nn.set_logical_axis_rules`) when Flax is in use, else None."""
+    rules = getattr(_LOCAL, "rules", None)
+    if rules is not None:
+        return rules  # type: ignore[no-any-return]
+    return flax_rules()
+
+
+def flax_rules() -> Rules | None:
+    """The logical axis rules Flax has in effect, normalized; None without Flax or rules."""
+    import sys
+
+    if "flax" not in sys.modules:
+        return None  # nobody set Flax rules without importing Flax
+    try:
+        from flax.core import spmd
+    except ImportError:  # pragma: no cover - a Flax without flax.core.spmd
+        return None
+    rules = spmd.get_logical_axis_rules()
+    return _normalize(rules) if rules else None
+
+
+def resolve_pspec_entries(entries: Sequence[Any], mesh: Mesh) -> list[Any] | None:
+    """A `PartitionSpec`'s entries with logical names (not mesh axes) mapped through the rules
+    in effect (shardc's or Flax's), as `nn.get_partition_spec` results need; None if every name
+    is a mesh axis already or no rules are in effect."""
+    names = set(mesh.axis_names)
+    flat = [e for entry in entries for e in (entry if isinstance(entry, tuple | list) else (entry,))]
+    logical = [e for e in flat if isinstance(e, str) and e not in names]
+    if not logical:
+        return None
+    rules = current_rules()
+    if rules is None:
+        return None
+    used: set[str] = {e for e in flat if isinstance(e, str) and e in names}
+    out: list[Any] = []
+    for entry in entries:
+        parts = entry if isinstance(entry, tuple | list) else (entry,)
+        axes: list[str] = []
+        for part in parts:
+            if part is None:
+                continue
+            if part in names:
+                axes.append(part)
+                continue
+            (resolved,) = resolve_names([part], rules, mesh.axis_names, used)
+            axes.extend(resolved or ())
+            used.update(resolved or ())
+        out.append(None if not axes else tuple(axes))
+    return out
 
 
 def resolve_names(
-    names: Sequence[str | None], rules: Rules, mesh_axes: Sequence[str] | None = None
+    names: Sequence[str | None],
+    rules: Rules,
+    mesh_axes: Sequence[str] | None = None,
+    used: set[str] | None = None,
 ) -> list[tuple[str, ...] | None]:
     """Mesh axes of each logical name (`None` for unsharded dims); `ShardingError` if unmapped."""
-    used: set[str] = set()
+    used = set() if used is None else set(used)
     out: list[tuple[str, ...] | None] = []
     for name in names:
         if name is None or name == "?":
@@ -110,7 +162,8 @@ class LogicalSpec:
         if rules is None:
             raise ShardingError(
                 f"logical spec {self.names} used without axis rules",
-                hint="pass rules= or wrap the call in `with shardc.axis_rules(rules):`",
+                hint="pass rules=, or wrap the call in `with shardc.axis_rules(rules):` or "
+                "Flax's `with nn.logical_axis_rules(rules):`",
             )
         resolved = resolve_names(self.names, rules, mesh.axis_names)
         prios = self.priorities or (None,) * len(self.names)

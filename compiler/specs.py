@@ -214,7 +214,32 @@ def is_spec_like(obj: Any) -> bool:
         return True
     if hasattr(obj, "to_dim_shardings"):
         return True
+    if _flax_variable_pspec(obj) is not None:
+        return True
     return _is_partition_spec(obj) or type(obj).__name__ == "NamedSharding"
+
+
+def _flax_variable_pspec(obj: Any) -> Any:
+    """The `PartitionSpec` an NNX `Variable` carries in its sharding metadata (logical names
+    resolved by Flax's rules in effect), or, for a Variable holding a PartitionSpec (what
+    `nnx.get_partition_spec` returns), that spec; None for anything else."""
+    import sys
+
+    if "flax" not in sys.modules or not hasattr(obj, "get_metadata"):
+        return None
+    try:
+        from flax import nnx
+        from flax.nnx import spmd
+    except ImportError:  # pragma: no cover
+        return None
+    if not isinstance(obj, nnx.Variable):
+        return None
+    value = obj.get_value() if hasattr(obj, "get_value") else obj.value
+    if _is_partition_spec(value):
+        return value
+    from jax.sharding import PartitionSpec
+
+    return spmd.get_var_pspec(obj) or PartitionSpec()  # no sharding metadata: replicated
 
 
 def _is_partition_spec(obj: Any) -> bool:
@@ -238,6 +263,20 @@ def _from_partition_spec(pspec: Any) -> Spec:
     return Spec(tuple(dims), (), unreduced, text=str(pspec))
 
 
+def _from_logical_partition_spec(pspec: Any, mesh: Mesh) -> Spec:
+    """A `PartitionSpec` whose names may be logical (`nn.get_partition_spec` of Flax boxes):
+    those are mapped through the axis rules in effect (shardc's, else Flax's)."""
+    from jax.sharding import PartitionSpec
+
+    from .logical_axes import resolve_pspec_entries
+
+    resolved = resolve_pspec_entries(tuple(pspec), mesh)
+    if resolved is None:
+        return _from_partition_spec(pspec)
+    spec = _from_partition_spec(PartitionSpec(*resolved))
+    return Spec(spec.dims, spec.replicated, spec.unreduced, text=f"{pspec} under logical axis rules")
+
+
 def to_spec(obj: Any, mesh: Mesh, rank: int) -> Spec:
     """Any spec-like object as a `Spec` (mesh axes already resolved)."""
     if isinstance(obj, Spec):
@@ -249,7 +288,10 @@ def to_spec(obj: Any, mesh: Mesh, rank: int) -> Spec:
     if hasattr(obj, "to_dim_shardings"):
         return obj.to_dim_shardings(mesh, rank)
     if _is_partition_spec(obj):
-        return _from_partition_spec(obj)
+        return _from_logical_partition_spec(obj, mesh)
+    flax_pspec = _flax_variable_pspec(obj)
+    if flax_pspec is not None:
+        return _from_logical_partition_spec(flax_pspec, mesh)
     if type(obj).__name__ == "NamedSharding":
         other = to_mesh(obj.mesh)
         if other.axis_sizes != mesh.axis_sizes:

@@ -503,6 +503,10 @@ def absorb_sharding_attrs(module: Module) -> None:
             step(op)
             if op.name == "func.func":
                 continue
+        if not op.results:
+            # a zero-result op (a side-effecting callback) keeps its one sharding as written:
+            # it says which device runs the op, and XLA reads it there
+            continue
         raw = op.attributes.pop("sdy.sharding") if op.attributes else None
         if raw is None:
             continue

@@ -105,7 +105,7 @@ def test_compiled_outputs_carry_the_propagated_shardings() -> None:
     outs = compiled(x, jnp.asarray(w))  # numpy and jax arrays both work
     for out, sharding in zip(outs, low.out_shardings, strict=True):
         assert isinstance(out, jax.Array)
-        expected = jax.sharding.NamedSharding(compiled.executable.out_shardings[0].mesh,
+        expected = jax.sharding.NamedSharding(compiled.output_shardings[0].mesh,
                                               to_partition_spec(sharding))
         assert out.sharding.is_equivalent_to(expected, out.ndim), (out.sharding, sharding)
     assert str(low.out_shardings[0]) == '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'
@@ -116,7 +116,7 @@ def test_compiled_outputs_carry_the_propagated_shardings() -> None:
 def test_call_errors_say_what_was_compiled() -> None:
     x, w = np.ones((8, 16), np.float32), np.ones((16, 4), np.float32)
     compiled = shardc.jit(layer, mesh=MESH).lower(x, w).compile()
-    with pytest.raises(shardc.ShardcError, match="called with 1 arguments .* compiled for 2 arrays"):
+    with pytest.raises(shardc.ShardcError, match="called with arguments other than those the function was compiled for"):
         compiled(x)
     with pytest.raises(shardc.ShardcError, match="names argument 5, but layer was given 2"):
         shardc.jit(layer, mesh=MESH, static_argnums=5).lower(x, w)

@@ -72,9 +72,11 @@ def test_replication_fix_names_the_callers_switch() -> None:
 
 
 def test_reported_shardings_are_the_exported_ones() -> None:
-    # f32[6] on x=4: 4 does not divide 6, the export keeps the dividing part {"x":(1)2}
+    # f32[6] on x=4: 4 does not divide 6, the export keeps the dividing part {"x":(1)2}.
+    # (An argument annotated so is an error, as with jax.jit: here propagation puts it there,
+    # from a constraint inside.)
     mesh = jax.make_mesh((4, 2), ("x", "y"))
-    f = shardc.jit(lambda v: v * 2.0, mesh=mesh, in_shardings="x")
+    f = shardc.jit(lambda v: shardc.constrain(v, "x") * 2.0, mesh=mesh)
     low = f.lower(jax.ShapeDtypeStruct((6,), jnp.float32))
     text = low.as_text()
     (arg,) = low.in_shardings

@@ -1,0 +1,628 @@
+"""`shardc.jit`'s calling convention and compile path, as `jax.jit` has them.
+
+- Which arguments are static or donated (`static_argnums`/`static_argnames`,
+  `donate_argnums`/`donate_argnames`, resolved against the function's signature as JAX does).
+- The cache key of a call: the pytree structure, each leaf's shape, dtype and weak type, the
+  sharding of committed arrays, and the static values, read from the arrays' metadata only (no
+  host copy, no data touched, so it works on typed PRNG keys and on global arrays that span
+  other processes).
+- Lowering for a call: JAX traces and lowers the function on the mesh's devices (axes `Auto`),
+  shardc imports that module, propagates, and its `pin` export replaces the module inside JAX's
+  own lowering object, so that JAX compiles and calls it: host callbacks, keep-alives, ordered
+  effects' tokens, donation (input/output aliasing), argument placement and multi-process
+  runtime are JAX's, nothing home-made.
+- Honest layouts: a sharding whose axes do not divide a dim raises (as `jax.jit` does), and a
+  committed `jax.Array` is laid out as it is unless `in_shardings` says otherwise, which raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.shardings import Mesh, TensorSharding
+
+from . import specs
+from .jitted import Compiled
+
+if TYPE_CHECKING:
+    from .jitted import Jitted, Lowered
+
+
+# ---------------------------------------------------------------------------------------------
+# static and donated arguments
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """Which positional indices and keyword names are static or donated."""
+
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    donate_argnames: tuple[str, ...] = ()
+    given_static_argnums: tuple[int, ...] = ()  # as the user wrote them (checked per call)
+
+
+def _as_tuple(value: Any, kind: type, what: str) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, kind):
+        return (value,)
+    try:
+        out = tuple(value)
+    except TypeError:
+        out = (value,)
+    for v in out:
+        if not isinstance(v, kind) or isinstance(v, bool):
+            raise ShardcError(
+                f"{what} = {value!r}: {v!r} is not {'an int' if kind is int else 'a str'}",
+                hint=f"give {what} as one {kind.__name__} or a tuple of them, as for jax.jit",
+            )
+    return out
+
+
+def resolve_argspec(
+    fun: Callable[..., Any],
+    static_argnums: Any = (),
+    static_argnames: Any = (),
+    donate_argnums: Any = (),
+    donate_argnames: Any = (),
+) -> ArgSpec:
+    """Numbers and names of static/donated arguments, each completed from the other through
+    `fun`'s signature (as `jax.jit` does); a `ShardcError` for an unknown name or a clash."""
+    s_nums = _as_tuple(static_argnums, int, "static_argnums")
+    s_names = _as_tuple(static_argnames, str, "static_argnames")
+    d_nums = _as_tuple(donate_argnums, int, "donate_argnums")
+    d_names = _as_tuple(donate_argnames, str, "donate_argnames")
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    name = getattr(fun, "__name__", "fun")
+    positional = [
+        p.name for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    named = {p.name for p in params if p.kind != inspect.Parameter.VAR_POSITIONAL}
+    takes_kwargs = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params)
+
+    def complete(nums: tuple[int, ...], names: tuple[str, ...], what: str) -> tuple[
+        tuple[int, ...], tuple[str, ...]
+    ]:
+        for n in names:
+            if params and n not in named and not takes_kwargs:
+                raise ShardcError(
+                    f"{what}_argnames names {n!r}, which is not a parameter of {name} "
+                    f"(parameters: {', '.join(p.name for p in params) or 'none'})",
+                    hint=f"name one of {name}'s parameters",
+                )
+        out_nums = set(nums) | {positional.index(n) for n in names if n in positional}
+        out_names = set(names) | {
+            positional[i] for i in nums if 0 <= i < len(positional)
+        }
+        return tuple(sorted(out_nums)), tuple(sorted(out_names))
+
+    s_nums, s_names = complete(s_nums, s_names, "static")
+    d_nums, d_names = complete(d_nums, d_names, "donate")
+    both = set(s_nums) & set(d_nums) or set(s_names) & set(d_names)
+    if both:
+        raise ShardcError(
+            f"argument {sorted(both)[0]!r} of {name} is both static and donated",
+            hint="a static argument is a Python value, not a buffer: donate only array arguments",
+        )
+    return ArgSpec(s_nums, s_names, d_nums, d_names, _as_tuple(static_argnums, int, "static_argnums"))
+
+
+def normalize_call(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
+    tuple[Any, ...], dict[str, Any]
+]:
+    """Keywords that fill the next positional parameters become positional (so `in_shardings`,
+    a prefix of the positional arguments, covers `f(x, b=w)` as it covers `f(x, w)`)."""
+    if not kwargs:
+        return args, kwargs
+    names = _param_names(fun)
+    if len(args) >= len(names) or names[len(args)] not in kwargs:
+        return args, kwargs
+    args, kwargs = tuple(args), dict(kwargs)
+    while len(args) < len(names) and names[len(args)] in kwargs:
+        args += (kwargs.pop(names[len(args)]),)
+    return args, kwargs
+
+
+def split_call(spec: ArgSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
+    tuple[Any, ...], dict[str, Any], tuple[Any, ...]
+]:
+    """The dynamic positional args, dynamic kwargs, and a hashable key of the static values."""
+    n = len(args)
+    static_idx = {i % n for i in spec.static_argnums if -n <= i < n}
+    dyn = tuple(a for i, a in enumerate(args) if i not in static_idx)
+    dyn_kw = {k: v for k, v in kwargs.items() if k not in spec.static_argnames}
+    statics = tuple((i, args[i]) for i in sorted(static_idx)) + tuple(
+        sorted((k, v) for k, v in kwargs.items() if k in spec.static_argnames)
+    )
+    for where, value in statics:
+        try:
+            hash(value)
+        except TypeError:
+            label = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
+            raise ShardcError(
+                f"static {label} = {_short(value)} of type {type(value).__name__} is not hashable",
+                hint="static arguments key the compile cache: pass a hashable value (a tuple, "
+                "not a list), or make the argument dynamic",
+            ) from None
+    return dyn, dyn_kw, statics
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# the abstract signature of a call (metadata only)
+
+
+def leaf_aval(leaf: Any, path: str) -> Any:
+    """The abstract value of one argument leaf (shape, dtype, weak type) without its data."""
+    import jax
+
+    try:
+        return jax.typeof(leaf)
+    except TypeError:
+        raise ShardcError(
+            f"argument {path} = {_short(leaf)} of type {type(leaf).__name__} is not an array",
+            hint="pass arrays, Python scalars or jax.ShapeDtypeStruct, or mark the argument "
+            "static (static_argnums / static_argnames)",
+        ) from None
+
+
+def _committed_sharding(leaf: Any) -> Any:
+    """The sharding of a committed `jax.Array` (the key of its layout), else None."""
+    if getattr(leaf, "committed", False) and hasattr(leaf, "sharding"):
+        return leaf.sharding
+    return None
+
+
+def call_key(
+    dyn: tuple[Any, ...], dyn_kw: dict[str, Any], statics: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """The cache key of a call: structure, per-leaf (shape, dtype, weak type, committed
+    sharding), static values. Reads metadata only."""
+    import jax
+
+    leaves, tree = jax.tree.flatten((dyn, dyn_kw))
+    sig: list[tuple[Any, ...]] = []
+    for leaf in leaves:
+        shape = getattr(leaf, "shape", None)
+        dtype = getattr(leaf, "dtype", None)
+        if shape is not None and dtype is not None and not isinstance(leaf, jax.ShapeDtypeStruct):
+            weak = getattr(leaf, "weak_type", None)
+            if weak is None:
+                aval = getattr(leaf, "aval", None)
+                weak = bool(getattr(aval, "weak_type", False))
+            sig.append((tuple(shape), dtype, weak, _committed_sharding(leaf)))
+        elif isinstance(leaf, jax.ShapeDtypeStruct):
+            sig.append((tuple(leaf.shape), leaf.dtype, leaf.weak_type, leaf.sharding))
+        else:  # Python scalars and other leaves: their type decides the aval (weak typed)
+            sig.append((type(leaf),))
+    return (tree, tuple(sig), statics)
+
+
+# ---------------------------------------------------------------------------------------------
+# honest layouts
+
+
+def check_divisible(
+    sharding: TensorSharding | None, shape: Sequence[int], mesh: Mesh, what: str
+) -> None:
+    """A `ShardingError` if the axes of some dim of `sharding` do not divide its size (XLA would
+    pad or drop them silently; `jax.jit` raises for argument and result shardings)."""
+    if sharding is None:
+        return
+    for i, (dim, size) in enumerate(zip(sharding.dims, shape, strict=False)):
+        if not dim.axes:
+            continue
+        product = 1
+        for a in dim.axes:
+            product *= a.sub[1] if a.sub is not None else mesh.size_of(a.name)
+        if size % product:
+            axes = ", ".join(str(a).replace('"', "") for a in dim.axes)
+            raise ShardingError(
+                f"{what}: dim {i} of size {size} (shape {tuple(shape)}) is split over axes "
+                f"{axes} of {mesh.body()}, {product} shards, and {product} does not divide {size}",
+                hint=f"pad dim {i} to a multiple of {product}, shard it over axes whose product "
+                f"divides {size}, or leave it to propagation (None / an open dim)",
+            )
+
+
+def committed_annotation(
+    leaf: Any, mesh: Mesh, devices: list[Any], what: str
+) -> TensorSharding | None:
+    """The annotation a committed array brings (its own layout, closed), as `jax.jit` takes it;
+    None for an uncommitted one. A committed array on other devices raises."""
+    sharding = _committed_sharding(leaf)
+    if sharding is None:
+        return None
+    shape = tuple(leaf.shape)
+    ours = {d.id for d in devices}
+    theirs = {d.id for d in sharding.device_set}
+    if type(sharding).__name__ == "NamedSharding":
+        smesh = sharding.mesh
+        same_mesh = (
+            tuple(smesh.axis_names) == mesh.axis_names
+            and tuple(smesh.axis_sizes) == tuple(a.size for a in mesh.axes)
+            and [d.id for d in getattr(smesh, "devices", _NoDevices()).flat] == [d.id for d in devices]
+        )
+        if same_mesh:
+            spec = specs._from_partition_spec(sharding.spec)
+            return specs.to_sharding(spec, mesh, shape, what, specs.MESH_SYMBOL)
+    if theirs == ours and sharding.is_fully_replicated:
+        return TensorSharding.replicated_of(specs.MESH_SYMBOL, len(shape))
+    raise ShardingError(
+        f"{what} is a jax.Array committed to {sharding}, which is not a layout on the mesh "
+        f"{mesh.body()} of this shardc.jit (devices {sorted(ours)})",
+        hint="jax.device_put it onto a NamedSharding of the same mesh, or pass an uncommitted "
+        "array (numpy, or jax.device_put without a device) and say its layout in in_shardings",
+    )
+
+
+class _NoDevices:
+    flat: tuple[Any, ...] = ()
+
+
+def same_layout(a: TensorSharding, b: TensorSharding) -> bool:
+    """Whether two shardings put the same axes on every dim (open/closed and priority aside)."""
+    return [d.axes for d in a.dims] == [d.axes for d in b.dims] and a.unreduced == b.unreduced
+
+
+# ---------------------------------------------------------------------------------------------
+# lowering and compiling through JAX's own objects
+
+
+def _leaf_paths(tree_value: Any, prefix: str) -> list[str]:
+    import jax
+
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree_value)
+    return [prefix + jax.tree_util.keystr(path) for path, _ in flat]
+
+
+def _param_names(fun: Any) -> list[str]:
+    try:
+        return [
+            p.name for p in inspect.signature(fun).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return []
+
+
+def argument_paths(fun: Any, args: tuple[Any, ...], spec: ArgSpec, dyn: tuple[Any, ...],
+                   dyn_kw: dict[str, Any]) -> list[str]:
+    """A readable path for every flat dynamic leaf: `x`, `params['w']`, `b` (a keyword)."""
+    import jax
+
+    names = _param_names(fun)
+    n = len(args)
+    static_idx = {i % n for i in spec.static_argnums if -n <= i < n}
+    positions = [i for i in range(n) if i not in static_idx]
+    out: list[str] = []
+    for pos, value in zip(positions, dyn, strict=True):
+        label = names[pos] if pos < len(names) else f"args[{pos}]"
+        out += _leaf_paths(value, label)
+    for key, value in sorted(dyn_kw.items()):
+        out += _leaf_paths(value, key)
+    assert len(out) == len(jax.tree.leaves((dyn, dyn_kw)))
+    return out
+
+
+def _sds(leaf: Any, aval: Any) -> Any:
+    import jax
+
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=leaf.weak_type)
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
+
+
+def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   options: Any = None) -> Lowered:
+    """Trace and lower with JAX on the mesh's devices, propagate with shardc, and keep JAX's
+    lowering object so that `compile_lowered` compiles shardc's module through it."""
+    import time
+
+    import jax
+    from jaxlib.mlir import ir
+
+    from shardc.importer import import_module
+
+    from .annotations import tracing_mesh
+    from .backend import concrete_mesh, mesh_devices
+    from .frontend import (
+        Traced,
+        _check_static_argnums,
+        _exclude_shardc_frames,
+        _main_func,
+        _mesh_symbol,
+        _set_attrs,
+        _translate_jax_error,
+        flat_shardings,
+    )
+    from .jitted import Lowered
+
+    start = time.perf_counter()
+    _exclude_shardc_frames()
+    spec = jitted.argspec
+    _check_static_argnums(jitted.fun, args, spec.given_static_argnums)
+    mesh = jitted.mesh
+    devices = mesh_devices(mesh, jitted.jax_mesh)
+    cmesh = concrete_mesh(mesh, devices)
+    dyn, dyn_kw, _ = split_call(spec, args, kwargs)
+    leaves, tree = jax.tree.flatten((dyn, dyn_kw))
+    paths = argument_paths(jitted.fun, args, spec, dyn, dyn_kw)
+    avals = [leaf_aval(leaf, p) for leaf, p in zip(leaves, paths, strict=True)]
+    sds_leaves = [_sds(leaf, a) for leaf, a in zip(leaves, avals, strict=True)]
+
+    # shardings: in_shardings over the dynamic positional args (keywords open), then the
+    # committed arrays' own layouts where in_shardings says nothing
+    n_pos = len(jax.tree.leaves(dyn))
+    pos_sds = jax.tree.unflatten(jax.tree.structure(dyn), sds_leaves[:n_pos])
+    given = flat_shardings(jitted.in_shardings, pos_sds, sds_leaves[:n_pos], mesh,
+                           "in_shardings", specs.MESH_SYMBOL)
+    given += [None] * (len(leaves) - n_pos)
+    ins: list[TensorSharding | None] = []
+    for i, (leaf, path, user) in enumerate(zip(leaves, paths, given, strict=True)):
+        what = f"argument {path}"
+        committed = committed_annotation(leaf, mesh, devices, what)
+        if user is not None and committed is not None and not same_layout(user, committed):
+            raise ShardingError(
+                f"{what} is a jax.Array committed to {leaf.sharding.spec if hasattr(leaf.sharding, 'spec') else leaf.sharding} "
+                f"({committed.body()}), but in_shardings gives {user.body()}",
+                hint="jax.jit refuses to move a committed array: jax.device_put it to the layout "
+                "in_shardings names first, or drop its in_shardings entry (None) to keep its "
+                "layout",
+            )
+        chosen = user if user is not None else committed
+        check_divisible(chosen, tuple(avals[i].shape), mesh,
+                        f"{what} (in_shardings = {chosen.body() if chosen else None})")
+        ins.append(chosen)
+
+    call_args, call_kw = _rebuild(args, kwargs, spec, jax.tree.unflatten(tree, sds_leaves))
+    try:
+        with tracing_mesh(mesh), jax.set_mesh(cmesh):
+            traced = jax.jit(
+                jitted.fun,
+                static_argnums=spec.static_argnums or None,
+                static_argnames=spec.static_argnames or None,
+                donate_argnums=spec.donate_argnums or None,
+                donate_argnames=spec.donate_argnames or None,
+                keep_unused=True,
+            ).trace(*call_args, **call_kw)
+            jax_lowered = traced.lower()
+    except ShardcError:
+        raise
+    except ValueError as e:
+        translated = _translate_jax_error(e, mesh)
+        if translated is None:
+            raise
+        raise translated from e
+
+    out_avals, out_tree = jax.tree.flatten(traced.out_info)
+    out_paths = _leaf_paths(traced.out_info, "output")
+    # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
+    jax_lowered = _fresh_copy(jax_lowered)
+    module = jax_lowered._lowering.stablehlo()
+    with module.context, ir.Location.unknown():
+        symbol = _mesh_symbol(module, mesh)
+        ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
+                   for s in ins]
+        outs = flat_shardings(jitted.out_shardings, traced.out_info, out_avals, mesh,
+                              "out_shardings", symbol)
+        for s, a, p in zip(outs, out_avals, out_paths, strict=True):
+            check_divisible(s, tuple(a.shape), mesh, f"{p} (out_shardings = {s.body() if s else None})")
+        main = _main_func(module)
+        tokens_in = _token_positions(main, "arg_attrs")
+        tokens_out = _token_positions(main, "res_attrs")
+        n_args = len(main.regions[0].blocks[0].arguments)
+        if n_args - len(tokens_in) != len(ins):
+            raise ShardcError(
+                f"the lowered @main has {n_args} arguments for {len(ins)} array arguments "
+                f"({len(tokens_in)} effect tokens)",
+                hint="report this: shardc does not know this JAX lowering's argument layout",
+            )
+        _set_attrs(main, "arg_attrs", _with_tokens(ins_sym, tokens_in))
+        _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
+
+    name = getattr(jitted.fun, "__name__", "fun")
+    ir_module = import_module(module, f"<shardc.jit {name}>")
+    jitted.run_pipeline(ir_module, options)
+    record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
+                    symbol, time.perf_counter() - start)
+    lowered = Lowered(jitted, record, ir_module)
+    lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
+    lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
+    lowered.argument_paths = paths  # type: ignore[attr-defined]
+    lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
+    return lowered
+
+
+def _fresh_copy(jax_lowered: Any) -> Any:
+    """A copy of JAX's `Lowered` with its own lowering object, module and compile arguments
+    (JAX returns the same cached objects for the same trace; shardc swaps the module in)."""
+    import copy
+
+    from jaxlib.mlir import ir
+
+    lowering = copy.copy(jax_lowered._lowering)
+    original = lowering._hlo
+    with original.context:
+        lowering._hlo = ir.Module.parse(
+            original.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+        )
+    lowering.compile_args = dict(lowering.compile_args)
+    lowering._executable = None
+    out = copy.copy(jax_lowered)
+    out._lowering = lowering
+    return out
+
+
+def _token_positions(main: Any, key: str) -> set[int]:
+    from jaxlib.mlir import ir
+
+    if key not in main.attributes:
+        return set()
+    out = set()
+    for i, d in enumerate(main.attributes[key]):
+        if "jax.token" in ir.DictAttr(d):
+            out.add(i)
+    return out
+
+
+def _with_tokens(shardings: list[Any], tokens: set[int]) -> list[Any]:
+    it = iter(shardings)
+    total = len(shardings) + len(tokens)
+    return [None if i in tokens else next(it) for i in range(total)]
+
+
+def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
+             abstract: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's arguments with every dynamic leaf replaced by its ShapeDtypeStruct."""
+    dyn, dyn_kw = abstract
+    n = len(args)
+    static_idx = {i % n for i in spec.static_argnums if -n <= i < n}
+    it = iter(dyn)
+    call_args = tuple(args[i] if i in static_idx else next(it) for i in range(n))
+    call_kw = {k: (v if k in spec.static_argnames else dyn_kw[k]) for k, v in kwargs.items()}
+    return call_args, call_kw
+
+
+def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
+    """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import ir
+
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+
+    jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
+    text = lowered.as_text("generic", "pin", lowered.jitted.remove_redundant_collectives)
+    with jmlir.make_ir_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        main = next(
+            op for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
+        )
+        arg_sh = _attr_shardings(main, "arg_attrs", parse_tensor_sharding)
+        res_sh = _attr_shardings(main, "res_attrs", parse_tensor_sharding)
+    lowering = jax_lowered._lowering
+    lowering._hlo = module
+    lowering._executable = None
+    cmesh = lowered.jax_mesh_concrete  # type: ignore[attr-defined]
+    symbol = lowered.mesh_symbol  # type: ignore[attr-defined]
+    args = lowering.compile_args
+    args["in_shardings"] = _named(args["in_shardings"], arg_sh, cmesh, symbol)
+    args["out_shardings"] = _named(args["out_shardings"], res_sh, cmesh, symbol)
+    try:
+        compiled = jax_lowered.compile(compiler_options)
+    except ShardcError:
+        raise
+    except Exception as e:  # noqa: BLE001 - XLA raises its own runtime errors
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if compiler_options and ("option" in first.lower() or "flag" in first.lower()):
+            raise ShardcError(
+                f"compiler_options = {compiler_options!r}: XLA refused them: {first}",
+                hint="pass XLA debug option names without the leading --, e.g. "
+                "{'xla_embed_ir_in_executable': True}",
+            ) from None
+        raise ShardcError(f"XLA could not compile the module: {first}") from None
+    return JaxCompiled(lowered, compiled)
+
+
+class JaxCompiled(Compiled):
+    """A `shardc.jit` function compiled by JAX from shardc's module: call it as the lowered
+    function was called (static arguments left out), and read what XLA made of it."""
+
+    def __init__(self, lowered: Lowered, compiled: Any):
+        super().__init__(lowered, compiled)
+        self.jax_compiled = compiled
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.jax_compiled(*args, **kwargs)
+        except TypeError as e:
+            text = str(e)
+            if "pytree" not in text and "compiled" not in text:
+                raise
+            raise ShardcError(
+                f"called with arguments other than those the function was compiled for: "
+                f"{' '.join(text.split())[:400]}",
+                hint="call with the arguments given to .lower() (static ones left out), or call "
+                "the shardc.jit function itself, which compiles per signature",
+            ) from None
+
+    def call_full(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call with the full argument list (static ones included, as given to `.lower()`)."""
+        dyn, dyn_kw, _ = split_call(self.lowered.jitted.argspec, args, kwargs)
+        return self.jax_compiled(*dyn, **dyn_kw)
+
+    @property
+    def input_shardings(self) -> Any:  # type: ignore[override]
+        """JAX's shardings of the inputs (the pytree of the lowered call's dynamic arguments)."""
+        return self.jax_compiled.input_shardings
+
+    @property
+    def output_shardings(self) -> Any:  # type: ignore[override]
+        """JAX's shardings of the outputs, in the output pytree."""
+        return self.jax_compiled.output_shardings
+
+    def as_text(self) -> str:
+        """The optimised, partitioned HLO XLA produced (per-device shapes, collectives)."""
+        return str(self.jax_compiled.as_text())
+
+    def cost_analysis(self) -> Any:
+        """XLA's cost estimate (flops, bytes accessed, ...), as `jax.stages.Compiled` gives it."""
+        return self.jax_compiled.cost_analysis()
+
+    def memory_analysis(self) -> Any:
+        """XLA's per-device memory figures (argument, output, temp, alias sizes in bytes)."""
+        return self.jax_compiled.memory_analysis()
+
+    def runtime_executable(self) -> Any:
+        return self.jax_compiled.runtime_executable()
+
+
+def _attr_shardings(main: Any, key: str, parse: Callable[[str], TensorSharding]) -> list[Any]:
+    """The exported `sdy.sharding` of every non-token argument/result of `@main`."""
+    from jaxlib.mlir import ir
+
+    out: list[Any] = []
+    if key not in main.attributes:
+        return out
+    for d in main.attributes[key]:
+        entries = ir.DictAttr(d)
+        if "jax.token" in entries:
+            continue
+        out.append(parse(str(entries["sdy.sharding"])) if "sdy.sharding" in entries else None)
+    return out
+
+
+def _named(
+    current: Sequence[Any], exported: list[Any], cmesh: Any, symbol: str
+) -> tuple[Any, ...]:
+    """The shardings JAX compiles with: the exported layout as a `NamedSharding` where a
+    `PartitionSpec` says it exactly, else what JAX had (unspecified: read back from XLA)."""
+    from jax.sharding import NamedSharding
+
+    current = tuple(current)
+    if len(exported) != len(current):
+        return current
+    out = []
+    for cur, s in zip(current, exported, strict=True):
+        pspec = specs.to_partition_spec(s) if s is not None and s.mesh == symbol else None
+        if pspec is None or (s is not None and s.replicated):
+            out.append(cur)
+        else:
+            out.append(NamedSharding(cmesh, pspec))
+    return tuple(out)
