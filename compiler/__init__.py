@@ -19,6 +19,8 @@ _LAZY: dict[str, str] = {
     "export_text": "shardc.exporter",
     "propagate": "shardc.api_propagate",
     "propagate_module": "shardc.api_propagate",
+    "plan": "shardc.api_plan",
+    "diff": "shardc.api_plan",
     "PropagationOptions": "shardc.passes.propagation.options",
     "check": "shardc.api_check",
     "register_rule": "shardc.dialect.rules",
