@@ -159,18 +159,75 @@ def _heuristic(
     return assigned
 
 
+def results_first(
+    projs: Sequence[TensorFactorShardings],
+    rule: OpShardingRule,
+    sizes: Sequence[int],
+    mesh: Mesh,
+) -> AxesPerFactor | None:
+    """XLA's choice for a pinned layout: the op's results keep their sharding (GSPMD partitions
+    an op at its output sharding and reshards operands to it); the factors no result has are
+    settled by the heuristic among the operands, around the axes the results took. None when
+    the results disagree among themselves."""
+    n = len(rule.operand_dims)
+    out: AxesPerFactor = [()] * rule.num_factors
+    fixed: set[int] = set()
+    for p in projs[n:]:
+        for f, fs in p.factors.items():
+            if f in fixed and out[f] != fs.axes:
+                return None
+            out[f] = fs.axes
+            fixed.add(f)
+    taken = [a for f in fixed for a in out[f]]
+    rest = [
+        TensorFactorShardings({f: _cut(fs, taken, mesh) for f, fs in p.factors.items()
+                               if f not in fixed})
+        for p in projs[:n]
+    ]
+    if any(r.factors for r in rest):
+        sub = _heuristic(rest, rule, sizes[:n], mesh)
+        for f in range(rule.num_factors):
+            if f not in fixed:
+                out[f] = sub[f]
+    for f in range(rule.num_factors):
+        if rule.kinds[f] == FactorKind.NEED_REPLICATION:
+            out[f] = ()
+    return out
+
+
+def _elementwise(rule: OpShardingRule) -> bool:
+    """Every operand and result has the same factors, one per dim, all pass-through."""
+    tensors = (*rule.operand_dims, *rule.result_dims)
+    if not rule.result_dims or any(k != FactorKind.PASS_THROUGH for k in rule.kinds):
+        return False
+    first = rule.result_dims[0]
+    return all(t == first for t in tensors if t)
+
+
+def _cut(fs: object, taken: Sequence[AxisRef], mesh: Mesh) -> object:
+    from ..propagation.projection import FactorSharding
+
+    return FactorSharding(axes=_truncate(fs.axes, taken, mesh))  # type: ignore[attr-defined]
+
+
 def common_axes(
     projs: Sequence[TensorFactorShardings],
     rule: OpShardingRule,
     sizes: Sequence[int],
     mesh: Mesh,
+    results_win: bool = False,
 ) -> AxesPerFactor:
     """The axes of every factor the op is computed at (see the module docstring).
 
-    `projs` are the operands' then the results' projections, `sizes` their element counts."""
+    `projs` are the operands' then the results' projections, `sizes` their element counts.
+    `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's."""
     compatible = compatible_axes(projs, rule, mesh)
     if compatible is not None:
         return compatible
+    if results_win and _elementwise(rule):
+        chosen = results_first(projs, rule, sizes, mesh)
+        if chosen is not None:
+            return chosen
     tensors = _non_scalar(rule)
     has_nr = any(k == FactorKind.NEED_REPLICATION for k in rule.kinds)
     compound = any(len(d) > 1 for t in (*rule.operand_dims, *rule.result_dims) for d in t)

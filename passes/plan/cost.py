@@ -124,6 +124,9 @@ def reshard_steps(
     cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
     tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
     steps: list[Step] = []
+    nested = _nested_permute(shape, elem_bytes, cur, tgt, mesh)
+    if nested is not None:
+        return [nested]
 
     def emit(kind: str, axes: list[AxisRef], nbytes: int) -> None:
         after = tuple(merge_axes(d, mesh) for d in cur)
@@ -194,6 +197,29 @@ def reshard_steps(
             cur[d] = cur[d][: pre[d]]
             emit(ALL_GATHER, gathered, nbytes())
     return steps
+
+
+def _nested_permute(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    cur: list[list[AxisRef]],
+    tgt: list[list[AxisRef]],
+    mesh: Mesh,
+) -> Step | None:
+    """A reshard where every target block lies inside one source block (each dim's target
+    sharding is a multiple of its source's) but the devices differ: XLA slices locally and
+    moves only the target-sized blocks with one collective-permute."""
+    if cur == tgt or all(c == t[: len(c)] for c, t in zip(cur, tgt, strict=True)):
+        return None  # equal, or a pure slice
+    for d, size in enumerate(shape):
+        n_src, n_tgt = _size(cur[d], mesh), _size(tgt[d], mesh)
+        if n_tgt % n_src or size % n_tgt:
+            return None
+    moved = [a for c, t in zip(cur, tgt, strict=True) for a in t if a not in c]
+    moved += [a for c, t in zip(cur, tgt, strict=True) for a in c if a not in t]
+    after = tuple(merge_axes(t, mesh) for t in tgt)
+    return Step(COLLECTIVE_PERMUTE, sort_axes(list(dict.fromkeys(moved)), mesh),
+                local_bytes(shape, elem_bytes, after, mesh), after)
 
 
 def _size(axes: list[AxisRef], mesh: Mesh) -> int:

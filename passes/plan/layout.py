@@ -19,8 +19,14 @@ from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorS
 
 
 def value_sharding(v: Value) -> TensorSharding | None:
-    """The sharding a value carries (None: none, i.e. replicated)."""
-    return v.sharding
+    """The sharding a value carries (None: none, i.e. replicated); a constraint's result has
+    the constraint's sharding."""
+    s = v.sharding
+    if s is None:
+        owner = getattr(v, "owner", None)
+        if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            return constraint_sharding(owner)
+    return s
 
 
 def result_sharding(func: Operation, index: int) -> TensorSharding | None:
@@ -76,6 +82,26 @@ def manual_axes(op: Operation) -> tuple[str, ...]:
         return ()
     axes = raw if isinstance(raw, ManualAxes) else parse_manual_axes(str(raw))
     return axes.axes
+
+
+def io_sharding(
+    s: TensorSharding | None, shape: tuple[int, ...], mesh: Mesh | None, is_main: bool
+) -> TensorSharding | None:
+    """A func argument/result sharding as the export writes it and XLA keeps it: cut to its
+    largest evenly dividing prefix, and on the main func open dims lose their sub-axes."""
+    from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
+
+    if s is None or mesh is None or not mesh.axes or any(d < 0 for d in shape):
+        return s
+    s = cut_to_divisible(s, shape, mesh)
+    return drop_open_sub_axes(s) if is_main else s
+
+
+def is_entry(func: Operation, callees: set[str], name: str) -> bool:
+    """A func nothing calls and that is not private (what the export treats as main)."""
+    return name not in callees and '"private"' not in str(
+        func.properties.get("sym_visibility", "")
+    )
 
 
 def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:

@@ -24,6 +24,11 @@ from .common_axes import AxesPerFactor, common_axes
 from .cost import Dims, Step, reduction_steps, reshard_steps
 
 
+import os
+
+RESULTS_WIN = os.environ.get("SHARDC_PLAN_MODEL", "xla") == "xla"
+
+
 @dataclass(frozen=True, slots=True)
 class Tensor:
     """A tensor as the byte model sees it: global shape, element bytes, axes per dim."""
@@ -83,6 +88,7 @@ def op_steps(
     mesh: Mesh,
     common: AxesPerFactor | None = None,
     skip_operands: frozenset[int] = frozenset(),
+    results_win: bool = RESULTS_WIN,
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
@@ -91,7 +97,7 @@ def op_steps(
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
-        common = common_axes(projs, rule, [t.num_elements for t in tensors], mesh)
+        common = common_axes(projs, rule, [t.num_elements for t in tensors], mesh, results_win)
     n = len(rule.operand_dims)
     computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
     reduce: list[AxisRef] = []

@@ -111,19 +111,28 @@ class _Planner:
         self.funcs = module.funcs
         self.meshes = module.meshes
         self.func = ""
+        # (block, value, target dims) of reshards already planned: XLA computes a reshard of
+        # one value to one layout once and reuses it for every use in the block (CSE)
+        self.done: set[tuple[int, int, Dims]] = set()
+        # values partitioned with another sharding than they carry (func arguments, by export)
+        self.override: dict[int, TensorSharding] = {}
 
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
         mult = self._call_multipliers()
+        callees = self._callees()
         for name, func in self.funcs.items():
             body = func_body(func)
             n = mult.get(name, 1)
             if body is None or n == 0:
                 continue
             self.func = name
+            main = layout.is_entry(func, callees, name)
+            for a in body.args:
+                self._io_override(a, layout.value_sharding(a), main)
             self._block(body, n, manual=frozenset())
-            self._func_results(func, n)
-        roots = [f for n, f in self.funcs.items() if n not in self._callees()]
+            self._func_results(func, n, main)
+        roots = [f for n, f in self.funcs.items() if n not in callees]
         self.plan.memory = memory_estimate(self.module, roots, self._mesh)
         return self.plan
 
@@ -238,7 +247,7 @@ class _Planner:
         mesh = self._op_mesh(values)
         if mesh is None:
             return
-        tensors = [tensor_of(v) for v in values]
+        tensors = [self._tensor(v) for v in values]
         if any(t is None for t in tensors):
             return
         ts: list[Tensor] = tensors  # type: ignore[assignment]
@@ -246,9 +255,8 @@ class _Planner:
             return
         skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v))
         steps = op_steps(rule, ts, mesh, skip_operands=skip)
-        n = len(op.operands)
         for i, st in enumerate(steps.operands):
-            if st:
+            if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
                 fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
                 self._emit(st, trips, op.operands[i], op, cause, fix)
@@ -263,7 +271,6 @@ class _Planner:
                     cause = self.causes.result(op, j, rule, ts, steps, mesh)
                     fix = self.causes.result_fix(op, j, ts, steps)
                 self._emit([s], trips, op.results[j], op, cause, fix)
-        del n
 
     def _operand_fix(self, op: Operation, i: int, rule: OpShardingRule, ts: list[Tensor],
                      steps: OpSteps, mesh: Mesh) -> str:
@@ -302,7 +309,7 @@ class _Planner:
         sharding of `holder`) at `op`."""
         if self._is_constant(src):
             return
-        s = src_sharding if src_sharding is not None else layout.value_sharding(src)
+        s = src_sharding if src_sharding is not None else self._sharding(src)
         mesh = self._mesh(s) or self._mesh(dst)
         if mesh is None or not mesh.axes:
             return
@@ -319,7 +326,7 @@ class _Planner:
 
             steps.insert(0, Step(ALL_REDUCE, sort_axes(list(unreduced), mesh),
                                  local_bytes(t.shape, t.elem_bytes, t.dims, mesh), t.dims))
-        if not steps:
+        if not steps or not self._first(op, src, want):
             return
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
@@ -359,15 +366,26 @@ class _Planner:
             if i < len(ins):
                 self._boundary(op, v, ins[i], op, trips, f"manual_computation in_shardings[{i}]")
 
-    def _func_results(self, func: Operation, trips: int) -> None:
+    def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
+        """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
+        t = v.type
+        if s is None or not isinstance(t, TensorType):
+            return
+        fixed = layout.io_sharding(s, t.shape, self._mesh(s), main)
+        if fixed is not None and fixed != s:
+            self.override[id(v)] = fixed
+
+    def _func_results(self, func: Operation, trips: int, main: bool) -> None:
         body = func_body(func)
         if body is None or body.terminator is None:
             return
         ret = body.terminator
         for i, v in enumerate(ret.operands):
             declared = layout.declared_result_sharding(func, i)
-            if declared is None:
+            t = v.type
+            if declared is None or not isinstance(t, TensorType):
                 continue
+            declared = layout.io_sharding(declared, t.shape, self._mesh(declared), main)
             self._boundary(ret, v, declared, f"@{self.func} result {i}", trips, "func result")
 
     # -- explicit collectives in manual regions ------------------------------------------------
@@ -426,6 +444,21 @@ class _Planner:
         )
 
     # -- helpers -------------------------------------------------------------------------------
+    def _sharding(self, v: Value) -> TensorSharding | None:
+        s = self.override.get(id(v))
+        return s if s is not None else layout.value_sharding(v)
+
+    def _tensor(self, v: Value) -> Tensor | None:
+        return tensor_of(v, self._sharding(v))
+
+    def _first(self, op: Operation, v: Value, target: Dims) -> bool:
+        """Whether this is the first reshard of `v` to `target` in `op`'s block."""
+        key = (id(op.parent), id(v), target)
+        if key in self.done:
+            return False
+        self.done.add(key)
+        return True
+
     def _is_constant(self, v: Value) -> bool:
         key = id(v)
         hit = self.const.get(key)
