@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from shardc.dialect.ir import Module, suspended_gc
 from shardc.passes.plan.diff import PlanDiff, diff_modules
@@ -10,7 +11,17 @@ from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan
 from shardc.passes.propagation.options import PropagationOptions
 
-__all__ = ["Collective", "Memory", "Plan", "PlanDiff", "diff", "plan", "plan_propagated"]
+__all__ = [
+    "Collective",
+    "Memory",
+    "Plan",
+    "PlanDiff",
+    "diff",
+    "diff_lowered",
+    "plan",
+    "plan_lowered",
+    "plan_propagated",
+]
 
 
 def plan_propagated(
@@ -70,3 +81,31 @@ def diff(
         pa = plan_propagated(ma, options)
         pb = plan_propagated(mb, options)
         return diff_modules(ma, pa, mb, pb)
+
+
+def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
+    """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
+    source = getattr(lowered, "plan_source", None)
+    if source is None:  # no traced module kept: plan the propagated IR as it is
+        module = lowered.ir.clone()
+        return module, plan_module(module, None)
+    from shardc.importer import import_module
+    from shardc.passes.verify import verify_module
+
+    traced, options = source
+    with suspended_gc():
+        module = import_module(traced, "<shardc.jit>")
+        verify_module(module)
+        return module, plan_propagated(module, options)
+
+
+def plan_lowered(lowered: Any) -> Plan:
+    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result."""
+    return _lowered_module(lowered)[1]
+
+
+def diff_lowered(a: Any, b: Any) -> PlanDiff:
+    """`Lowered.diff(other)`: what changes from layout `a` to layout `b`."""
+    ma, pa = _lowered_module(a)
+    mb, pb = _lowered_module(b)
+    return diff_modules(ma, pa, mb, pb)

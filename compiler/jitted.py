@@ -224,6 +224,7 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._texts: dict[tuple[str, str, bool], str] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
+        self.plan_source: tuple[Any, Any] | None = None  # (traced jaxlib module, options)
 
     # shardings --------------------------------------------------------------------------
     @property
@@ -283,6 +284,19 @@ class Lowered:
         for r in rows:
             lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
         return "\n".join(line.rstrip() for line in lines) + "\n"
+
+    def plan(self) -> Any:
+        """The communication plan of this layout before XLA compiles (see `shardc.plan`):
+        every collective with kind, axes, bytes, cause and fix, and the per-device memory."""
+        from shardc.api_plan import plan_lowered
+
+        return plan_lowered(self)
+
+    def diff(self, other: Lowered) -> Any:
+        """What changes from this layout to `other`'s (see `shardc.diff`)."""
+        from shardc.api_plan import diff_lowered
+
+        return diff_lowered(self, other)
 
     def value(self, name: str) -> ValueInfo:
         for v in self.values():
@@ -379,8 +393,11 @@ class Jitted:
         module = import_module(traced.module, f"<shardc.jit {name}>")
         verify_module(module)
         self._check_manual(module)
-        propagate_ir(module, _options(self.options, strategy))
-        return Lowered(self, traced, module)
+        options = _options(self.options, strategy)
+        propagate_ir(module, options)
+        lowered = Lowered(self, traced, module)
+        lowered.plan_source = (traced.module, options)
+        return lowered
 
     def _check_manual(self, module: Module) -> None:
         """The shard_map checks of `shardc check`: local shapes, and (unless turned off) that no

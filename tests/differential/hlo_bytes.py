@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from .harness import COLLECTIVES, _shape_bytes
 
 _HEADER = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
+_DEF = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+[\w\-]+\(")
+_NAME = re.compile(r"%([\w.\-]+)")
 _OP = re.compile(r"=\s*(.+?)\s+(" + "|".join(COLLECTIVES) + r")(-start)?\((.*)")
 _WHILE = re.compile(r"\bwhile\(.*condition=%?([\w.\-]+).*body=%?([\w.\-]+)")
 _TRIP = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
@@ -85,12 +87,20 @@ def collectives(hlo: str) -> list[tuple[HloCollective, int]]:
     visit(entry, 1)
     out = []
     for name, lines in comps.items():
+        shapes: dict[str, str] = {}
+        for line in lines:
+            d = _DEF.match(line)
+            if d:
+                shapes[d.group(1)] = d.group(2)
         for line in lines:
             m = _OP.search(line)
             if not m:
                 continue
             result = _shape_bytes(m.group(1))
-            operand = _shape_bytes(_operand_text(m.group(4)))
+            text = _operand_text(m.group(4))
+            operand = _shape_bytes(text)
+            if not operand:  # operands printed by name only: look their shapes up
+                operand = sum(_shape_bytes(shapes.get(n, "")) for n in _NAME.findall(text))
             if m.group(3):
                 result = max(result - operand, 0)
             out.append((HloCollective(m.group(2), max(result, operand), name), mult.get(name, 0)))
