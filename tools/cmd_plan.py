@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from .cmd_propagate import options_from_args
 
     text, name = read_input(args.input)
-    result = plan(text, options=options_from_args(args), source_name=name,
-                  verify=not args.no_verify)
+    result = plan(
+        text, options=options_from_args(args), source_name=name, verify=not args.no_verify
+    )
     write_output(args.output, result.json_text() if args.json else result.table())
     return 0

@@ -80,8 +80,16 @@ class Causes:
                 return d
         return 0
 
-    def _rival(self, op: Operation, i: int, d: int, rule: OpShardingRule, ts: list[Tensor],
-               steps: OpSteps, mesh: Mesh) -> str:
+    def _rival(
+        self,
+        op: Operation,
+        i: int,
+        d: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        mesh: Mesh,
+    ) -> str:
         """The other tensor of the op whose sharding decided what tensor i's dim d must be."""
         all_dims = (*rule.operand_dims, *rule.result_dims)
         factors = all_dims[i][d] if d < len(all_dims[i]) else ()
@@ -107,25 +115,44 @@ class Causes:
                 return f"{op.name} needs dim {d} replicated (factor {f} needs replication)"
         return f"{op.name} computed at {dims_text(steps.computed[i])}"
 
-    def operand(self, op: Operation, i: int, rule: OpShardingRule, ts: list[Tensor],
-                steps: OpSteps, mesh: Mesh) -> str:
+    def operand(
+        self,
+        op: Operation,
+        i: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        mesh: Mesh,
+    ) -> str:
         """Operand i's sharding vs the one the op is computed at (and who decided that)."""
         d = self._differing_dim(ts[i], steps.computed[i])
         v = op.operands[i]
-        return (f"{self.dim(v, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
-                f"; {op.name} needs {self.name(v)} as {dims_text(steps.computed[i])}")
+        return (
+            f"{self.dim(v, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
+            f"; {op.name} needs {self.name(v)} as {dims_text(steps.computed[i])}"
+        )
 
-    def result(self, op: Operation, j: int, rule: OpShardingRule, ts: list[Tensor],
-               steps: OpSteps, mesh: Mesh) -> str:
+    def result(
+        self,
+        op: Operation,
+        j: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        mesh: Mesh,
+    ) -> str:
         n = len(op.operands)
         i = n + j
         d = self._differing_dim(ts[i], steps.computed[i])
         r = op.results[j]
-        return (f"{self.dim(r, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
-                f"; {op.name} computes {self.name(r)} as {dims_text(steps.computed[i])}")
+        return (
+            f"{self.dim(r, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
+            f"; {op.name} computes {self.name(r)} as {dims_text(steps.computed[i])}"
+        )
 
-    def reduction(self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps,
-                  mesh: Mesh) -> str:
+    def reduction(
+        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
+    ) -> str:
         parts = []
         for f, kind in enumerate(rule.kinds):
             if kind != FactorKind.REDUCTION or not steps.common[f]:
@@ -146,8 +173,9 @@ class Causes:
         r = self.root_holder(holder, d)
         return self.name(r) if r is not None else self.name(holder)
 
-    def operand_fix(self, op: Operation, i: int, ts: list[Tensor], steps: OpSteps,
-                    alternative: int) -> str:
+    def operand_fix(
+        self, op: Operation, i: int, ts: list[Tensor], steps: OpSteps, alternative: int
+    ) -> str:
         v = op.operands[i]
         d = self._differing_dim(ts[i], steps.computed[i])
         return (
@@ -167,8 +195,14 @@ class Causes:
             f"{dims_text(ts[i].dims)}"
         )
 
-    def reduction_fix(self, op: Operation, rule: OpShardingRule, ts: list[Tensor],
-                      steps: OpSteps, alternative: int) -> str:
+    def reduction_fix(
+        self,
+        op: Operation,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        alternative: int,
+    ) -> str:
         dims = []
         for f, kind in enumerate(rule.kinds):
             if kind != FactorKind.REDUCTION or not steps.common[f]:

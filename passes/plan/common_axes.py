@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh
 
-from ..propagation.projection import TensorFactorShardings, axes_size
+from ..propagation.projection import FactorSharding, TensorFactorShardings, axes_size
 
 AxesPerFactor = list[tuple[AxisRef, ...]]
 
@@ -104,7 +104,9 @@ def _unary(
     return out
 
 
-def _truncate(axes: tuple[AxisRef, ...], taken: Sequence[AxisRef], mesh: Mesh) -> tuple[AxisRef, ...]:
+def _truncate(
+    axes: tuple[AxisRef, ...], taken: Sequence[AxisRef], mesh: Mesh
+) -> tuple[AxisRef, ...]:
     """The longest prefix of `axes` that overlaps nothing in `taken`."""
     out: list[AxisRef] = []
     for a in axes:
@@ -112,6 +114,20 @@ def _truncate(axes: tuple[AxisRef, ...], taken: Sequence[AxisRef], mesh: Mesh) -
             break
         out.append(a)
     return tuple(out)
+
+
+def _score(
+    key: tuple[int, tuple[AxisRef, ...]],
+    total: int,
+    assigned: AxesPerFactor,
+    rule: OpShardingRule,
+    mesh: Mesh,
+) -> tuple[int, int, int, int, int]:
+    """Shardy's candidate order: source tensor size, factor kind, added sharding, then (ours,
+    for determinism) the lower factor and the longer axes."""
+    f, axes = key
+    extra = axes_size(axes, mesh) // max(axes_size(assigned[f], mesh), 1)
+    return (total, _PRECEDENCE[rule.kinds[f]], extra, -f, len(axes))
 
 
 def _heuristic(
@@ -132,13 +148,7 @@ def _heuristic(
     assigned: AxesPerFactor = [()] * rule.num_factors
     live = dict(cands)
     while live:
-
-        def score(key: tuple[int, tuple[AxisRef, ...]]) -> tuple:
-            f, axes = key
-            extra = axes_size(axes, mesh) // max(axes_size(assigned[f], mesh), 1)
-            return (live[key], _PRECEDENCE[rule.kinds[f]], extra, -f, len(axes))
-
-        best = max(live, key=score)
+        best = max(live, key=lambda k: _score(k, live[k], assigned, rule, mesh))
         bf, baxes = best
         assigned[bf] = baxes
         nxt: dict[tuple[int, tuple[AxisRef, ...]], int] = {}
@@ -180,8 +190,9 @@ def results_first(
             fixed.add(f)
     taken = [a for f in fixed for a in out[f]]
     rest = [
-        TensorFactorShardings({f: _cut(fs, taken, mesh) for f, fs in p.factors.items()
-                               if f not in fixed})
+        TensorFactorShardings(
+            {f: _cut(fs, taken, mesh) for f, fs in p.factors.items() if f not in fixed}
+        )
         for p in projs[:n]
     ]
     if any(r.factors for r in rest):
@@ -204,10 +215,8 @@ def _elementwise(rule: OpShardingRule) -> bool:
     return all(t == first for t in tensors if t)
 
 
-def _cut(fs: object, taken: Sequence[AxisRef], mesh: Mesh) -> object:
-    from ..propagation.projection import FactorSharding
-
-    return FactorSharding(axes=_truncate(fs.axes, taken, mesh))  # type: ignore[attr-defined]
+def _cut(fs: FactorSharding, taken: Sequence[AxisRef], mesh: Mesh) -> FactorSharding:
+    return FactorSharding(axes=_truncate(fs.axes, taken, mesh))
 
 
 def common_axes(

@@ -78,7 +78,8 @@ def _split(a: AxisRef, cuts: dict[str, list[int]], mesh: Mesh) -> list[AxisRef]:
     pre, nxt = a.range(mesh)
     points = [c for c in cuts[a.name] if pre <= c <= nxt]
     return [
-        make_axis_ref(a.name, lo, hi // lo, mesh) for lo, hi in zip(points, points[1:], strict=False)
+        make_axis_ref(a.name, lo, hi // lo, mesh)
+        for lo, hi in zip(points, points[1:], strict=False)
     ]
 
 
@@ -95,7 +96,9 @@ def merge_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[A
 
 def sort_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:
     """Axes in mesh order, consecutive sub-axes merged (how collectives name their axes)."""
-    return merge_axes(sorted(axes, key=lambda a: (mesh.axis_index.get(a.name, 0), a.pre_size())), mesh)
+    return merge_axes(
+        sorted(axes, key=lambda a: (mesh.axis_index.get(a.name, 0), a.pre_size())), mesh
+    )
 
 
 def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
@@ -157,9 +160,11 @@ def reshard_steps(
             emit(ALL_SLICE, sliced, 0)
             continue
         # 2. collective-permute: the same local shape on every dim, other blocks per device.
-        if any(ins) and all(
-            _size(ins[d], mesh) == _size(outs[d], mesh) for d in range(rank)
-        ) and {a for d in ins for a in d} == {a for d in outs for a in d}:
+        if (
+            any(ins)
+            and all(_size(ins[d], mesh) == _size(outs[d], mesh) for d in range(rank))
+            and {a for d in ins for a in d} == {a for d in outs for a in d}
+        ):
             moved = [a for d in ins for a in d]
             for d in range(rank):
                 cur[d] = cur[d][: pre[d]] + outs[d]
@@ -218,8 +223,12 @@ def _nested_permute(
     moved = [a for c, t in zip(cur, tgt, strict=True) for a in t if a not in c]
     moved += [a for c, t in zip(cur, tgt, strict=True) for a in c if a not in t]
     after = tuple(merge_axes(t, mesh) for t in tgt)
-    return Step(COLLECTIVE_PERMUTE, sort_axes(list(dict.fromkeys(moved)), mesh),
-                local_bytes(shape, elem_bytes, after, mesh), after)
+    return Step(
+        COLLECTIVE_PERMUTE,
+        sort_axes(list(dict.fromkeys(moved)), mesh),
+        local_bytes(shape, elem_bytes, after, mesh),
+        after,
+    )
 
 
 def _size(axes: list[AxisRef], mesh: Mesh) -> int:
@@ -229,9 +238,7 @@ def _size(axes: list[AxisRef], mesh: Mesh) -> int:
     return n
 
 
-def reshard_bytes(
-    shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh
-) -> int:
+def reshard_bytes(shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh) -> int:
     """Bytes per device of resharding a tensor from `src` to `dst` (the sum of its collectives)."""
     return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh))
 

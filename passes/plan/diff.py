@@ -57,13 +57,17 @@ class PlanDiff:
         lines = [f"{len(self.values)} values differ"]
         for v in self.values:
             lines.append(f"  @{v.func} {v.value}: {v.a} -> {v.b}")
-        for title, cs, sign in (("added", self.collectives_added, "+"),
-                                ("removed", self.collectives_removed, "-")):
+        for title, cs, sign in (
+            ("added", self.collectives_added, "+"),
+            ("removed", self.collectives_removed, "-"),
+        ):
             lines.append(f"{len(cs)} collectives {title}")
             for c in cs:
                 axes = "{" + ", ".join(c.axes) + "}"
-                lines.append(f"  {sign} {c.kind} {axes} {fmt_bytes(c.bytes)}: {c.value} of "
-                             f"{c.op} in @{c.func}")
+                lines.append(
+                    f"  {sign} {c.kind} {axes} {fmt_bytes(c.bytes)}: {c.value} of "
+                    f"{c.op} in @{c.func}"
+                )
         sign = "+" if self.bytes_delta >= 0 else "-"
         lines.append(f"bytes delta (B - A): {sign}{fmt_bytes(abs(self.bytes_delta))}")
         return "\n".join(lines) + "\n"

@@ -99,9 +99,7 @@ def io_sharding(
 
 def is_entry(func: Operation, callees: set[str], name: str) -> bool:
     """A func nothing calls and that is not private (what the export treats as main)."""
-    return name not in callees and '"private"' not in str(
-        func.properties.get("sym_visibility", "")
-    )
+    return name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
 
 
 def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:

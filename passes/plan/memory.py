@@ -54,8 +54,13 @@ def memory_estimate(module: Module, entries: list[Operation], mesh_of: MeshOf) -
     return Memory(args, results, peak)
 
 
-def _block_peak(block: Block, mesh_of: MeshOf, funcs: dict[str, Operation],
-                memo: dict[str, int], active: set[str]) -> int:
+def _block_peak(
+    block: Block,
+    mesh_of: MeshOf,
+    funcs: dict[str, Operation],
+    memo: dict[str, int],
+    active: set[str],
+) -> int:
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
     returned = {id(v) for v in ops[-1].operands} if ops else set()

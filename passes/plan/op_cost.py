@@ -24,11 +24,6 @@ from .common_axes import AxesPerFactor, common_axes
 from .cost import Dims, Step, reduction_steps, reshard_steps
 
 
-import os
-
-RESULTS_WIN = os.environ.get("SHARDC_PLAN_MODEL", "xla") == "xla"
-
-
 @dataclass(frozen=True, slots=True)
 class Tensor:
     """A tensor as the byte model sees it: global shape, element bytes, axes per dim."""
@@ -65,14 +60,19 @@ def _sharding(dims: Dims, mesh: Mesh) -> TensorSharding:
     return TensorSharding(mesh, tuple(DimSharding(d) for d in dims))
 
 
-def project_tensor(t: Tensor, dim_factors: tuple[tuple[int, ...], ...], rule: OpShardingRule,
-                   mesh: Mesh) -> TensorFactorShardings:
+def project_tensor(
+    t: Tensor, dim_factors: tuple[tuple[int, ...], ...], rule: OpShardingRule, mesh: Mesh
+) -> TensorFactorShardings:
     """`t` projected on the factors of its dims."""
     return project(_sharding(t.dims, mesh), dim_factors, rule.factor_sizes, mesh)
 
 
-def computed_dims(common: AxesPerFactor, dim_factors: tuple[tuple[int, ...], ...],
-                  rule: OpShardingRule, mesh: Mesh) -> Dims:
+def computed_dims(
+    common: AxesPerFactor,
+    dim_factors: tuple[tuple[int, ...], ...],
+    rule: OpShardingRule,
+    mesh: Mesh,
+) -> Dims:
     """The dims of a tensor of the op when its factors are sharded as `common`."""
     proj = TensorFactorShardings()
     for flist in dim_factors:
@@ -88,12 +88,14 @@ def op_steps(
     mesh: Mesh,
     common: AxesPerFactor | None = None,
     skip_operands: frozenset[int] = frozenset(),
-    results_win: bool = RESULTS_WIN,
+    results_win: bool = True,
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
     `common` forces the factor axes the op is computed at (default: Shardy's choice);
-    `skip_operands` are operands resharded for free (constants XLA materializes per layout)."""
+    `skip_operands` are operands resharded for free (constants XLA materializes per layout);
+    `results_win`: element-wise ops are computed at their result's layout, as XLA partitions a
+    pinned layout (False: Shardy's explicit-reshard choice, see `common_axes`)."""
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
@@ -104,14 +106,14 @@ def op_steps(
     for f, kind in enumerate(rule.kinds):
         if kind == FactorKind.REDUCTION:
             reduce.extend(common[f])
-    operands = []
+    operands: list[tuple[Step, ...]] = []
     for i in range(n):
         t = tensors[i]
         if i in skip_operands or _same(t.dims, computed[i]):
             operands.append(())
             continue
         operands.append(tuple(reshard_steps(t.shape, t.elem_bytes, t.dims, computed[i], mesh)))
-    results = []
+    results: list[tuple[Step, ...]] = []
     for j in range(len(tensors) - n):
         t = tensors[n + j]
         red = tuple(a for a in reduce if not any(u.contains(a, mesh) for u in t.unreduced))
@@ -134,6 +136,7 @@ def op_cost(
     tensors: Sequence[Tensor],
     mesh: Mesh,
     common: AxesPerFactor | None = None,
+    results_win: bool = True,
 ) -> int:
     """Bytes per device of the collectives op `rule` needs with `tensors` (operands, results)."""
-    return op_steps(rule, tensors, mesh, common).bytes
+    return op_steps(rule, tensors, mesh, common, results_win=results_win).bytes

@@ -80,6 +80,9 @@ class PlanOptions:
     """Options of the plan pass."""
 
     fixes: bool = True  # compute each fix's alternative cost (a few op-cost evaluations each)
+    # "xla": element-wise ops computed at their result's layout, as XLA partitions the pinned
+    # export; "shardy": every op at Shardy's explicit-reshard choice (the agreement check)
+    model: str = "xla"
 
 
 def plan_module(module: Module, origins: object = None, options: PlanOptions | None = None) -> Plan:
@@ -97,7 +100,9 @@ def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None
     rank = t.rank
     if s is None or len(s.dims) != rank:
         return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
-    return Tensor(t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced)
+    return Tensor(
+        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
+    )
 
 
 class _Planner:
@@ -200,8 +205,14 @@ class _Planner:
         if name in _EXPLICIT:
             self._explicit(op, trips, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
-            self._boundary(op, op.operands[0], layout.constraint_sharding(op), op.results[0],
-                           trips, "constraint")
+            self._boundary(
+                op,
+                op.operands[0],
+                layout.constraint_sharding(op),
+                op.results[0],
+                trips,
+                "constraint",
+            )
         elif name == "func.call":
             self._call(op, trips)
         elif name == "stablehlo.while":
@@ -213,8 +224,9 @@ class _Planner:
                     continue
                 for i, r in enumerate(op.results):
                     if i < len(ret.operands):
-                        self._boundary(op, ret.operands[i], layout.value_sharding(r), r, trips,
-                                       "branch result")
+                        self._boundary(
+                            op, ret.operands[i], layout.value_sharding(r), r, trips, "branch result"
+                        )
         elif name == "sdy.manual_computation":
             self._manual(op, trips)
         elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
@@ -254,7 +266,8 @@ class _Planner:
         if not any(a for t in ts for d in t.dims for a in d) and not any(t.unreduced for t in ts):
             return
         skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v))
-        steps = op_steps(rule, ts, mesh, skip_operands=skip)
+        win = self.options.model == "xla"
+        steps = op_steps(rule, ts, mesh, skip_operands=skip, results_win=win)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
@@ -266,14 +279,23 @@ class _Planner:
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
                     cause = self.causes.reduction(op, rule, ts, steps, mesh)
-                    fix = self._reduction_fix(op, rule, ts, steps, mesh) if self.options.fixes else ""
+                    fix = (
+                        self._reduction_fix(op, rule, ts, steps, mesh) if self.options.fixes else ""
+                    )
                 else:
                     cause = self.causes.result(op, j, rule, ts, steps, mesh)
                     fix = self.causes.result_fix(op, j, ts, steps)
                 self._emit([s], trips, op.results[j], op, cause, fix)
 
-    def _operand_fix(self, op: Operation, i: int, rule: OpShardingRule, ts: list[Tensor],
-                     steps: OpSteps, mesh: Mesh) -> str:
+    def _operand_fix(
+        self,
+        op: Operation,
+        i: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        mesh: Mesh,
+    ) -> str:
         """Follow operand i instead: the op computed at operand i's own factor axes."""
         from .common_axes import _truncate
 
@@ -292,19 +314,30 @@ class _Planner:
         other = op_steps(rule, ts, mesh, common=alt).bytes
         return self.causes.operand_fix(op, i, ts, steps, other)
 
-    def _reduction_fix(self, op: Operation, rule: OpShardingRule, ts: list[Tensor],
-                       steps: OpSteps, mesh: Mesh) -> str:
+    def _reduction_fix(
+        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
+    ) -> str:
         """Replicate the reduction factors instead."""
         from shardc.dialect.rules.model import FactorKind
 
-        alt = [() if k == FactorKind.REDUCTION else a for k, a in zip(rule.kinds, steps.common,
-                                                                      strict=True)]
+        alt = [
+            () if k == FactorKind.REDUCTION else a
+            for k, a in zip(rule.kinds, steps.common, strict=True)
+        ]
         other = op_steps(rule, ts, mesh, common=alt).bytes
         return self.causes.reduction_fix(op, rule, ts, steps, other)
 
     # -- boundaries ----------------------------------------------------------------------------
-    def _boundary(self, op: Operation, src: Value, dst: TensorSharding | None, holder: object,
-                  trips: int, what: str, src_sharding: TensorSharding | None = None) -> None:
+    def _boundary(
+        self,
+        op: Operation,
+        src: Value,
+        dst: TensorSharding | None,
+        holder: object,
+        trips: int,
+        what: str,
+        src_sharding: TensorSharding | None = None,
+    ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`."""
         if self._is_constant(src):
@@ -324,8 +357,15 @@ class _Planner:
         if unreduced:
             from .cost import ALL_REDUCE, sort_axes
 
-            steps.insert(0, Step(ALL_REDUCE, sort_axes(list(unreduced), mesh),
-                                 local_bytes(t.shape, t.elem_bytes, t.dims, mesh), t.dims))
+            steps.insert(
+                0,
+                Step(
+                    ALL_REDUCE,
+                    sort_axes(list(unreduced), mesh),
+                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh),
+                    t.dims,
+                ),
+            )
         if not steps or not self._first(op, src, want):
             return
         cause = self.causes.boundary(src, holder, t.dims, want, what)
@@ -399,8 +439,10 @@ class _Planner:
                 if t is None:
                     continue
                 mesh = self._mesh(layout.value_sharding(x))
-                total += local_bytes(t.shape, t.elem_bytes, t.dims, mesh) if mesh else (
-                    t.elem_bytes * t.num_elements
+                total += (
+                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
+                    if mesh
+                    else (t.elem_bytes * t.num_elements)
                 )
             biggest = max(biggest, total)
         axes = self._group_axes(op, manual)
@@ -439,9 +481,7 @@ class _Planner:
             return out[::-1]
 
         cs = [coords(d) for d in group]
-        return tuple(
-            a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1
-        )
+        return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
 
     # -- helpers -------------------------------------------------------------------------------
     def _sharding(self, v: Value) -> TensorSharding | None:
@@ -474,8 +514,15 @@ class _Planner:
         self.const[key] = result
         return result
 
-    def _emit(self, steps: list[Step] | tuple[Step, ...], trips: int, value: Value, op: Operation,
-              cause: str, fix: str) -> None:
+    def _emit(
+        self,
+        steps: list[Step] | tuple[Step, ...],
+        trips: int,
+        value: Value,
+        op: Operation,
+        cause: str,
+        fix: str,
+    ) -> None:
         name = self.names.get(id(value), "?")
         loc = self.module.resolve_loc(op.loc)
         for s in steps:

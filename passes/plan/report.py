@@ -127,8 +127,10 @@ class Plan:
             lines.append(f"     cause: {c.cause}")
             lines.append(f"     fix:   {c.fix}")
         lines.append("")
-        lines.append(f"total: {fmt_bytes(self.total_bytes)} per device in "
-                     f"{len(self.collectives)} collectives")
+        lines.append(
+            f"total: {fmt_bytes(self.total_bytes)} per device in "
+            f"{len(self.collectives)} collectives"
+        )
         for k, b in self.bytes_per_kind.items():
             lines.append(f"  {k:<19}{self.counts()[k]:>4} x  {fmt_bytes(b)}")
         for a, b in self.bytes_per_axis.items():
@@ -148,15 +150,14 @@ def axis_name(axis_text: str) -> str:
 
 
 def fmt_bytes(n: int) -> str:
-    """`1536 B` below 1 KiB, else `12.0 KiB`, `3.5 MiB`, ..."""
+    """`1536 B` below 1 KiB, else `12.0 KiB`, `3.5 MiB`, `2.0 GiB`."""
     if n < 1024:
         return f"{n} B"
-    v = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        v /= 1024
-        if v < 1024:
-            break
-    return f"{v:.1f} {unit}"
+    if n < 1024**2:
+        return f"{n / 1024:.1f} KiB"
+    if n < 1024**3:
+        return f"{n / 1024**2:.1f} MiB"
+    return f"{n / 1024**3:.1f} GiB"
 
 
 def axis_text(a: Any) -> str:
