@@ -95,6 +95,9 @@ class Causes:
         factors = all_dims[i][d] if d < len(all_dims[i]) else ()
         mine = set(ts[i].dims[d]) | set(steps.computed[i][d] if d < len(steps.computed[i]) else ())
         values = self._values(op)
+        for f in factors:
+            if rule.kinds[f] == FactorKind.NEED_REPLICATION and ts[i].dims[d]:
+                return f"{op.name} needs dim {d} replicated (factor {f} needs replication)"
         # 1. a tensor with the same factor, sharded the way the op is computed
         for f in factors:
             for j, dims in enumerate(all_dims):
@@ -110,9 +113,6 @@ class Causes:
             for e, axes in enumerate(t.dims):
                 if any(a.overlaps(b, mesh) for a in axes for b in mine):
                     return self.dim(values[j], e, axes)
-        for f in factors:
-            if rule.kinds[f] == FactorKind.NEED_REPLICATION:
-                return f"{op.name} needs dim {d} replicated (factor {f} needs replication)"
         return f"{op.name} computed at {dims_text(steps.computed[i])}"
 
     def operand(
@@ -174,10 +174,23 @@ class Causes:
         return self.name(r) if r is not None else self.name(holder)
 
     def operand_fix(
-        self, op: Operation, i: int, ts: list[Tensor], steps: OpSteps, alternative: int
+        self,
+        op: Operation,
+        i: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        alternative: int,
     ) -> str:
         v = op.operands[i]
         d = self._differing_dim(ts[i], steps.computed[i])
+        factors = rule.operand_dims[i][d] if d < len(rule.operand_dims[i]) else ()
+        if any(rule.kinds[f] == FactorKind.NEED_REPLICATION for f in factors):
+            return (
+                f"{op.name} cannot work on dim {d} split: shard {self.name(v)} on another dim "
+                f"(annotation at {self._annotation(v, d)}), e.g. as "
+                f"{dims_text(steps.computed[i])}, to remove this"
+            )
         return (
             f"shard {self.name(v)} as {dims_text(steps.computed[i])} (annotation at "
             f"{self._annotation(v, d)}) to remove this; or compute {op.name} at "

@@ -20,12 +20,16 @@ from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorS
 
 def value_sharding(v: Value) -> TensorSharding | None:
     """The sharding a value carries (None: none, i.e. replicated); a constraint's result has
-    the constraint's sharding."""
+    the constraint's sharding, a manual computation's result its out_shardings'."""
     s = v.sharding
     if s is None:
         owner = getattr(v, "owner", None)
         if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
             return constraint_sharding(owner)
+        if owner is not None and owner.name == "sdy.manual_computation":
+            outs = manual_out_shardings(owner)
+            index = getattr(v, "index", 0)
+            return outs[index] if index < len(outs) else None
     return s
 
 

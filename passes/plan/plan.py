@@ -312,7 +312,7 @@ class _Planner:
             if f not in mine.factors:
                 alt[f] = _truncate(alt[f], taken, mesh)
         other = op_steps(rule, ts, mesh, common=alt).bytes
-        return self.causes.operand_fix(op, i, ts, steps, other)
+        return self.causes.operand_fix(op, i, rule, ts, steps, other)
 
     def _reduction_fix(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
@@ -395,6 +395,10 @@ class _Planner:
         ret = body.terminator if body is not None else None
         for i, r in enumerate(op.results):
             carry = layout.value_sharding(r)
+            # XLA's loop has one layout per carry: its block arguments are partitioned so
+            for region in op.regions:
+                if carry is not None and region.blocks and i < len(region.entry.args):
+                    self.override[id(region.entry.args[i])] = carry
             if i < len(op.operands):
                 self._boundary(op, op.operands[i], carry, r, trips, "loop carry (init)")
             if ret is not None and i < len(ret.operands):
@@ -404,7 +408,8 @@ class _Planner:
         ins = layout.manual_in_shardings(op)
         for i, v in enumerate(op.operands):
             if i < len(ins):
-                self._boundary(op, v, ins[i], op, trips, f"manual_computation in_shardings[{i}]")
+                holder = f"in_shardings[{i}] of {op.name}"
+                self._boundary(op, v, ins[i], holder, trips, "shard_map in_specs")
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
