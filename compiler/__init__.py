@@ -21,6 +21,7 @@ _LAZY: dict[str, str] = {
     "propagate_module": "shardc.api_propagate",
     "plan": "shardc.api_plan",
     "diff": "shardc.api_plan",
+    "Plan": "shardc.api_plan",
     "PropagationOptions": "shardc.passes.propagation.options",
     "check": "shardc.api_check",
     "register_rule": "shardc.dialect.rules",

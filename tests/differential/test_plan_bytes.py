@@ -51,6 +51,11 @@ def _within(plan: int, xla: int) -> bool:
 
 
 @functools.cache
+def _plan(name: str) -> shardc.Plan:
+    return shardc.plan(runs.tagged(name))
+
+
+@functools.cache
 def _golden_xla_bytes(name: str) -> int:
     text = golden.lowered_text(name)
     exe = H.compile_mlir(shardc.propagate(text, mode="pin"))
@@ -60,7 +65,7 @@ def _golden_xla_bytes(name: str) -> int:
 def _rows() -> list[tuple[str, int, int]]:
     rows = []
     for name in runs.program_names():
-        plan = shardc.plan(runs.tagged(name))
+        plan = _plan(name)
         xla = HB.total_bytes(H.hlo_text(runs.compiled_shardc_pin(name).exe))
         rows.append((name, plan.total_bytes, xla))
     for name in golden.PROGRAMS:
@@ -106,3 +111,16 @@ ENTRY %main (a: f32[32]) -> f32[8] {
     kinds = HB.per_kind(hlo)
     assert kinds == {"reduce-scatter": 128, "all-gather": 3 * 128}
     assert HB.total_bytes(hlo) == 128 + 384
+
+
+def test_memory_arguments_and_results_match_xla() -> None:
+    # the plan's argument and result bytes are XLA's memory_analysis() sizes, to the byte
+    off = []
+    for name in runs.program_names():
+        mem = _plan(name).memory
+        stats = runs.compiled_shardc_pin(name).exe.get_compiled_memory_stats()
+        got = (mem.arguments, mem.results)
+        want = (stats.argument_size_in_bytes, stats.output_size_in_bytes)
+        if got != want:
+            off.append(f"{name}: plan {got}, XLA {want}")
+    assert not off, "\n".join(off)
