@@ -441,6 +441,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
     lowered = Lowered(jitted, record, ir_module)
+    lowered.plan_source = (module, options)
     lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
     lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
     lowered.argument_paths = paths  # type: ignore[attr-defined]

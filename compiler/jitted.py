@@ -192,6 +192,7 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._exports: dict[tuple[str, bool], Exported] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
+        self.plan_source: tuple[Any, Any] | None = None  # (traced jaxlib module, options)
 
     def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
@@ -254,6 +255,19 @@ class Lowered:
         for r in rows:
             lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
         return "\n".join(line.rstrip() for line in lines) + "\n"
+
+    def plan(self) -> Any:
+        """The communication plan of this layout before XLA compiles (see `shardc.plan`):
+        every collective with kind, axes, bytes, cause and fix, and the per-device memory."""
+        from shardc.api_plan import plan_lowered
+
+        return plan_lowered(self)
+
+    def diff(self, other: Lowered) -> Any:
+        """What changes from this layout to `other`'s (see `shardc.diff`)."""
+        from shardc.api_plan import diff_lowered
+
+        return diff_lowered(self, other)
 
     def value(self, name: str) -> ValueInfo:
         for v in self.values():
@@ -384,8 +398,11 @@ class Jitted:
         )
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
-        self.run_pipeline(module, _options(self.options, strategy))
-        return Lowered(self, traced, module)
+        options = _options(self.options, strategy)
+        self.run_pipeline(module, options)
+        lowered = Lowered(self, traced, module)
+        lowered.plan_source = (traced.module, options)
+        return lowered
 
     def run_pipeline(self, module: Module, options: Any = None) -> None:
         """The pipeline every lowering runs: verify, shard_map checks, propagate."""

@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, str] = {
     "check": "cmd_check",
     "compile": "cmd_compile",
     "rules": "cmd_rules",
+    "plan": "cmd_plan",
+    "diff": "cmd_diff",
 }
 
 

@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="export mode pin: a closed constraint after every op result")
     parser.add_argument("--show", action="append", default=None, metavar="NAME",
                         help="print the sharding grid of value NAME (e.g. %%arg0) on stderr")
+    parser.add_argument("--plan", action="store_true",
+                        help="print each entry's communication plan (collectives, bytes, cause, "
+                        "fix, memory; as `shardc plan`) on stderr")
     parser.add_argument("--listing", action="store_true",
                         help="print every value with its sharding and source line on stderr")
     parser.add_argument("--keep-redundant-collectives", action="store_true",
@@ -137,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         label = f"// entry: {name}\n" if len(names) > 1 else ""
         if args.listing:
             sys.stderr.write(label + lowered.listing())
+        if args.plan:
+            sys.stderr.write(label + lowered.plan().table())
         for value in args.show or ():
             sys.stderr.write(label + lowered.show(value, print_it=False))
         header = f"// entry: {name}\n" if len(names) > 1 else ""

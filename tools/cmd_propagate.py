@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also pin every op result with a closed sdy.sharding_constraint (export mode pin)",
     )
+    add_option_arguments(parser)
+
+
+def add_option_arguments(parser: argparse.ArgumentParser) -> None:
+    """A flag for every `PropagationOptions` field, and --no-verify (shared with `plan`)."""
     for f in _option_fields():
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else None

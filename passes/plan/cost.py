@@ -1,0 +1,304 @@
+"""The plan's byte model: pure functions on shapes, shardings and meshes (no IR).
+
+This is the cost function the plan uses and that automatic sharding may use too:
+
+* `local_shape` / `local_bytes`: a tensor's per-device shape and bytes under a sharding.
+* `reshard_steps`: the collectives that turn one sharding of a tensor into another, in Shardy's
+  order (`sdy-reshard-to-collectives`: all-slice, collective-permute, all-to-all, all-gather),
+  each with its bytes.
+* `reduction_steps`: the all-reduce (or reduce-scatter, where the next reshard slices the same
+  axis) that a sharded reduction factor leaves on an op result.
+* `reshard_bytes`: the total of `reshard_steps`, the "cost of resharding v from A to B".
+
+The byte measure of a collective is the one read from XLA's partitioned HLO: the larger of its
+operand and result local bytes (times enclosing loop trip counts, applied by the caller). An
+all-slice is a local dynamic-slice, not a collective: it moves nothing and costs 0 bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
+
+Dims = tuple[tuple[AxisRef, ...], ...]
+
+ALL_GATHER = "all-gather"
+ALL_SLICE = "all-slice"
+ALL_REDUCE = "all-reduce"
+REDUCE_SCATTER = "reduce-scatter"
+ALL_TO_ALL = "all-to-all"
+COLLECTIVE_PERMUTE = "collective-permute"
+KINDS = (ALL_GATHER, ALL_SLICE, ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL, COLLECTIVE_PERMUTE)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after."""
+
+    kind: str
+    axes: tuple[AxisRef, ...]
+    bytes: int
+    after: Dims
+
+
+def local_shape(shape: tuple[int, ...], dims: Dims, mesh: Mesh) -> tuple[int, ...]:
+    """Per-device shape of `shape` with `dims[d]` the axes of dim d (rounded up: XLA pads)."""
+    out = []
+    for d, size in enumerate(shape):
+        n = 1
+        for a in dims[d] if d < len(dims) else ():
+            n *= a.size(mesh)
+        out.append(-(-size // n) if size > 0 else 0)
+    return tuple(out)
+
+
+def local_bytes(shape: tuple[int, ...], elem_bytes: int, dims: Dims, mesh: Mesh) -> int:
+    """Per-device bytes of a tensor of `shape` and element size `elem_bytes` sharded as `dims`."""
+    n = elem_bytes
+    for s in local_shape(shape, dims, mesh):
+        n *= s
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# Sub-axis atoms: every axis ref of both shardings split at the union of their boundaries, so
+# two atoms are either equal or disjoint (Shardy aligns sub-axes the same way).
+
+
+def _atoms(refs: list[AxisRef], mesh: Mesh) -> dict[str, list[int]]:
+    cuts: dict[str, set[int]] = {}
+    for a in refs:
+        pre, nxt = a.range(mesh)
+        cuts.setdefault(a.name, {1, mesh.size_of(a.name)}).update((pre, nxt))
+    return {n: sorted(c) for n, c in cuts.items()}
+
+
+def _split(a: AxisRef, cuts: dict[str, list[int]], mesh: Mesh) -> list[AxisRef]:
+    pre, nxt = a.range(mesh)
+    points = [c for c in cuts[a.name] if pre <= c <= nxt]
+    return [
+        make_axis_ref(a.name, lo, hi // lo, mesh)
+        for lo, hi in zip(points, points[1:], strict=False)
+    ]
+
+
+def merge_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:
+    """Consecutive sub-axes of one axis merged (`"x":(1)2, "x":(2)2` -> `"x"` on x=4)."""
+    out: list[AxisRef] = []
+    for a in axes:
+        if out and out[-1].can_merge(a, mesh):
+            out[-1] = out[-1].merge(a, mesh)
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def sort_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:
+    """Axes in mesh order, consecutive sub-axes merged (how collectives name their axes)."""
+    return merge_axes(
+        sorted(axes, key=lambda a: (mesh.axis_index.get(a.name, 0), a.pre_size())), mesh
+    )
+
+
+def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def reshard_steps(
+    shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh
+) -> list[Step]:
+    """The collectives that reshard a tensor from `src` to `dst` dim axes, in Shardy's order.
+
+    Per round: all-slice the target axes the tensor does not use yet (free), collective-permute
+    when every dim keeps its local size but devices hold other blocks, all-to-all the axes that
+    move to another dim, all-gather what is left over; repeat until the shardings match.
+    """
+    rank = len(shape)
+    src = tuple(src) + ((),) * (rank - len(src))
+    dst = tuple(dst) + ((),) * (rank - len(dst))
+    refs = [a for d in (*src, *dst) for a in d]
+    if not refs:
+        return []
+    cuts = _atoms(refs, mesh)
+    cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
+    tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
+    steps: list[Step] = []
+    nested = _nested_permute(shape, elem_bytes, cur, tgt, mesh)
+    if nested is not None:
+        return [nested]
+
+    def emit(kind: str, axes: list[AxisRef], nbytes: int) -> None:
+        after = tuple(merge_axes(d, mesh) for d in cur)
+        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after))
+
+    def nbytes() -> int:
+        return local_bytes(shape, elem_bytes, tuple(tuple(d) for d in cur), mesh)
+
+    for _ in range(4):
+        pre = [_common_prefix(cur[d], tgt[d]) for d in range(rank)]
+        ins = [cur[d][pre[d] :] for d in range(rank)]
+        outs = [tgt[d][pre[d] :] for d in range(rank)]
+        if not any(ins) and not any(outs):
+            break
+        in_set = {a for d in ins for a in d} | {a for d in cur for a in d}
+        # 1. all-slice: target axes the tensor does not use at all, on dims with nothing
+        #    misplaced (slicing appends at the minor end of the dim).
+        sliced: list[AxisRef] = []
+        for d in range(rank):
+            if ins[d]:
+                continue
+            for a in outs[d]:
+                if a in in_set:
+                    break
+                cur[d].append(a)
+                sliced.append(a)
+        if sliced:
+            emit(ALL_SLICE, sliced, 0)
+            continue
+        # 2. collective-permute: the same local shape on every dim, other blocks per device.
+        if (
+            any(ins)
+            and all(_size(ins[d], mesh) == _size(outs[d], mesh) for d in range(rank))
+            and {a for d in ins for a in d} == {a for d in outs for a in d}
+        ):
+            moved = [a for d in ins for a in d]
+            for d in range(rank):
+                cur[d] = cur[d][: pre[d]] + outs[d]
+            emit(COLLECTIVE_PERMUTE, moved, nbytes())
+            continue
+        # 3. all-to-all: the longest suffix of a dim's misplaced axes that is what another
+        #    dim (with nothing misplaced) wants next.
+        moved_any = False
+        for d in range(rank):
+            for t in range(rank):
+                if t == d or not ins[d] or ins[t] or not outs[t]:
+                    continue
+                k = 0
+                for j in range(1, len(ins[d]) + 1):
+                    if set(ins[d][-j:]) == set(outs[t][:j]):
+                        k = j
+                if k == 0:
+                    continue
+                before = nbytes()
+                moving = outs[t][:k]
+                cur[d] = cur[d][: len(cur[d]) - k]
+                cur[t].extend(moving)
+                emit(ALL_TO_ALL, moving, max(before, nbytes()))
+                moved_any = True
+                break
+            if moved_any:
+                break
+        if moved_any:
+            continue
+        # 4. all-gather: every misplaced axis still on a dim, one collective per dim.
+        for d in range(rank):
+            if not ins[d]:
+                continue
+            gathered = ins[d]
+            cur[d] = cur[d][: pre[d]]
+            emit(ALL_GATHER, gathered, nbytes())
+    return steps
+
+
+def _nested_permute(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    cur: list[list[AxisRef]],
+    tgt: list[list[AxisRef]],
+    mesh: Mesh,
+) -> Step | None:
+    """A reshard where every target block lies inside one source block (each dim's target
+    sharding is a multiple of its source's) but the devices differ: XLA slices locally and
+    moves only the target-sized blocks with one collective-permute."""
+    if cur == tgt or all(c == t[: len(c)] for c, t in zip(cur, tgt, strict=True)):
+        return None  # equal, or a pure slice
+    for d, size in enumerate(shape):
+        n_src, n_tgt = _size(cur[d], mesh), _size(tgt[d], mesh)
+        if n_tgt % n_src or size % n_tgt:
+            return None
+    moved = [a for c, t in zip(cur, tgt, strict=True) for a in t if a not in c]
+    moved += [a for c, t in zip(cur, tgt, strict=True) for a in c if a not in t]
+    after = tuple(merge_axes(t, mesh) for t in tgt)
+    return Step(
+        COLLECTIVE_PERMUTE,
+        sort_axes(list(dict.fromkeys(moved)), mesh),
+        local_bytes(shape, elem_bytes, after, mesh),
+        after,
+    )
+
+
+def _size(axes: list[AxisRef], mesh: Mesh) -> int:
+    n = 1
+    for a in axes:
+        n *= a.size(mesh)
+    return n
+
+
+def reshard_bytes(shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh) -> int:
+    """Bytes per device of resharding a tensor from `src` to `dst` (the sum of its collectives)."""
+    return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh))
+
+
+def reduction_steps(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    computed: Dims,
+    reduce_axes: tuple[AxisRef, ...],
+    wanted: Dims,
+    mesh: Mesh,
+) -> list[Step]:
+    """The reduction a result computed at `computed` with partial sums over `reduce_axes` needs,
+    then the reshard to `wanted`.
+
+    Where the reshard would all-slice a reduced axis, the pair becomes a reduce-scatter (as XLA
+    fuses an all-reduce and a dynamic-slice); the rest of the axes get an all-reduce on the
+    scattered (smaller) tensor.
+    """
+    if not reduce_axes:
+        return reshard_steps(shape, elem_bytes, computed, wanted, mesh)
+    after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh)
+    reduce_names = {a for a in reduce_axes}
+    out: list[Step] = []
+    scattered: list[AxisRef] = []
+    rest: list[Step] = []
+    first_slice = after_reshard[0] if after_reshard and after_reshard[0].kind == ALL_SLICE else None
+    if first_slice is not None:
+        scattered = [a for a in first_slice.axes if _covered(a, reduce_names, mesh)]
+    if scattered:
+        full = local_bytes(shape, elem_bytes, computed, mesh)
+        out.append(Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, first_slice.after))  # type: ignore[union-attr]
+        remaining = [a for a in reduce_axes if not any(a.overlaps(s, mesh) for s in scattered)]
+        unsliced = [a for a in first_slice.axes if a not in scattered]  # type: ignore[union-attr]
+        if unsliced:
+            out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, first_slice.after))  # type: ignore[union-attr]
+        if remaining:
+            small = local_bytes(shape, elem_bytes, first_slice.after, mesh)  # type: ignore[union-attr]
+            out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, first_slice.after))  # type: ignore[union-attr]
+        rest = after_reshard[1:]
+    else:
+        full = local_bytes(shape, elem_bytes, computed, mesh)
+        out.append(Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed))
+        rest = after_reshard
+    return out + rest
+
+
+def _covered(a: AxisRef, reduce: set[AxisRef], mesh: Mesh) -> bool:
+    return any(r.contains(a, mesh) for r in reduce)
+
+
+def peak_live(intervals: list[tuple[int, int, int]]) -> int:
+    """The peak of live bytes: `intervals` are (first point, last point, bytes), inclusive."""
+    events: list[tuple[int, int]] = []
+    for start, end, nbytes in intervals:
+        events.append((start, nbytes))
+        events.append((end + 1, -nbytes))
+    events.sort(key=lambda e: (e[0], e[1]))
+    live = peak = 0
+    for _, delta in events:
+        live += delta
+        peak = max(peak, live)
+    return peak

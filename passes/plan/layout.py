@@ -1,0 +1,123 @@
+"""The plan's one adapter to how shardings are stored in the IR (switch it here, nowhere else).
+
+Everything the plan reads about shardings goes through these functions: a value's sharding, a
+func's argument and result shardings, a constraint's or a manual computation's shardings, its
+manual axes, the mesh a sharding names, an op's sharding rule.
+"""
+
+from __future__ import annotations
+
+from shardc.dialect.ir import Module, Operation, Value, func_body, func_result_sharding
+from shardc.dialect.rules.model import OpShardingRule
+from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.sharding_syntax import (
+    parse_manual_axes,
+    parse_sharding_per_value,
+    parse_tensor_sharding,
+)
+from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
+
+
+def value_sharding(v: Value) -> TensorSharding | None:
+    """The sharding a value carries (None: none, i.e. replicated); a constraint's result has
+    the constraint's sharding, a manual computation's result its out_shardings'."""
+    s = v.sharding
+    if s is None:
+        owner = getattr(v, "owner", None)
+        if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            return constraint_sharding(owner)
+        if owner is not None and owner.name == "sdy.manual_computation":
+            outs = manual_out_shardings(owner)
+            index = getattr(v, "index", 0)
+            return outs[index] if index < len(outs) else None
+    return s
+
+
+def result_sharding(func: Operation, index: int) -> TensorSharding | None:
+    """The `sdy.sharding` of result `index` of a `func.func`, else that of the returned value."""
+    s = func_result_sharding(func, index)
+    if s is not None:
+        return s
+    body = func_body(func)
+    if body is None or body.terminator is None or index >= len(body.terminator.operands):
+        return None
+    return body.terminator.operands[index].sharding
+
+
+def declared_result_sharding(func: Operation, index: int) -> TensorSharding | None:
+    """The `sdy.sharding` attribute of result `index` of a `func.func` only."""
+    return func_result_sharding(func, index)
+
+
+def constraint_sharding(op: Operation) -> TensorSharding | None:
+    """The sharding an `sdy.sharding_constraint` / `sdy.reshard` asks for."""
+    s = op.properties.get("sharding")
+    if s is None:
+        return op.results[0].sharding if op.results else None
+    if isinstance(s, str):
+        s = parse_tensor_sharding(s)
+        op.properties["sharding"] = s
+    return s
+
+
+def _per_value(op: Operation, key: str) -> list[TensorSharding]:
+    raw = op.properties.get(key)
+    if raw is None:
+        return []
+    if isinstance(raw, ShardingPerValue):
+        return list(raw.shardings)
+    return list(parse_sharding_per_value(str(raw)).shardings)
+
+
+def manual_in_shardings(op: Operation) -> list[TensorSharding]:
+    """The `in_shardings` of an `sdy.manual_computation` (global view, manual axes included)."""
+    return _per_value(op, "in_shardings")
+
+
+def manual_out_shardings(op: Operation) -> list[TensorSharding]:
+    """The `out_shardings` of an `sdy.manual_computation`."""
+    return _per_value(op, "out_shardings")
+
+
+def manual_axes(op: Operation) -> tuple[str, ...]:
+    """The manual axes of an `sdy.manual_computation`."""
+    raw = op.properties.get("manual_axes")
+    if raw is None:
+        return ()
+    axes = raw if isinstance(raw, ManualAxes) else parse_manual_axes(str(raw))
+    return axes.axes
+
+
+def io_sharding(
+    s: TensorSharding | None, shape: tuple[int, ...], mesh: Mesh | None, is_main: bool
+) -> TensorSharding | None:
+    """A func argument/result sharding as the export writes it and XLA keeps it: cut to its
+    largest evenly dividing prefix, and on the main func open dims lose their sub-axes."""
+    from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
+
+    if s is None or mesh is None or not mesh.axes or any(d < 0 for d in shape):
+        return s
+    s = cut_to_divisible(s, shape, mesh)
+    return drop_open_sub_axes(s) if is_main else s
+
+
+def is_entry(func: Operation, callees: set[str], name: str) -> bool:
+    """A func nothing calls and that is not private (what the export treats as main)."""
+    return name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
+
+
+def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:
+    """The mesh a sharding names (a symbol of `module`, or inline)."""
+    if sharding is None:
+        return None
+    if isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    return module.meshes.get(sharding.mesh)
+
+
+def op_rule(op: Operation) -> OpShardingRule | None:
+    """The op's sharding rule (attribute first, then the registry), None if it has none."""
+    try:
+        return rule_for(op)
+    except Exception:  # noqa: BLE001 - a broken rule plans as no rule, as propagation does
+        return None

@@ -1,0 +1,142 @@
+"""What one op with a sharding rule costs under given operand and result shardings (pure).
+
+`op_steps` follows Shardy's explicit-reshard semantics: the op is computed at one axis list
+per factor (`common_axes`); every operand whose sharding differs from that is resharded before
+the op, every result is computed at it, all-reduced over the axes of its sharded reduction
+factors, and resharded to its own sharding after the op. `op_cost` is the bytes of all that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+
+from ..propagation.projection import (
+    FactorSharding,
+    TensorFactorShardings,
+    back_project,
+    project,
+)
+from .common_axes import AxesPerFactor, common_axes
+from .cost import Dims, Step, reduction_steps, reshard_steps
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """A tensor as the byte model sees it: global shape, element bytes, axes per dim."""
+
+    shape: tuple[int, ...]
+    elem_bytes: int
+    dims: Dims
+    unreduced: tuple[AxisRef, ...] = ()
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= max(s, 0)
+        return n
+
+
+@dataclass(frozen=True)
+class OpSteps:
+    """The collectives of one op: per operand before it, per result after it (reduction first)."""
+
+    common: AxesPerFactor
+    computed: tuple[Dims, ...]  # per tensor (operands then results): the dims the op uses
+    operands: tuple[tuple[Step, ...], ...]
+    results: tuple[tuple[Step, ...], ...]
+    reduce_axes: tuple[AxisRef, ...]
+
+    @property
+    def bytes(self) -> int:
+        return sum(s.bytes for steps in (*self.operands, *self.results) for s in steps)
+
+
+def _sharding(dims: Dims, mesh: Mesh) -> TensorSharding:
+    return TensorSharding(mesh, tuple(DimSharding(d) for d in dims))
+
+
+def project_tensor(
+    t: Tensor, dim_factors: tuple[tuple[int, ...], ...], rule: OpShardingRule, mesh: Mesh
+) -> TensorFactorShardings:
+    """`t` projected on the factors of its dims."""
+    return project(_sharding(t.dims, mesh), dim_factors, rule.factor_sizes, mesh)
+
+
+def computed_dims(
+    common: AxesPerFactor,
+    dim_factors: tuple[tuple[int, ...], ...],
+    rule: OpShardingRule,
+    mesh: Mesh,
+) -> Dims:
+    """The dims of a tensor of the op when its factors are sharded as `common`."""
+    proj = TensorFactorShardings()
+    for flist in dim_factors:
+        for f in flist:
+            proj.factors[f] = FactorSharding(axes=common[f])
+    s = back_project(proj, None, dim_factors, rule.factor_sizes, mesh, mesh)
+    return tuple(d.axes for d in s.dims)
+
+
+def op_steps(
+    rule: OpShardingRule,
+    tensors: Sequence[Tensor],
+    mesh: Mesh,
+    common: AxesPerFactor | None = None,
+    skip_operands: frozenset[int] = frozenset(),
+    results_win: bool = True,
+) -> OpSteps:
+    """The collectives the op needs with `tensors` (operands then results) as they are.
+
+    `common` forces the factor axes the op is computed at (default: Shardy's choice);
+    `skip_operands` are operands resharded for free (constants XLA materializes per layout);
+    `results_win`: element-wise ops are computed at their result's layout, as XLA partitions a
+    pinned layout (False: Shardy's explicit-reshard choice, see `common_axes`)."""
+    all_dims = (*rule.operand_dims, *rule.result_dims)
+    if common is None:
+        projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
+        common = common_axes(projs, rule, [t.num_elements for t in tensors], mesh, results_win)
+    n = len(rule.operand_dims)
+    computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
+    reduce: list[AxisRef] = []
+    for f, kind in enumerate(rule.kinds):
+        if kind == FactorKind.REDUCTION:
+            reduce.extend(common[f])
+    operands: list[tuple[Step, ...]] = []
+    for i in range(n):
+        t = tensors[i]
+        if i in skip_operands or _same(t.dims, computed[i]):
+            operands.append(())
+            continue
+        operands.append(tuple(reshard_steps(t.shape, t.elem_bytes, t.dims, computed[i], mesh)))
+    results: list[tuple[Step, ...]] = []
+    for j in range(len(tensors) - n):
+        t = tensors[n + j]
+        red = tuple(a for a in reduce if not any(u.contains(a, mesh) for u in t.unreduced))
+        if not red and _same(t.dims, computed[n + j]):
+            results.append(())
+            continue
+        results.append(
+            tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh))
+        )
+    return OpSteps(common, computed, tuple(operands), tuple(results), tuple(reduce))
+
+
+def _same(a: Dims, b: Dims) -> bool:
+    n = max(len(a), len(b))
+    return all((a[d] if d < len(a) else ()) == (b[d] if d < len(b) else ()) for d in range(n))
+
+
+def op_cost(
+    rule: OpShardingRule,
+    tensors: Sequence[Tensor],
+    mesh: Mesh,
+    common: AxesPerFactor | None = None,
+    results_win: bool = True,
+) -> int:
+    """Bytes per device of the collectives op `rule` needs with `tensors` (operands, results)."""
+    return op_steps(rule, tensors, mesh, common, results_win=results_win).bytes

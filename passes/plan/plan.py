@@ -1,0 +1,553 @@
+"""The plan pass: every collective a propagated module implies, with its bytes, cause and fix.
+
+Walks every func once (its collectives weighted by how often it is called, and by the trip
+counts of enclosing loops) and, per op:
+
+* an op with a sharding rule: `op_cost.op_steps` (Shardy's explicit reshards: operands to the
+  common factor sharding, reductions, results back to their own sharding);
+* boundaries, where one value must take another's sharding: `sdy.sharding_constraint` /
+  `sdy.reshard`, `func.call` arguments and results, `stablehlo.while` carries (init and body
+  result vs the loop's), `stablehlo.case`/`if` branch results, `sdy.manual_computation` operands
+  vs `in_shardings` (what a shard_map's in_specs cost) and body results vs `out_shardings`, and
+  the func's own results vs their declared shardings;
+* collectives written explicitly in a manual region (`stablehlo.all_reduce`, ...).
+
+Shardings are read through `layout.py` only; causes and fixes come from `causes.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.rules.model import OpShardingRule
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.dialect.types import TensorType, element_bytes
+from shardc.dialect.value_names import value_names
+
+from . import layout
+from .causes import Causes
+from .cost import Dims, Step, local_bytes, reshard_steps
+from .memory import memory_estimate
+from .op_cost import OpSteps, Tensor, op_steps
+from .report import Collective, Plan, axis_text
+from .trip_count import trip_count
+
+# ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
+_CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+_CONSTANT_EXPR_OPS = frozenset(
+    {
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.reshape",
+        "stablehlo.convert",
+        "stablehlo.transpose",
+        "stablehlo.add",
+        "stablehlo.multiply",
+        "stablehlo.subtract",
+        "stablehlo.divide",
+        "stablehlo.negate",
+        "stablehlo.compare",
+        "stablehlo.select",
+        "stablehlo.and",
+        "stablehlo.or",
+    }
+)
+_BOUNDARY_OPS = frozenset(
+    {
+        "sdy.sharding_constraint",
+        "sdy.reshard",
+        "func.call",
+        "stablehlo.while",
+        "stablehlo.case",
+        "stablehlo.if",
+        "sdy.manual_computation",
+        "func.return",
+        "stablehlo.optimization_barrier",
+    }
+)
+_EXPLICIT = {
+    "stablehlo.all_reduce": "all-reduce",
+    "stablehlo.all_gather": "all-gather",
+    "stablehlo.reduce_scatter": "reduce-scatter",
+    "stablehlo.all_to_all": "all-to-all",
+    "stablehlo.collective_permute": "collective-permute",
+    "stablehlo.collective_broadcast": "collective-permute",
+}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Options of the plan pass."""
+
+    fixes: bool = True  # compute each fix's alternative cost (a few op-cost evaluations each)
+    # "xla": element-wise ops computed at their result's layout, as XLA partitions the pinned
+    # export; "shardy": every op at Shardy's explicit-reshard choice (the agreement check)
+    model: str = "xla"
+
+
+def plan_module(module: Module, origins: object = None, options: PlanOptions | None = None) -> Plan:
+    """The plan of a propagated `module`; `origins` is the propagation's `OriginRecorder`
+    (from `PropagationOptions(debug_origins=True)`), used for causes when given."""
+    return _Planner(module, origins, options or PlanOptions()).run()
+
+
+def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
+    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
+    t = v.type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
+        return None
+    s = sharding if sharding is not None else layout.value_sharding(v)
+    rank = t.rank
+    if s is None or len(s.dims) != rank:
+        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
+    return Tensor(
+        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
+    )
+
+
+class _Planner:
+    def __init__(self, module: Module, origins: object, options: PlanOptions):
+        self.module = module
+        self.options = options
+        self.names = value_names(module)
+        self.causes = Causes(module, self.names, origins)
+        self.plan = Plan()
+        self.const: dict[int, bool] = {}
+        self.funcs = module.funcs
+        self.meshes = module.meshes
+        self.func = ""
+        # (block, value, target dims) of reshards already planned: XLA computes a reshard of
+        # one value to one layout once and reuses it for every use in the block (CSE)
+        self.done: set[tuple[int, int, Dims]] = set()
+        # values partitioned with another sharding than they carry (func arguments, by export)
+        self.override: dict[int, TensorSharding] = {}
+
+    # -- driver --------------------------------------------------------------------------------
+    def run(self) -> Plan:
+        mult = self._call_multipliers()
+        callees = self._callees()
+        for name, func in self.funcs.items():
+            body = func_body(func)
+            n = mult.get(name, 1)
+            if body is None or n == 0:
+                continue
+            self.func = name
+            main = layout.is_entry(func, callees, name)
+            for a in body.args:
+                self._io_override(a, layout.value_sharding(a), main)
+            self._block(body, n, manual=frozenset())
+            self._func_results(func, n, main)
+        roots = [f for n, f in self.funcs.items() if n not in callees]
+        self.plan.memory = memory_estimate(self.module, roots, self._mesh)
+        return self.plan
+
+    def _callees(self) -> set[str]:
+        out: set[str] = set()
+        for func in self.funcs.values():
+            for op in func.walk():
+                if op.name == "func.call":
+                    out.add(callee_name(op))
+        return out
+
+    def _call_multipliers(self) -> dict[str, int]:
+        """How often each func runs per run of the entry: calls times enclosing trip counts."""
+        sites: dict[str, list[tuple[str, int]]] = {}
+        for name, func in self.funcs.items():
+            body = func_body(func)
+            if body is not None:
+                self._collect_calls(name, body, 1, sites)
+        memo: dict[str, int] = {}
+
+        def mult(name: str, seen: frozenset[str]) -> int:
+            if name in memo:
+                return memo[name]
+            if name not in sites:
+                return 1
+            if name in seen:
+                return 0
+            total = sum(mult(caller, seen | {name}) * t for caller, t in sites[name])
+            memo[name] = total
+            return total
+
+        return {name: mult(name, frozenset()) for name in self.funcs}
+
+    def _collect_calls(
+        self, caller: str, block: Block, trips: int, sites: dict[str, list[tuple[str, int]]]
+    ) -> None:
+        for op in block.ops:
+            if op.name == "func.call":
+                sites.setdefault(callee_name(op), []).append((caller, trips))
+            inner = trips
+            if op.name == "stablehlo.while":
+                inner = trips * (trip_count(op) or 1)
+            for region in op.regions:
+                for b in region.blocks:
+                    self._collect_calls(caller, b, inner, sites)
+
+    # -- walking -------------------------------------------------------------------------------
+    def _block(self, block: Block, trips: int, manual: frozenset[str]) -> None:
+        for op in block.ops:
+            self._op(op, trips, manual)
+            if not op.regions:
+                continue
+            inner_manual = manual
+            if op.name == "sdy.manual_computation":
+                inner_manual = manual | set(layout.manual_axes(op))
+            for r, region in enumerate(op.regions):
+                inner = trips
+                if op.name == "stablehlo.while" and r == 1:
+                    inner = trips * (trip_count(op) or 1)
+                for b in region.blocks:
+                    self._block(b, inner, inner_manual)
+
+    def _op(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+        name = op.name
+        if name in _EXPLICIT:
+            self._explicit(op, trips, manual)
+        elif name in ("sdy.sharding_constraint", "sdy.reshard"):
+            self._boundary(
+                op,
+                op.operands[0],
+                layout.constraint_sharding(op),
+                op.results[0],
+                trips,
+                "constraint",
+            )
+        elif name == "func.call":
+            self._call(op, trips)
+        elif name == "stablehlo.while":
+            self._while(op, trips)
+        elif name in ("stablehlo.case", "stablehlo.if"):
+            for region in op.regions:
+                ret = region.entry.terminator if region.blocks else None
+                if ret is None:
+                    continue
+                for i, r in enumerate(op.results):
+                    if i < len(ret.operands):
+                        self._boundary(
+                            op, ret.operands[i], layout.value_sharding(r), r, trips, "branch result"
+                        )
+        elif name == "sdy.manual_computation":
+            self._manual(op, trips)
+        elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
+            return
+        else:
+            rule = layout.op_rule(op)
+            if rule is not None:
+                self._rule_op(op, rule, trips)
+
+    # -- ops with rules ------------------------------------------------------------------------
+    def _mesh(self, s: TensorSharding | None) -> Mesh | None:
+        return layout.mesh_of(self.module, s)
+
+    def _op_mesh(self, values: list[Value]) -> Mesh | None:
+        mesh: Mesh | None = None
+        for v in values:
+            m = self._mesh(layout.value_sharding(v))
+            if m is None or not m.axes:
+                continue
+            if mesh is None:
+                mesh = m
+            elif m != mesh:
+                return None
+        return mesh
+
+    def _rule_op(self, op: Operation, rule: OpShardingRule, trips: int) -> None:
+        if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
+            return
+        values = [*op.operands, *op.results]
+        mesh = self._op_mesh(values)
+        if mesh is None:
+            return
+        tensors = [self._tensor(v) for v in values]
+        if any(t is None for t in tensors):
+            return
+        ts: list[Tensor] = tensors  # type: ignore[assignment]
+        if not any(a for t in ts for d in t.dims for a in d) and not any(t.unreduced for t in ts):
+            return
+        skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v))
+        win = self.options.model == "xla"
+        steps = op_steps(rule, ts, mesh, skip_operands=skip, results_win=win)
+        for i, st in enumerate(steps.operands):
+            if st and self._first(op, op.operands[i], steps.computed[i]):
+                cause = self.causes.operand(op, i, rule, ts, steps, mesh)
+                fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
+                self._emit(st, trips, op.operands[i], op, cause, fix)
+        for j, st in enumerate(steps.results):
+            if not st:
+                continue
+            for k, s in enumerate(st):
+                if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
+                    cause = self.causes.reduction(op, rule, ts, steps, mesh)
+                    fix = (
+                        self._reduction_fix(op, rule, ts, steps, mesh) if self.options.fixes else ""
+                    )
+                else:
+                    cause = self.causes.result(op, j, rule, ts, steps, mesh)
+                    fix = self.causes.result_fix(op, j, ts, steps)
+                self._emit([s], trips, op.results[j], op, cause, fix)
+
+    def _operand_fix(
+        self,
+        op: Operation,
+        i: int,
+        rule: OpShardingRule,
+        ts: list[Tensor],
+        steps: OpSteps,
+        mesh: Mesh,
+    ) -> str:
+        """Follow operand i instead: the op computed at operand i's own factor axes."""
+        from .common_axes import _truncate
+
+        all_dims = (*rule.operand_dims, *rule.result_dims)
+        from .op_cost import project_tensor
+
+        mine = project_tensor(ts[i], all_dims[i], rule, mesh)
+        alt = list(steps.common)
+        taken: list[AxisRef] = []
+        for f, fs in mine.factors.items():
+            alt[f] = fs.axes
+            taken.extend(fs.axes)
+        for f in range(rule.num_factors):
+            if f not in mine.factors:
+                alt[f] = _truncate(alt[f], taken, mesh)
+        other = op_steps(rule, ts, mesh, common=alt).bytes
+        return self.causes.operand_fix(op, i, rule, ts, steps, other)
+
+    def _reduction_fix(
+        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
+    ) -> str:
+        """Replicate the reduction factors instead."""
+        from shardc.dialect.rules.model import FactorKind
+
+        alt = [
+            () if k == FactorKind.REDUCTION else a
+            for k, a in zip(rule.kinds, steps.common, strict=True)
+        ]
+        other = op_steps(rule, ts, mesh, common=alt).bytes
+        return self.causes.reduction_fix(op, rule, ts, steps, other)
+
+    # -- boundaries ----------------------------------------------------------------------------
+    def _boundary(
+        self,
+        op: Operation,
+        src: Value,
+        dst: TensorSharding | None,
+        holder: object,
+        trips: int,
+        what: str,
+        src_sharding: TensorSharding | None = None,
+    ) -> None:
+        """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
+        sharding of `holder`) at `op`."""
+        if self._is_constant(src):
+            return
+        s = src_sharding if src_sharding is not None else self._sharding(src)
+        mesh = self._mesh(s) or self._mesh(dst)
+        if mesh is None or not mesh.axes:
+            return
+        if dst is not None and self._mesh(dst) not in (None, mesh):
+            return
+        t = tensor_of(src, s)
+        if t is None:
+            return
+        want = _dims(dst, len(t.shape))
+        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh)
+        unreduced = tuple(a for a in t.unreduced if dst is None or a not in dst.unreduced)
+        if unreduced:
+            from .cost import ALL_REDUCE, sort_axes
+
+            steps.insert(
+                0,
+                Step(
+                    ALL_REDUCE,
+                    sort_axes(list(unreduced), mesh),
+                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh),
+                    t.dims,
+                ),
+            )
+        if not steps or not self._first(op, src, want):
+            return
+        cause = self.causes.boundary(src, holder, t.dims, want, what)
+        fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
+        self._emit(steps, trips, src, op, cause, fix)
+
+    def _call(self, op: Operation, trips: int) -> None:
+        callee = self.funcs.get(callee_name(op))
+        body = func_body(callee) if callee is not None else None
+        if callee is None or body is None:
+            return
+        for i, v in enumerate(op.operands):
+            if i < len(body.args):
+                arg = body.args[i]
+                self._boundary(op, v, layout.value_sharding(arg), arg, trips, "call argument")
+        ret = body.terminator
+        for i, r in enumerate(op.results):
+            src = ret.operands[i] if ret is not None and i < len(ret.operands) else None
+            if src is None:
+                continue
+            declared = layout.declared_result_sharding(callee, i)
+            self._boundary(op, src, layout.value_sharding(r), r, trips, "call result", declared)
+
+    def _while(self, op: Operation, trips: int) -> None:
+        n = trip_count(op) or 1
+        body = op.regions[1].entry if len(op.regions) > 1 else None
+        ret = body.terminator if body is not None else None
+        for i, r in enumerate(op.results):
+            carry = layout.value_sharding(r)
+            # XLA's loop has one layout per carry: its block arguments are partitioned so
+            for region in op.regions:
+                if carry is not None and region.blocks and i < len(region.entry.args):
+                    self.override[id(region.entry.args[i])] = carry
+            if i < len(op.operands):
+                self._boundary(op, op.operands[i], carry, r, trips, "loop carry (init)")
+            if ret is not None and i < len(ret.operands):
+                self._boundary(op, ret.operands[i], carry, r, trips * n, "loop carry (body)")
+
+    def _manual(self, op: Operation, trips: int) -> None:
+        ins = layout.manual_in_shardings(op)
+        for i, v in enumerate(op.operands):
+            if i < len(ins):
+                holder = f"in_shardings[{i}] of {op.name}"
+                self._boundary(op, v, ins[i], holder, trips, "shard_map in_specs")
+
+    def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
+        """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
+        t = v.type
+        if s is None or not isinstance(t, TensorType):
+            return
+        fixed = layout.io_sharding(s, t.shape, self._mesh(s), main)
+        if fixed is not None and fixed != s:
+            self.override[id(v)] = fixed
+
+    def _func_results(self, func: Operation, trips: int, main: bool) -> None:
+        body = func_body(func)
+        if body is None or body.terminator is None:
+            return
+        ret = body.terminator
+        for i, v in enumerate(ret.operands):
+            declared = layout.declared_result_sharding(func, i)
+            t = v.type
+            if declared is None or not isinstance(t, TensorType):
+                continue
+            declared = layout.io_sharding(declared, t.shape, self._mesh(declared), main)
+            self._boundary(ret, v, declared, f"@{self.func} result {i}", trips, "func result")
+
+    # -- explicit collectives in manual regions ------------------------------------------------
+    def _explicit(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+        kind = _EXPLICIT[op.name]
+        biggest = 0
+        for v in (op.operands, op.results):
+            total = 0
+            for x in v:
+                t = tensor_of(x)
+                if t is None:
+                    continue
+                mesh = self._mesh(layout.value_sharding(x))
+                total += (
+                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
+                    if mesh
+                    else (t.elem_bytes * t.num_elements)
+                )
+            biggest = max(biggest, total)
+        axes = self._group_axes(op, manual)
+        self.plan.collectives.append(
+            Collective(
+                kind,
+                axes,
+                biggest * trips,
+                self.func,
+                self.names.get(id(op.results[0]), "?") if op.results else "?",
+                op.name,
+                self.module.resolve_loc(op.loc),
+                "written in the program (a collective of a shard_map body)",
+                "none needed: explicit collectives are the program's own",
+                trips,
+            )
+        )
+
+    def _group_axes(self, op: Operation, manual: frozenset[str]) -> tuple[str, ...]:
+        """The mesh axes along which the devices of one replica group differ."""
+        import re
+
+        mesh = next(iter(m for m in self.meshes.values() if m.axes), None)
+        raw = str(op.attr("replica_groups", "") or op.attr("source_target_pairs", ""))
+        m = re.search(r"\[\[([\d,\s]+)\]", raw)
+        if mesh is None or not m:
+            return tuple(a for a in (mesh.axis_names if mesh else ()) if a in manual)
+        group = [int(x) for x in m.group(1).split(",") if x.strip()]
+        sizes = [a.size for a in mesh.axes]
+
+        def coords(dev: int) -> list[int]:
+            out = []
+            for s in reversed(sizes):
+                out.append(dev % s)
+                dev //= s
+            return out[::-1]
+
+        cs = [coords(d) for d in group]
+        return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _sharding(self, v: Value) -> TensorSharding | None:
+        s = self.override.get(id(v))
+        return s if s is not None else layout.value_sharding(v)
+
+    def _tensor(self, v: Value) -> Tensor | None:
+        return tensor_of(v, self._sharding(v))
+
+    def _first(self, op: Operation, v: Value, target: Dims) -> bool:
+        """Whether this is the first reshard of `v` to `target` in `op`'s block."""
+        key = (id(op.parent), id(v), target)
+        if key in self.done:
+            return False
+        self.done.add(key)
+        return True
+
+    def _is_constant(self, v: Value) -> bool:
+        key = id(v)
+        hit = self.const.get(key)
+        if hit is not None:
+            return hit
+        owner = getattr(v, "owner", None)
+        result = False
+        if owner is not None:
+            if owner.name in _CONSTANT_OPS:
+                result = True
+            elif owner.name in _CONSTANT_EXPR_OPS and owner.operands:
+                result = all(self._is_constant(x) for x in owner.operands)
+        self.const[key] = result
+        return result
+
+    def _emit(
+        self,
+        steps: list[Step] | tuple[Step, ...],
+        trips: int,
+        value: Value,
+        op: Operation,
+        cause: str,
+        fix: str,
+    ) -> None:
+        name = self.names.get(id(value), "?")
+        loc = self.module.resolve_loc(op.loc)
+        for s in steps:
+            self.plan.collectives.append(
+                Collective(
+                    s.kind,
+                    tuple(axis_text(a) for a in s.axes),
+                    s.bytes * trips,
+                    self.func,
+                    name,
+                    op.name,
+                    loc,
+                    cause,
+                    fix,
+                    trips,
+                )
+            )
+
+
+def _dims(s: TensorSharding | None, rank: int) -> Dims:
+    if s is None or len(s.dims) != rank:
+        return ((),) * rank
+    return tuple(d.axes for d in s.dims)

@@ -1,0 +1,167 @@
+"""The plan as data: collectives, totals, memory; its JSON form and its table.
+
+JSON (fixed by the issue): `{"collectives": [{"kind", "axes", "bytes", "func", "value", "op",
+"loc", "cause", "fix"}], "total_bytes": int, "bytes_per_axis": {axis: int}, "memory":
+{"arguments": int, "results": int, "peak": int}}`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cost import KINDS
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One planned collective: what, over which mesh axes, bytes per device, where, why, fix.
+
+    `axes` are mesh axis names, sub-axes spelled `"x":(1)2`. `trips` is the product of the known
+    trip counts of the enclosing loops and of the calls of the enclosing func (already in
+    `bytes`)."""
+
+    kind: str
+    axes: tuple[str, ...]
+    bytes: int
+    func: str
+    value: str
+    op: str
+    loc: str | None
+    cause: str
+    fix: str
+    trips: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The issue's JSON object for this collective."""
+        return {
+            "kind": self.kind,
+            "axes": list(self.axes),
+            "bytes": self.bytes,
+            "func": self.func,
+            "value": self.value,
+            "op": self.op,
+            "loc": self.loc,
+            "cause": self.cause,
+            "fix": self.fix,
+        }
+
+    def key(self) -> tuple[str, tuple[str, ...], str, str, str]:
+        """What identifies a collective across two plans of the same program (for diff)."""
+        return (self.kind, self.axes, self.func, self.value, self.op)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Per-device bytes: arguments, results and the peak of live intermediates (XLA's
+    `memory_analysis()`: argument, output and temp sizes)."""
+
+    arguments: int
+    results: int
+    peak: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"arguments": self.arguments, "results": self.results, "peak": self.peak}
+
+
+@dataclass
+class Plan:
+    """Every collective a propagated layout implies, in program order, and its memory."""
+
+    collectives: list[Collective] = field(default_factory=list)
+    memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(c.bytes for c in self.collectives)
+
+    @property
+    def bytes_per_axis(self) -> dict[str, int]:
+        """Bytes per mesh axis name; a collective over several axes counts for each of them."""
+        out: dict[str, int] = {}
+        for c in self.collectives:
+            for name in dict.fromkeys(axis_name(a) for a in c.axes):
+                out[name] = out.get(name, 0) + c.bytes
+        return out
+
+    @property
+    def bytes_per_kind(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.collectives:
+            out[c.kind] = out.get(c.kind, 0) + c.bytes
+        return {k: out[k] for k in KINDS if k in out}
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.collectives:
+            out[c.kind] = out.get(c.kind, 0) + 1
+        return {k: out[k] for k in KINDS if k in out}
+
+    def to_json(self) -> dict[str, Any]:
+        """The issue's JSON document."""
+        return {
+            "collectives": [c.to_json() for c in self.collectives],
+            "total_bytes": self.total_bytes,
+            "bytes_per_axis": self.bytes_per_axis,
+            "memory": self.memory.to_json(),
+        }
+
+    def json_text(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    def table(self) -> str:
+        """A readable table: collectives by op with cause and fix, totals per kind and axis,
+        memory."""
+        lines: list[str] = []
+        if not self.collectives:
+            lines.append("no collectives")
+        for i, c in enumerate(self.collectives, 1):
+            axes = "{" + ", ".join(c.axes) + "}"
+            trips = f" (x{c.trips})" if c.trips != 1 else ""
+            where = f" at {c.loc}" if c.loc else ""
+            lines.append(
+                f"{i:>3}. {c.kind} {axes} {fmt_bytes(c.bytes)}{trips}: {c.value} "
+                f"of {c.op} in @{c.func}{where}"
+            )
+            lines.append(f"     cause: {c.cause}")
+            lines.append(f"     fix:   {c.fix}")
+        lines.append("")
+        lines.append(
+            f"total: {fmt_bytes(self.total_bytes)} per device in "
+            f"{len(self.collectives)} collectives"
+        )
+        for k, b in self.bytes_per_kind.items():
+            lines.append(f"  {k:<19}{self.counts()[k]:>4} x  {fmt_bytes(b)}")
+        for a, b in self.bytes_per_axis.items():
+            lines.append(f"  axis {a:<14}       {fmt_bytes(b)}")
+        m = self.memory
+        lines.append(
+            f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
+            f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
+        )
+        return "\n".join(lines) + "\n"
+
+
+def axis_name(axis_text: str) -> str:
+    """`"x":(1)2` -> `x`; `x` -> `x`."""
+    name = axis_text.split(":(")[0]
+    return name.strip('"')
+
+
+def fmt_bytes(n: int) -> str:
+    """`1536 B` below 1 KiB, else `12.0 KiB`, `3.5 MiB`, `2.0 GiB`."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024**2:
+        return f"{n / 1024:.1f} KiB"
+    if n < 1024**3:
+        return f"{n / 1024**2:.1f} MiB"
+    return f"{n / 1024**3:.1f} GiB"
+
+
+def axis_text(a: Any) -> str:
+    """An `AxisRef` as the JSON spells it: `x`, or `"x":(1)2` for a sub-axis."""
+    if a.sub is None:
+        return a.name
+    return str(a)

@@ -1,0 +1,98 @@
+// RUN: shardc plan %s | filecheck %s
+// The plan at boundaries, where a value must take another holder's sharding: constraints, call
+// arguments and results, loop carries (times the loop's trip count), case branch results,
+// shard_map in_specs, func results; and collectives a shard_map body writes itself.
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// A closed constraint moving x from dim 0 to dim 1: one all-to-all of the 4x16 f32 block.
+// CHECK-LABEL: all-to-all {x} 256 B: %arg0 of sdy.sharding_constraint in @constraint
+// CHECK-NEXT: cause: constraint: %arg0 dim 0 {"x"} (annotated) vs %0 dim 0 {}
+func.func @constraint(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"x"}]> : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// A callee whose argument is replicated, called with an x-sharded value: gathered at the call.
+// CHECK-LABEL: all-gather {x} 1.0 KiB: %arg0 of func.call in @caller
+// CHECK-NEXT: cause: call argument: %arg0 dim 0 {"x"} (annotated) vs %arg0 dim 0 {}
+func.func @caller(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = func.call @callee(%arg0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.negate %arg0 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// A counted loop (0 to 5) whose body moves the carry (one layout for the loop, [{"x"}, {}])
+// to another dim and back: both reshards run 5 times (5 x 256 B each). The loop's init and
+// result have the carry's layout and need nothing.
+// CHECK-LABEL: all-to-all {x} 1.2 KiB (x5): %iterArg_0 of sdy.sharding_constraint in @loop
+// CHECK-NEXT: cause: constraint: %iterArg_0 dim 0 {"x"}
+// CHECK: all-to-all {x} 1.2 KiB (x5): %2 of stablehlo.negate in @loop
+// CHECK-NOT: in @loop
+func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %v = %arg0) : tensor<i32>, tensor<16x16xf32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>, <@mesh, [{"x"}, {}]>]>}
+  cond {
+    %c5 = stablehlo.constant dense<5> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %c5, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %1 = stablehlo.add %i, %c1 : tensor<i32>
+    %2 = sdy.sharding_constraint %v <@mesh, [{}, {"x"}]> : tensor<16x16xf32>
+    %3 = stablehlo.negate %2 : tensor<16x16xf32>
+    %4 = sdy.sharding_constraint %3 <@mesh, [{"x"}, {}]> : tensor<16x16xf32>
+    stablehlo.return %1, %4 : tensor<i32>, tensor<16x16xf32>
+  }
+  return %0#1 : tensor<16x16xf32>
+}
+
+// A shard_map whose in_specs shard rows on x while the value flows in sharded on y: each x
+// block (4 rows) lies in one y block (8 rows), so the cost of the in_specs is a local slice
+// and one collective-permute of the 4x16 f32 block. The body's psum over y is the program's
+// own collective (4x16 f32 local, 256 B); the result leaves as out_shardings says, as the
+// func result wants: nothing more.
+// CHECK-LABEL: collective-permute {x, y} 256 B: %arg0 of sdy.manual_computation in @shard_map
+// CHECK-NEXT: cause: shard_map in_specs: %arg0 dim 0 {"y"} (annotated) vs in_shardings[0] of sdy.manual_computation dim 0 {"x"}
+// CHECK: all-reduce {y} 256 B: %1 of stablehlo.all_reduce in @shard_map
+// CHECK-NEXT: cause: written in the program
+// CHECK-NOT: in @shard_map
+func.func @shard_map(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x", "y"} (%arg1: tensor<4x16xf32>) {
+    %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3], [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %2 = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %2 : tensor<f32>
+    }) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    sdy.return %1 : tensor<4x16xf32>
+  } : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// A case whose result is sharded on x while one branch returns its operand on y: that
+// branch's result is resharded (x blocks inside y blocks: slice and one permute).
+// CHECK-LABEL: collective-permute {x, y} 256 B: %arg1 of stablehlo.case in @branches
+// CHECK-NEXT: cause: branch result: %arg1 dim 0 {"y"} (annotated) vs %0 dim 0 {"x"}
+// CHECK-NOT: in @branches
+func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg2: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = "stablehlo.case"(%arg0) ({
+    stablehlo.return %arg1 : tensor<16x16xf32>
+  }, {
+    stablehlo.return %arg2 : tensor<16x16xf32>
+  }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<i32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// The func's own result declared replicated while the returned value is sharded on x.
+// CHECK-LABEL: all-gather {x} 1.0 KiB: %0 of func.return in @func_result
+// CHECK-NEXT: cause: func result: %0 dim 0 {"x"} (annotated) vs @func_result result 0 dim 0 {}
+// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced
+
+// CHECK-LABEL: total: 5.5 KiB per device in 8 collectives
+func.func @func_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}

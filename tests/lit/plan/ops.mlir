@@ -1,0 +1,90 @@
+// RUN: shardc plan %s | filecheck %s
+// The plan of each op family: what the op's sharding rule needs against what its operands and
+// results carry. Shardings are closed so that propagation keeps the conflicts as written.
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
+// Element-wise: %arg1 is on y where the result (and %arg0) are on x. XLA computes an
+// element-wise op at its result's layout; every x block (4 rows) lies inside one y block (8
+// rows), so %arg1 is sliced locally and one 4x16 f32 block (256 B) moves.
+// CHECK-LABEL: collective-permute {x, y} 256 B: %arg1 of stablehlo.add in @elementwise
+// CHECK-NEXT: cause: %arg1 dim 0 {"y"} (annotated) vs %arg0 dim 0 {"x"} (annotated)
+// CHECK-NEXT: fix: shard %arg1 as [{"x"}, {}] (annotation at %arg1)
+func.func @elementwise(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// Contraction sharded on x on both sides, result replicated: partial sums all-reduced over x
+// (the whole 8x32 f32 result, 1 KiB).
+// CHECK-LABEL: all-reduce {x} 1.0 KiB: %0 of stablehlo.dot_general in @dot_all_reduce
+// CHECK-NEXT: cause: reduction factor 2 (size 16) sharded on {"x"}: %arg0 dim 1 {"x"} (annotated), %arg1 dim 0 {"x"} (annotated)
+// CHECK-NEXT: fix: replicate %arg0 dim 1, %arg1 dim 0 (the reduced dims) to remove it
+func.func @dot_all_reduce(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// The same contraction with the result kept sharded on x along its rows: a reduce-scatter,
+// measured on its larger side (the 8x32 partial sums, 1 KiB).
+// CHECK-LABEL: reduce-scatter {x} 1.0 KiB: %0 of stablehlo.dot_general in @dot_reduce_scatter
+func.func @dot_reduce_scatter(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// A dot whose lhs rows and rhs contraction both want x: the bigger lhs keeps x on its rows,
+// the rhs (16x32 f32) is all-gathered (2 KiB), nothing is reduced.
+// CHECK-LABEL: all-gather {x} 2.0 KiB: %arg1 of stablehlo.dot_general in @dot_conflict
+// CHECK-NEXT: cause: %arg1 dim 0 {"x"} (annotated) vs %arg0 dim 0 {"x"} (annotated)
+// CHECK-NOT: all-reduce
+func.func @dot_conflict(%arg0: tensor<64x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<64x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<64x16xf32>, tensor<16x32xf32>) -> tensor<64x32xf32>
+  return %0 : tensor<64x32xf32>
+}
+
+// A reduction over a dim sharded on y: all-reduce of the 8-element local result (32 B).
+// CHECK-LABEL: all-reduce {y} 32 B: %0 of stablehlo.reduce in @reduce
+// CHECK-NEXT: cause: reduction factor 1 (size 16) sharded on {"y"}: %arg0 dim 1 {"y"} (annotated)
+func.func @reduce(%arg0: tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<32x16xf32>, tensor<f32>) -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// Sort along a dim sharded on x: the sort dim needs replication, so the operand is gathered
+// along it (to 16x4 f32 per device: its columns stay on y, 256 B) and the result sliced back.
+// CHECK-LABEL: all-gather {x} 256 B: %arg0 of stablehlo.sort in @sort
+// CHECK-NEXT: cause: %arg0 dim 0 {"x"} (annotated) vs stablehlo.sort needs dim 0 replicated
+// CHECK-NEXT: fix: stablehlo.sort cannot work on dim 0 split: shard %arg0 on another dim
+// CHECK: all-slice {x} 0 B: %0 of stablehlo.sort in @sort
+func.func @sort(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+  %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// A transpose whose operand and result are both [{"x"}, {}]: the operand's dim 0 is the
+// result's dim 1, so one of them moves x to the other dim with one all-to-all (4x16 f32 =
+// 256 B). As Shardy does for an op with one operand and one result of the same size, the
+// operand's layout is kept and the result is resharded.
+// CHECK-LABEL: all-to-all {x} 256 B: %0 of stablehlo.transpose in @transpose
+// CHECK-NEXT: cause: %0 dim 0 {"x"} (annotated) vs %arg0 dim 0 {"x"} (annotated)
+func.func @transpose(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// CHECK-LABEL: total: 4.8 KiB per device in 8 collectives
+// CHECK-NEXT: all-gather 2 x 2.2 KiB
+// CHECK-NEXT: all-slice 1 x 0 B
+// CHECK-NEXT: all-reduce 2 x 1.0 KiB
+// CHECK-NEXT: reduce-scatter 1 x 1.0 KiB
+// CHECK-NEXT: all-to-all 1 x 256 B
+// CHECK-NEXT: collective-permute 1 x 256 B
+// CHECK-NEXT: axis x 4.8 KiB
+// CHECK-NEXT: axis y 288 B
+// CHECK-NEXT: memory per device: arguments 4.1 KiB, results 3.8 KiB, peak intermediates 0 B

@@ -1,0 +1,157 @@
+"""The plan's byte model on plain data: local sizes, reshards, reductions, common axes, memory."""
+
+from __future__ import annotations
+
+from shardc.dialect.rules.builder import RuleBuilder
+from shardc.dialect.rules.model import FactorKind
+from shardc.dialect.shardings import AxisRef, Mesh
+from shardc.passes.plan.common_axes import common_axes, compatible_axes
+from shardc.passes.plan.cost import (
+    local_bytes,
+    local_shape,
+    peak_live,
+    reduction_steps,
+    reshard_bytes,
+    reshard_steps,
+)
+from shardc.passes.plan.op_cost import Tensor, op_cost, op_steps, project_tensor
+
+MESH = Mesh.of(x=4, y=2)
+X, Y = AxisRef("x"), AxisRef("y")
+X1, X2 = AxisRef("x", (1, 2)), AxisRef("x", (2, 2))
+SHAPE = (16, 8)  # f32: 512 B global
+
+
+def kinds(src, dst, shape=SHAPE):  # noqa: ANN001, ANN202 - terse helpers for the table below
+    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH)]
+
+
+def test_local_shape_and_bytes_round_up_like_xla_pads() -> None:
+    assert local_shape((16, 8), ((X,), (Y,)), MESH) == (4, 4)
+    assert local_shape((6, 8), ((X,), ()), MESH) == (2, 8)  # 6/4 padded to 2 rows
+    assert local_bytes((16, 8), 2, ((X, Y), ()), MESH) == 2 * 8 * 2
+    assert local_bytes((16, 8), 4, ((X1,), ()), MESH) == 8 * 8 * 4
+
+
+def test_same_sharding_needs_nothing() -> None:
+    assert kinds(((X,), ()), ((X,), ())) == []
+    assert kinds(((), ()), ((), ())) == []
+
+
+def test_all_gather_costs_the_gathered_result() -> None:
+    assert kinds(((X,), ()), ((), ())) == [("all-gather", (X,), 512)]
+    # gathering the minor axis of a dim keeps the major one: result is 16/4 x 8
+    assert kinds(((X, Y), ()), ((X,), ())) == [("all-gather", (Y,), 128)]
+
+
+def test_all_slice_is_free() -> None:
+    assert kinds(((), ()), ((X,), ())) == [("all-slice", (X,), 0)]
+    # a sub-axis refined to the full axis: slice the minor half
+    assert kinds(((X1,), ()), ((X,), ())) == [("all-slice", (X2,), 0)]
+
+
+def test_all_to_all_moves_an_axis_between_dims() -> None:
+    assert kinds(((X,), ()), ((), (X,))) == [("all-to-all", (X,), 128)]
+    assert kinds(((X, Y), ()), ((X,), (Y,))) == [("all-to-all", (Y,), 64)]
+
+
+def test_collective_permute_for_other_blocks_of_the_same_size() -> None:
+    mesh = Mesh.of(a=2, b=2)
+    a, b = AxisRef("a"), AxisRef("b")
+    steps = reshard_steps((8, 8), 4, ((a,), (b,)), ((b,), (a,)), mesh)
+    assert [(s.kind, s.bytes) for s in steps] == [("collective-permute", 4 * 4 * 4)]
+
+
+def test_nested_blocks_slice_locally_then_permute() -> None:
+    # y (2 blocks of 8 rows) -> x (4 blocks of 4 rows): each target block lies in one source
+    # block, so only the 4-row blocks move (XLA: dynamic-slice + collective-permute)
+    assert kinds(((Y,), ()), ((X,), ())) == [("collective-permute", (X, Y), 128)]
+
+
+def test_unrelated_axes_gather_then_slice() -> None:
+    # x (4 blocks) -> y (2 blocks) on the same dim: gather, then slice
+    assert kinds(((X,), ()), ((Y,), ())) == [("all-gather", (X,), 512), ("all-slice", (Y,), 0)]
+    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH) == 512
+
+
+def test_reduction_all_reduce_or_reduce_scatter() -> None:
+    # partial sums over x, result replicated: all-reduce of the whole local result
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((), ()), MESH)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [("all-reduce", (X,), 512)]
+    # the result keeps x on dim 0: reduce-scatter, measured on its (larger) operand
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [("reduce-scatter", (X,), 512)]
+    # over x and y, keeping x: reduce-scatter x, then all-reduce y on the scattered quarter
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [
+        ("reduce-scatter", (X,), 512),
+        ("all-reduce", (Y,), 128),
+    ]
+
+
+def test_peak_live() -> None:
+    assert peak_live([]) == 0
+    assert peak_live([(0, 1, 10), (1, 2, 5), (3, 3, 7)]) == 15
+    assert peak_live([(0, 0, 10), (1, 1, 5)]) == 10
+
+
+def _dot_rule():  # noqa: ANN202
+    # [i, k] x [k, j] -> [i, j]
+    b = RuleBuilder([2, 2], [2])
+    b.add_factor([0, None], 0, 16)
+    b.add_factor([None, 1], 1, 8)
+    b.add_factor([1, 0], [None], 32, FactorKind.REDUCTION)
+    return b.build()
+
+
+def test_dot_with_sharded_contraction_all_reduces() -> None:
+    rule = _dot_rule()
+    lhs = Tensor((16, 32), 4, ((), (X,)))
+    rhs = Tensor((32, 8), 4, ((X,), ()))
+    out = Tensor((16, 8), 4, ((), ()))
+    steps = op_steps(rule, [lhs, rhs, out], MESH)
+    assert steps.operands == ((), ())
+    assert [(s.kind, s.axes, s.bytes) for s in steps.results[0]] == [("all-reduce", (X,), 512)]
+    assert op_cost(rule, [lhs, rhs, out], MESH) == 512
+
+
+def test_dot_conflict_reshards_the_smaller_side() -> None:
+    rule = _dot_rule()
+    # lhs wants i on x, rhs has k on x: the bigger lhs (16x32) wins, rhs is all-gathered
+    lhs = Tensor((16, 32), 4, ((X,), ()))
+    rhs = Tensor((32, 8), 4, ((X,), ()))
+    out = Tensor((16, 8), 4, ((X,), ()))
+    steps = op_steps(rule, [lhs, rhs, out], MESH)
+    assert steps.common[0] == (X,) and steps.common[2] == ()
+    assert [(s.kind, s.bytes) for s in steps.operands[1]] == [("all-gather", 32 * 8 * 4)]
+    assert steps.results == ((),)
+
+
+def test_common_axes_compatible_and_need_replication() -> None:
+    b = RuleBuilder([1], [1])
+    b.add_factor(0, 0, 16, FactorKind.NEED_REPLICATION)
+    rule = b.build()
+    sharded = Tensor((16,), 4, ((X,),))
+    projs = [project_tensor(sharded, rule.operand_dims[0], rule, MESH)] * 2
+    assert compatible_axes(projs, rule, MESH) is None  # a sharded need-replication factor
+    assert common_axes(projs, rule, [16, 16], MESH) == [()]
+    # element-wise, both sides agree: nothing to do
+    pw = RuleBuilder([2], [2]).add_pointwise((16, 8)).build()
+    t = Tensor((16, 8), 4, ((X,), (Y,)))
+    p = project_tensor(t, pw.operand_dims[0], pw, MESH)
+    assert compatible_axes([p, p], pw, MESH) == [(X,), (Y,)]
+
+
+def test_elementwise_at_result_layout_or_shardy_choice() -> None:
+    pw = RuleBuilder([2, 2], [2]).add_pointwise((16, 8)).build()
+    a = Tensor((16, 8), 4, ((X,), ()))
+    b = Tensor((16, 8), 4, ((Y,), ()))
+    out = Tensor((16, 8), 4, ((), ()))
+    # XLA (pinned result replicated): both operands gathered, no result reshard
+    xla = op_steps(pw, [a, b, out], MESH, results_win=True)
+    assert [s.kind for st in xla.operands for s in st] == ["all-gather", "all-gather"]
+    assert xla.results == ((),)
+    # Shardy: tie on size, the larger axis x wins; b resharded to x, result gathered after
+    shardy = op_steps(pw, [a, b, out], MESH, results_win=False)
+    assert shardy.common[0] == (X,)
+    assert [s.kind for s in shardy.results[0]] == ["all-gather"]

@@ -1,0 +1,34 @@
+"""`shardc plan`: the collectives a layout implies, with bytes, cause and fix, before XLA runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from .io import read_input, write_output
+
+HELP = (
+    "List the collectives a (propagated) module's layout implies: kind, mesh axes, bytes per "
+    "device, value, op, location, cause and fix, totals per kind and axis, and memory."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .cmd_propagate import add_option_arguments
+
+    parser.add_argument("input", help="input .mlir file, or - for stdin")
+    parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+    parser.add_argument("--json", action="store_true", help="write the plan as JSON")
+    add_option_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from shardc.api_plan import plan
+
+    from .cmd_propagate import options_from_args
+
+    text, name = read_input(args.input)
+    result = plan(
+        text, options=options_from_args(args), source_name=name, verify=not args.no_verify
+    )
+    write_output(args.output, result.json_text() if args.json else result.table())
+    return 0
