@@ -1,0 +1,88 @@
+"""Inputs that used to crash shardc: invalid UTF-8, deep nesting, an empty module.
+
+Each runs the CLI in-process (`shardc.tools.cli.main`): exit 1 with one line `error: ...` and no
+output, or exit 0 with output that parses and verifies.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardc.tools.cli import main
+
+MESH = 'sdy.mesh @mesh = <["X"=4, "Y"=2]>\n'
+IDENTITY = "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_clean_error(rc: int, out: str, err: str, *needles: str) -> None:
+    assert rc == 1, err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "internal error" not in err
+    for n in needles:
+        assert n in err, err
+
+
+def assert_verifies(text: str) -> None:
+    from shardc import mlir_bridge
+
+    mlir_bridge.verify(mlir_bridge.parse_module(text, "<test>"))
+
+
+# -- class 2: deep nesting ------------------------------------------------------------------------
+
+
+def nested_cases(depth: int) -> str:
+    """`depth` stablehlo.case ops, each inside the previous one's only branch."""
+    lines = [MESH, "func.func @main(%i: tensor<i32>, %x: tensor<8xf32>) -> tensor<8xf32> {"]
+    lines += [f'%c{d} = "stablehlo.case"(%i) ({{' for d in range(depth)]
+    lines.append('"stablehlo.return"(%x) : (tensor<8xf32>) -> ()')
+    for d in reversed(range(depth)):
+        lines.append("}) : (tensor<i32>) -> tensor<8xf32>")
+        if d:
+            lines.append(f'"stablehlo.return"(%c{d}) : (tensor<8xf32>) -> ()')
+    lines += ["return %c0 : tensor<8xf32>", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_deeply_nested_regions_are_walked_iteratively(tmp_path, capsys) -> None:
+    path = tmp_path / "deep.mlir"
+    path.write_text(nested_cases(2000))  # Shardy accepts this depth
+    for argv in (["propagate"], ["propagate", "--pin"], ["propagate", "--explain"], ["check"]):
+        rc, out, err = run_cli(capsys, *argv, str(path))
+        assert rc == 0, (argv, err)
+        assert "internal error" not in err
+    rc, out, _ = run_cli(capsys, "propagate", "--pin", str(path))
+    assert out.count("stablehlo.case") == 2000
+    assert_verifies(out)
+
+
+def test_nesting_past_the_parser_limit_is_refused_before_jaxlib(tmp_path, capsys) -> None:
+    # 10,000 nested `[` make jaxlib's parser overflow its C stack (a segfault): shardc must
+    # refuse the text before it reaches jaxlib, so this test would kill the test process
+    path = tmp_path / "brackets.mlir"
+    path.write_text(
+        "func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> attributes {a = "
+        + "[" * 10000
+        + "]" * 10000
+        + "} {\n  return %x : tensor<8xf32>\n}\n"
+    )
+    rc, out, err = run_cli(capsys, "propagate", str(path))
+    assert_clean_error(rc, out, err, "brackets.mlir:1:", "nested too deeply", "10001")
+    path.write_text(nested_cases(3000))
+    rc, out, err = run_cli(capsys, "check", str(path))
+    assert_clean_error(rc, out, err, "nested too deeply", "3001 nested regions")
+
+
+def test_brackets_inside_strings_do_not_count() -> None:
+    from shardc.mlir_bridge import nesting_depths
+
+    text = 'x = "' + "[" * 9000 + '" {a = [[1]]}'
+    assert nesting_depths(text)[:2] == (1, 3)
