@@ -36,6 +36,7 @@ def parse_module(text: str, source_name: str = "<input>") -> Any:
 
     if not text.strip():
         raise ParseError(f"{source_name}: empty input: expected an MLIR module")
+    check_encodable(text, source_name)
     check_nesting(text, source_name)
     with context():
         try:
@@ -51,6 +52,21 @@ def parse_module(text: str, source_name: str = "<input>") -> Any:
 MAX_REGION_DEPTH = 2016
 MAX_BRACKET_DEPTH = 5000
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def check_encodable(text: str, source_name: str = "<input>") -> None:
+    """Raise `ParseError` naming the offset of a character UTF-8 cannot encode (a lone
+    surrogate, as `bytes.decode(errors="surrogateescape")` leaves for an invalid byte)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        line = text.count("\n", 0, e.start) + 1
+        col = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
+        raise ParseError(
+            f"{source_name}:{line}:{col}: invalid UTF-8 at character offset {e.start} "
+            f"({text[e.start]!a}): MLIR text must be UTF-8",
+            hint="pass text that encodes as UTF-8",
+        ) from None
 
 
 def nesting_depths(text: str) -> tuple[int, int, int]:

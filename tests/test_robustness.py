@@ -36,6 +36,35 @@ def assert_verifies(text: str) -> None:
     mlir_bridge.verify(mlir_bridge.parse_module(text, "<test>"))
 
 
+# -- class 1: invalid UTF-8 -----------------------------------------------------------------------
+
+
+def test_invalid_utf8_names_the_byte_offset(tmp_path, capsys) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(b'sdy.mesh @mesh = <["X"=4, "\xc3(Y"=2]>\n' + IDENTITY.encode())
+    for cmd in ("propagate", "check", "rules", "opt"):
+        rc, out, err = run_cli(capsys, cmd, str(path))
+        assert_clean_error(rc, out, err, "bad.mlir:1:28:", "byte offset 27", "0xc3", "UTF-8")
+
+
+def test_invalid_utf8_on_stdin(monkeypatch, capsys) -> None:
+    import io
+    import sys
+
+    data = MESH.encode() + b"func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\xff}\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rc, out, err = run_cli(capsys, "propagate", "-")
+    assert_clean_error(rc, out, err, "<stdin>:2:", "byte offset", "0xff")
+
+
+def test_api_text_that_utf8_cannot_encode() -> None:
+    import shardc
+
+    bad = (MESH + IDENTITY).replace('"Y"', '"\udcc3Y"')  # a lone surrogate, as surrogateescape
+    with pytest.raises(shardc.ShardcError, match=r"<input>:1:28: invalid UTF-8 at character offset 27"):
+        shardc.propagate(bad)
+
+
 # -- class 2: deep nesting ------------------------------------------------------------------------
 
 

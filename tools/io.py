@@ -14,10 +14,23 @@ import tempfile
 
 def read_input(path: str) -> tuple[str, str]:
     """(text, name for messages) of `path`, or of stdin for `-`."""
+    from shardc.dialect.errors import ParseError
+
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as f:
-        return f.read(), path
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ParseError(
+            f"{name}:{line}:{col}: invalid UTF-8 at byte offset {e.start} "
+            f"(byte 0x{data[e.start]:02x}): MLIR text must be UTF-8",
+            hint="re-encode the file as UTF-8, or write the character as an escape in a string",
+        ) from None
 
 
 def write_output(path: str | None, text: str) -> None:
