@@ -375,8 +375,9 @@ class _Printer:
 
     def _print_block_header(self, block: Block, indent: str) -> None:
         """Name the block's arguments and print its label line where one is needed."""
+        # an empty block needs its label: `({\n})` would be a region with no block at all
         multi = block.label is not None and block.parent and len(block.parent.blocks) > 1
-        if block.args or multi:
+        if block.args or multi or not block.ops:
             args = []
             for a in block.args:
                 name = f"%arg{self.next_arg}"

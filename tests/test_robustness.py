@@ -115,3 +115,19 @@ def test_brackets_inside_strings_do_not_count() -> None:
 
     text = 'x = "' + "[" * 9000 + '" {a = [[1]]}'
     assert nesting_depths(text)[:2] == (1, 3)
+
+
+# -- class 3: an empty module ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["propagate"], ["propagate", "--pin"], ["propagate", "--format", "generic"], ["opt"]],
+)
+def test_empty_module_gives_an_empty_valid_module(tmp_path, capsys, argv) -> None:
+    path = tmp_path / "empty.mlir"
+    path.write_text("module {}\n")
+    rc, out, err = run_cli(capsys, *argv, str(path))
+    assert rc == 0, err
+    assert_verifies(out)
+    assert "func.func" not in out and "module" in out
