@@ -131,3 +131,46 @@ def test_empty_module_gives_an_empty_valid_module(tmp_path, capsys, argv) -> Non
     assert rc == 0, err
     assert_verifies(out)
     assert "func.func" not in out and "module" in out
+
+
+# -- class 8: the command line --------------------------------------------------------------------
+
+
+def test_bad_command_lines_are_one_line_errors(tmp_path, capsys) -> None:
+    path = tmp_path / "in.mlir"
+    path.write_text(MESH + IDENTITY)
+    for argv in (["rules", "--format", "generic", str(path)], ["propagate"], ["--bogus"],
+                 ["propagate", "--strategy", "nope", str(path)]):
+        rc, out, err = run_cli(capsys, *argv)
+        assert_clean_error(rc, out, err, "see shardc")
+
+
+def test_check_and_rules_write_to_a_file(tmp_path, capsys) -> None:
+    path = tmp_path / "in.mlir"
+    path.write_text(MESH + IDENTITY)
+    for cmd, expect in (("check", "no sdy.manual_computation regions"), ("rules", "func.return")):
+        out_path = tmp_path / f"{cmd}.txt"
+        rc, out, err = run_cli(capsys, cmd, str(path), "-o", str(out_path))
+        assert rc == 0 and out == "", err
+        assert expect in out_path.read_text()
+
+
+def test_output_files_get_the_umask_mode(tmp_path, capsys) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "in.mlir"
+    path.write_text(MESH + IDENTITY)
+    old = os.umask(0o022)
+    try:
+        for cmd in ("propagate", "opt", "rules", "check"):
+            out_path = tmp_path / f"{cmd}.out"
+            assert run_cli(capsys, cmd, str(path), "-o", str(out_path))[0] == 0
+            assert stat.S_IMODE(out_path.stat().st_mode) == 0o644, cmd
+        kept = tmp_path / "kept.out"
+        kept.write_text("")
+        kept.chmod(0o640)
+        assert run_cli(capsys, "propagate", str(path), "-o", str(kept))[0] == 0
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640  # an existing file keeps its mode
+    finally:
+        os.umask(old)
