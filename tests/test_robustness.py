@@ -174,3 +174,92 @@ def test_output_files_get_the_umask_mode(tmp_path, capsys) -> None:
         assert stat.S_IMODE(kept.stat().st_mode) == 0o640  # an existing file keeps its mode
     finally:
         os.umask(old)
+
+
+# -- class 4: programs Shardy rejects -------------------------------------------------------------
+
+_MANUAL = (
+    '%0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"X"}]>] '
+    'out_shardings=[<@mesh, [{"X"}]>] manual_axes=AXES (%x: tensor<2xf32>) {\n'
+    "BODY    sdy.return %x : tensor<2xf32>\n"
+    "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+)
+
+
+def manual(axes: str, body: str) -> str:
+    return _MANUAL.replace("AXES", axes).replace("BODY", body)
+
+
+INVALID = {
+    "group_shapes": (
+        "func.func @main(%a: tensor<8xf32>, %b: tensor<8x4xf32>) -> tensor<8xf32> {\n"
+        "  sdy.sharding_group %a group_id=0 : tensor<8xf32>\n"
+        "  sdy.sharding_group %b group_id=0 : tensor<8x4xf32>\n"
+        "  return %a : tensor<8xf32>\n}\n",
+        ":4:3: sdy.sharding_group 0: its members must have one shape: tensor<8x4xf32> here",
+    ),
+    "group_crosses_manual": (
+        "func.func @main(%a: tensor<8xf32>, %b: tensor<2xf32>) -> tensor<8xf32> {\n"
+        "  sdy.sharding_group %b group_id=3 : tensor<2xf32>\n  "
+        + manual('{"X"}', "    sdy.sharding_group %x group_id=3 : tensor<2xf32>\n")
+        + "  return %0 : tensor<8xf32>\n}\n",
+        ":5:5: sdy.sharding_group 3: its members are on both sides of a sdy.manual_computation",
+    ),
+    "duplicate_manual_axes": (
+        "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n  "
+        + manual('{"X", "X"}', "")
+        + "  return %0 : tensor<8xf32>\n}\n",
+        ':3:8: sdy.manual_computation: manual_axes names "X" more than once',
+    ),
+    "dynamic_dim": (
+        "func.func @main(%a: tensor<8xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {\n"
+        "  %0 = stablehlo.dynamic_reshape %a, %n : (tensor<8xf32>, tensor<1xi32>) -> tensor<?xf32>\n"
+        "  return %0 : tensor<?xf32>\n}\n",
+        "tensor<?xf32> has a dynamic dimension",
+    ),
+    "tuple": (
+        "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %0 = stablehlo.tuple %a : tuple<tensor<8xf32>>\n"
+        "  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<8xf32>>) -> tensor<8xf32>\n"
+        "  return %1 : tensor<8xf32>\n}\n",
+        ":3:8: stablehlo.tuple: tuple type tuple<tensor<8xf32>>",
+    ),
+    "data_flow_edge_on_sdy_value": (
+        "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.sharding_constraint %a <@mesh, [{"X"}]> : tensor<8xf32>\n'
+        "  %1 = sdy.data_flow_edge %0 : tensor<8xf32>\n"
+        "  return %1 : tensor<8xf32>\n}\n",
+        "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op",
+    ),
+    "recursive_call": (
+        "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %0 = call @f(%a) : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}\n"
+        "func.func private @f(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %0 = call @g(%a) : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}\n"
+        "func.func private @g(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %0 = call @f(%a) : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}\n",
+        ":11:8: recursive call: @f -> @g -> @f",
+    ),
+}
+# Shardy's own pipeline (jaxlib 0.10.2) rejects these too; it accepts duplicate manual axes
+# (shardc refuses them: a manual axis listed twice means nothing) and crashes on recursion
+SHARDY_REJECTS = {"group_shapes", "group_crosses_manual", "dynamic_dim", "tuple",
+                  "data_flow_edge_on_sdy_value"}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_invalid_programs_get_a_clean_error(tmp_path, capsys, case) -> None:
+    body, expected = INVALID[case]
+    path = tmp_path / f"{case}.mlir"
+    path.write_text(MESH + body)
+    for argv in (["propagate"], ["propagate", "--pin"]):
+        rc, out, err = run_cli(capsys, *argv, str(path))
+        assert_clean_error(rc, out, err, expected)
+    if case in SHARDY_REJECTS:
+        from tests.differential import harness as H
+
+        with pytest.raises(Exception):  # noqa: B017 - jaxlib raises its own error types
+            H.run_shardy(MESH + body)
