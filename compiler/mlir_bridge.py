@@ -36,6 +36,8 @@ def parse_module(text: str, source_name: str = "<input>") -> Any:
 
     if not text.strip():
         raise ParseError(f"{source_name}: empty input: expected an MLIR module")
+    check_encodable(text, source_name)
+    check_nesting(text, source_name)
     with context():
         try:
             return ir.Module.parse(text)
@@ -43,6 +45,78 @@ def parse_module(text: str, source_name: str = "<input>") -> Any:
             raise _parse_error(e, text, source_name) from None
         except Exception as e:  # noqa: BLE001 - jaxlib raises plain errors on some inputs
             raise ParseError(f"{source_name}: cannot parse MLIR: {e}") from None
+
+
+# jaxlib's parser recurses on nesting: past about 2,050 nested regions or 7,000 nested brackets
+# its C stack overflows (a segfault, not an error). Shardy accepts 2,000 nested regions.
+MAX_REGION_DEPTH = 2016
+MAX_BRACKET_DEPTH = 5000
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def check_encodable(text: str, source_name: str = "<input>") -> None:
+    """Raise `ParseError` naming the offset of a character UTF-8 cannot encode (a lone
+    surrogate, as `bytes.decode(errors="surrogateescape")` leaves for an invalid byte)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        line = text.count("\n", 0, e.start) + 1
+        col = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
+        raise ParseError(
+            f"{source_name}:{line}:{col}: invalid UTF-8 at character offset {e.start} "
+            f"({text[e.start]!a}): MLIR text must be UTF-8",
+            hint="pass text that encodes as UTF-8",
+        ) from None
+
+
+def nesting_depths(text: str) -> tuple[int, int, int]:
+    """(deepest `{` nesting, deepest nesting of any bracket, byte offset where the first limit
+    broken is reached), outside string literals; `->` is not a bracket."""
+    import numpy as np
+
+    if text.count("{") + text.count("[") + text.count("(") + text.count("<") <= MAX_REGION_DEPTH:
+        return 0, 0, 0  # too few brackets to nest that deep: the common case, no scan
+    stripped = _STRINGS.sub(lambda m: " " * len(m.group()), text).replace("->", "  ")
+    codes = np.frombuffer(stripped.encode("utf-8", "replace"), dtype=np.uint8)
+    any_step = np.zeros(256, dtype=np.int32)
+    any_step[[ord(c) for c in "([{<"]] = 1
+    any_step[[ord(c) for c in ")]}>"]] = -1
+    brace_step = np.zeros(256, dtype=np.int32)
+    brace_step[ord("{")], brace_step[ord("}")] = 1, -1
+    deepest = [0, 0]
+    at = [-1, -1]
+    base = [0, 0]
+    chunk = 1 << 20  # bounded memory on big modules
+    for start in range(0, len(codes), chunk):
+        part = codes[start : start + chunk]
+        for k, step in enumerate((brace_step, any_step)):
+            depth = np.cumsum(step[part]) + base[k]
+            i = int(np.argmax(depth))
+            if depth[i] > deepest[k]:
+                deepest[k], at[k] = int(depth[i]), start + i
+            base[k] = int(depth[-1])
+    where = at[0] if deepest[0] > MAX_REGION_DEPTH else at[1]
+    return deepest[0], deepest[1], max(where, 0)
+
+
+def check_nesting(text: str, source_name: str = "<input>") -> None:
+    """Raise `ParseError` before jaxlib sees text nested deeper than its parser survives."""
+    braces, brackets, at = nesting_depths(text)
+    if braces <= MAX_REGION_DEPTH and brackets <= MAX_BRACKET_DEPTH:
+        return
+    data = text.encode("utf-8", "replace")
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    what = (
+        f"{braces} nested regions/attribute dicts (`{{`), more than the {MAX_REGION_DEPTH} "
+        "shardc accepts"
+        if braces > MAX_REGION_DEPTH
+        else f"brackets nested {brackets} deep, more than the {MAX_BRACKET_DEPTH} shardc accepts"
+    )
+    raise ParseError(
+        f"{source_name}:{line}:{col}: input nested too deeply: {what}",
+        hint="flatten the nesting (MLIR's parser recurses once per level)",
+    )
 
 
 def _parse_error(e: Exception, text: str, source_name: str) -> ParseError:

@@ -317,6 +317,24 @@ class _Printer:
         return name
 
     def print_op(self, op: Operation, indent: str) -> None:
+        """Print `op` and everything nested in it; an explicit stack, so nesting depth is data."""
+        # work items: a finished line, an (op, indent) to print, or a (block, indent) to open
+        stack: list[str | tuple[Operation | Block, str]] = [(op, indent)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                self.out.append(item)
+            elif isinstance(item[0], Operation):
+                self._print_one(item[0], item[1], stack)
+            else:
+                self._print_block_header(item[0], item[1])
+                inner = item[1] + "  "
+                stack.extend((o, inner) for o in reversed(item[0].ops))
+
+    def _print_one(
+        self, op: Operation, indent: str, stack: list[str | tuple[Operation | Block, str]]
+    ) -> None:
+        """Print `op`'s own line(s); its regions' blocks go on `stack`, then its closing line."""
         head = ""
         n = len(op.results)
         if n:
@@ -341,14 +359,14 @@ class _Printer:
         if props:
             parts.append(" <{" + props.body() + "}>")
         attrs = _result_sharding_attrs(op)
+        nested: list[str | tuple[Operation | Block, str]] = []
         if op.regions:
             parts.append(" ({")
             self.out.append("".join(parts))
             for ri, region in enumerate(op.regions):
                 if ri:
-                    self.out.append(indent + "}, {")
-                for block in region.blocks:
-                    self.print_block(block, indent)
+                    nested.append(indent + "}, {")
+                nested.extend((block, indent) for block in region.blocks)
             parts = [indent + "})"]
         if attrs:
             parts.append(" {" + attrs + "}")
@@ -359,10 +377,18 @@ class _Printer:
         parts.append(f" : ({ins}) -> {outs}")
         if self.with_locs and op.loc:
             parts.append(" " + op.loc)
-        self.out.append("".join(parts))
+        closing = "".join(parts)
+        if not op.regions:
+            self.out.append(closing)
+            return
+        stack.append(closing)
+        stack.extend(reversed(nested))
 
-    def print_block(self, block: Block, indent: str) -> None:
-        if block.args or block.label is not None and block.parent and len(block.parent.blocks) > 1:
+    def _print_block_header(self, block: Block, indent: str) -> None:
+        """Name the block's arguments and print its label line where one is needed."""
+        # an empty block needs its label: `({\n})` would be a region with no block at all
+        multi = block.label is not None and block.parent and len(block.parent.blocks) > 1
+        if block.args or multi or not block.ops:
             args = []
             for a in block.args:
                 name = f"%arg{self.next_arg}"
@@ -372,9 +398,6 @@ class _Printer:
                 args.append(f"{name}: {a.type}{loc}")
             label = block.label or "bb0"
             self.out.append(f"{indent}^{label}" + (f"({', '.join(args)})" if args else "") + ":")
-        inner = indent + "  "
-        for op in block.ops:
-            self.print_op(op, inner)
 
 
 def _result_sharding_attrs(op: Operation) -> str:

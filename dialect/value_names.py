@@ -66,30 +66,35 @@ def _name_func(func: Operation, names: dict[int, str]) -> None:
 
 
 def _name_block(block: Block, scope: _Scope, names: dict[int, str], args_named: bool) -> None:
-    if not args_named:
-        for a in block.args:
-            names[id(a)] = scope.unique(f"arg{scope.next_arg}")
-            scope.next_arg += 1
-    for op in block.ops:
-        if op.name in _CONSTANTS and len(op.results) == 1:
-            t = op.results[0].type
-            integral = isinstance(t, TensorType) and t.element_type[:1] in ("i", "u")
-            names[id(op.results[0])] = scope.unique("c" if integral else "cst")
-        elif op.results:
-            n = str(scope.next_value)
-            scope.next_value += 1
-            scope.used.add(n)
-            if len(op.results) == 1:
-                names[id(op.results[0])] = "%" + n
-            else:
-                for r in op.results:
-                    names[id(r)] = f"%{n}#{r.index}"
-        for region in op.regions:
-            inner = scope.copy()
-            for b in region.blocks:
-                if op.name == "stablehlo.while" and b is region.blocks[0]:
-                    for a in b.args:
-                        names[id(a)] = inner.unique("iterArg")
-                    _name_block(b, inner, names, args_named=True)
+    # a worklist of (block, its scope, args named): nesting depth is the input's to choose;
+    # each region gets a copy of the scope as it stood at its op, so the order does not matter
+    work = [(block, scope, args_named)]
+    while work:
+        block, scope, args_named = work.pop()
+        if not args_named:
+            for a in block.args:
+                names[id(a)] = scope.unique(f"arg{scope.next_arg}")
+                scope.next_arg += 1
+        for op in block.ops:
+            if op.name in _CONSTANTS and len(op.results) == 1:
+                t = op.results[0].type
+                integral = isinstance(t, TensorType) and t.element_type[:1] in ("i", "u")
+                names[id(op.results[0])] = scope.unique("c" if integral else "cst")
+            elif op.results:
+                n = str(scope.next_value)
+                scope.next_value += 1
+                scope.used.add(n)
+                if len(op.results) == 1:
+                    names[id(op.results[0])] = "%" + n
                 else:
-                    _name_block(b, inner, names, args_named=False)
+                    for r in op.results:
+                        names[id(r)] = f"%{n}#{r.index}"
+            for region in op.regions:
+                inner = scope.copy()
+                for b in reversed(region.blocks):  # popped in order: they share `inner`
+                    if op.name == "stablehlo.while" and b is region.blocks[0]:
+                        for a in b.args:
+                            names[id(a)] = inner.unique("iterArg")
+                        work.append((b, inner, True))
+                    else:
+                        work.append((b, inner, False))

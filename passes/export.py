@@ -242,19 +242,20 @@ class _Exporter:
 
     # -- pin -----------------------------------------------------------------------------------
     def pin(self) -> None:
-        for func in self.module.funcs.values():
-            body = func_body(func)
-            if body is not None:
-                self.pin_block(body)
+        # a worklist of blocks, not recursion: nesting depth is the input's to choose
+        work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
+        while work:
+            work.extend(self.pin_block(work.pop()))
 
-    def pin_block(self, block: Block) -> None:
+    def pin_block(self, block: Block) -> list[Block]:
+        """Pin `block`'s op results; returns the nested blocks still to pin."""
         new_ops: list[Operation] = []
+        nested: list[Block] = []
         for op in block.ops:
             new_ops.append(op)
-            for region in op.regions:
-                if op.name in PIN_SCOPES:
-                    for b in region.blocks:
-                        self.pin_block(b)
+            if op.name in PIN_SCOPES:
+                for region in op.regions:
+                    nested.extend(region.blocks)
             if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
                 continue
             for r in op.results:
@@ -285,6 +286,7 @@ class _Exporter:
                 c.parent = block
                 new_ops.append(c)
         block.ops = new_ops
+        return nested
 
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
         outs = ManualComputation(op).out_shardings

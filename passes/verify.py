@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
-from shardc.dialect.ir import Module, Operation, symbol_name
+from shardc.dialect.ir import Module, Operation, Value, callee_name, symbol_name
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
-from shardc.dialect.types import TensorType, split_function_type
+from shardc.dialect.types import OpaqueType, TensorType, split_function_type
 
 from .context import PassContext
 
@@ -70,6 +70,7 @@ def verify_module(module: Module) -> None:
             _verify_func(module, op, meshes)
     for op in module.walk():
         _verify_op(module, op, meshes)
+    verify_propagatable(module)
 
 
 def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> None:
@@ -132,6 +133,14 @@ def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> No
             location=loc,
         )
     manual = view.manual_axes
+    dup = sorted({a for a in manual if manual.count(a) > 1})
+    if dup:
+        raise VerificationError(
+            f"sdy.manual_computation: manual_axes names {_axes(dup)} more than once "
+            f"(manual_axes={{{_axes(list(manual))}}})",
+            location=loc,
+            hint="list each manual axis once",
+        )
     if manual:
         for s in in_list + out_list:
             mesh = resolve_mesh(module, s, meshes)
@@ -145,3 +154,130 @@ def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> No
     for i, (s, v) in enumerate(zip(out_list, op.results, strict=True)):
         check_sharding(module, s, v.type, f"sdy.manual_computation out_shardings[{i}]", op, meshes)
 
+
+def _axes(names: list[str]) -> str:
+    return ", ".join(f'"{a}"' for a in names)
+
+
+# ---------------------------------------------------------------------------------------------
+# What Shardy's propagation refuses: shardc refuses it too, with a reason
+
+
+def verify_propagatable(module: Module) -> None:
+    """Reject what Shardy's pipeline rejects: dynamic dims, tuples, recursive calls, sharding
+    groups whose members differ in shape or sit on both sides of a manual computation."""
+    groups: dict[str, list[tuple[Value, Operation]]] = {}
+    for op in module.walk():
+        loc = module.resolve_loc(op.loc)
+        values = list(op.results)
+        if op.name == "func.func" and op.regions and op.regions[0].blocks:
+            values += op.regions[0].entry.args
+        for v in values:
+            _check_static_tensor(v.type, op, loc)
+        for region in op.regions:
+            for block in region.blocks:
+                if op.name != "func.func":
+                    for a in block.args:
+                        _check_static_tensor(a.type, op, loc)
+        if op.name == "sdy.sharding_group":
+            gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
+            groups.setdefault(gid, []).append((op.operands[0], op))
+    for gid, members in groups.items():
+        _check_group(module, gid, members)
+    _check_no_recursion(module)
+
+
+def _check_static_tensor(t: object, op: Operation, loc: str | None) -> None:
+    if isinstance(t, TensorType):
+        if any(d < 0 for d in t.shape):
+            raise VerificationError(
+                f"{op.name}: {t} has a dynamic dimension; sharding propagation (shardc's, as "
+                "Shardy's) needs static shapes",
+                location=loc,
+                hint="lower with static shapes (jax.jit specializes on concrete shapes)",
+            )
+    elif isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
+        raise VerificationError(
+            f"{op.name}: tuple type {t}: sharding propagation (shardc's, as Shardy's) does not "
+            "support tuples",
+            location=loc,
+            hint="pass the tensors separately (JAX flattens pytrees this way)",
+        )
+
+
+def _enclosing_manual(op: Operation) -> Operation | None:
+    cur = op.parent_op
+    while cur is not None and cur.name != "sdy.manual_computation":
+        cur = cur.parent_op
+    return cur
+
+
+def _value_scope(v: Value) -> Operation | None:
+    """The innermost manual computation a value lives in (its defining op's or its block's)."""
+    from shardc.dialect.ir import BlockArgument, OpResult
+
+    if isinstance(v, OpResult):
+        return _enclosing_manual(v.owner)
+    if not isinstance(v, BlockArgument) or v.block.parent is None:
+        return None
+    op = v.block.parent.parent
+    if op is None:
+        return None
+    return op if op.name == "sdy.manual_computation" else _enclosing_manual(op)
+
+
+def _check_group(module: Module, gid: str, members: list[tuple[Value, Operation]]) -> None:
+    first, first_op = members[0]
+    scope = _value_scope(first)
+    for v, op in members[1:]:
+        loc = module.resolve_loc(op.loc)
+        if _value_scope(v) is not scope:
+            raise VerificationError(
+                f"sdy.sharding_group {gid}: its members are on both sides of a "
+                "sdy.manual_computation boundary (a group may not cross it)",
+                location=loc,
+                hint="group values inside one manual computation, or outside all of them",
+            )
+        if str(v.type) != str(first.type):
+            raise VerificationError(
+                f"sdy.sharding_group {gid}: its members must have one shape: {v.type} here, "
+                f"{first.type} at {module.resolve_loc(first_op.loc) or 'its first member'}",
+                location=loc,
+                hint="group only values of the same shape",
+            )
+
+
+def _check_no_recursion(module: Module) -> None:
+    """A call graph with a cycle cannot be propagated (Shardy inlines or clones callees)."""
+    funcs = module.funcs
+    calls: dict[str, list[tuple[str, Operation]]] = {}
+    for name, f in funcs.items():
+        calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in funcs:
+        if state.get(root):
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        state[root] = 1
+        while stack:
+            name, i = stack.pop()
+            edges = calls.get(name, [])
+            if i >= len(edges):
+                state[name] = 2
+                continue
+            stack.append((name, i + 1))
+            callee, call = edges[i]
+            if callee not in funcs:
+                continue
+            if state.get(callee) == 1:
+                path = [n for n, _ in stack] + [callee]
+                cycle = path[path.index(callee):]
+                raise VerificationError(
+                    "recursive call: " + " -> ".join(f"@{n}" for n in cycle) + " (sharding "
+                    "propagation needs an acyclic call graph)",
+                    location=module.resolve_loc(call.loc),
+                    hint="unroll the recursion or express it as a stablehlo.while loop",
+                )
+            if not state.get(callee):
+                state[callee] = 1
+                stack.append((callee, 0))

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # subcommand name -> module under shardc.tools
 SUBCOMMANDS: dict[str, str] = {
@@ -24,15 +25,26 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+class UsageError(Exception):
+    """A command line argparse rejects (unknown flag, bad choice, missing input)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line `error: ...` and exit 1, like every other error."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from shardc import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="shardc",
         description="shardc: sharding-annotation compiler for JAX/XLA (StableHLO + sdy).",
     )
     parser.add_argument("--version", action="version", version=f"shardc {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, modname in SUBCOMMANDS.items():
         try:
             mod = importlib.import_module(f"shardc.tools.{modname}")
@@ -48,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from shardc.dialect.errors import ShardcError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -12,6 +12,7 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="input .mlir file, or - for stdin")
+    parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument(
         "--no-check-replication",
         action="store_true",
@@ -31,28 +32,38 @@ def run(args: argparse.Namespace) -> int:
 
     from shardc.dialect.errors import ShardcError
 
-    from .io import read_input, split_chunks
+    from .io import read_input, split_chunks, write_output
 
     text, name = read_input(args.input)
     if not args.split_input_file:
-        _check_one(text, name, args)
+        write_output(args.output, _check_one(text, name, args))
         return 0
     failed = 0
+    to_file = args.output not in (None, "-")
+    report: list[str] = []
     for chunk in split_chunks(text):
         try:
-            _check_one(chunk, name, args)
+            lines = _check_one(chunk, name, args)
         except ShardcError as e:
             failed += 1
             sys.stdout.flush()
             print(f"error: {e.first_line()}", file=sys.stderr, flush=True)
+            continue
+        if to_file:
+            report.append(lines)
+        else:
+            print(lines, end="", flush=True)
+    if to_file:
+        write_output(args.output, "".join(report))
     return 1 if failed else 0
 
 
-def _check_one(text: str, name: str, args: argparse.Namespace) -> None:
+def _check_one(text: str, name: str, args: argparse.Namespace) -> str:
+    """The report of one module, as lines ending in a newline."""
     from shardc.api_check import check
     from shardc.importer import import_text
     from shardc.passes.pipeline import CLI
 
     module = import_text(text, name)
     report = check(module, check_replication=not args.no_check_replication, caller=CLI)
-    print("\n".join(report.lines()), flush=True)
+    return "\n".join(report.lines()) + "\n"

@@ -15,10 +15,23 @@ from collections.abc import Callable
 
 def read_input(path: str) -> tuple[str, str]:
     """(text, name for messages) of `path`, or of stdin for `-`."""
+    from shardc.dialect.errors import ParseError
+
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as f:
-        return f.read(), path
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ParseError(
+            f"{name}:{line}:{col}: invalid UTF-8 at byte offset {e.start} "
+            f"(byte 0x{data[e.start]:02x}): MLIR text must be UTF-8",
+            hint="re-encode the file as UTF-8, or write the character as an escape in a string",
+        ) from None
 
 
 def write_output(path: str | None, text: str) -> None:
@@ -30,6 +43,15 @@ def write_output(path: str | None, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardc-", suffix=".tmp")
     try:
+        # mkstemp makes the file 0600: give it the mode a plain open() would (an existing
+        # file keeps its own)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

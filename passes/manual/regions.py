@@ -115,18 +115,16 @@ def region_of(module: Module, op: Operation, parent: ManualRegion | None = None)
 def manual_regions(module: Module) -> list[ManualRegion]:
     """Every manual region of the module, outer before inner (pre-order)."""
     out: list[ManualRegion] = []
-
-    def visit(op: Operation, parent: ManualRegion | None) -> None:
+    # an explicit stack (ops in reverse so they pop in order): nesting depth is the input's
+    stack: list[tuple[Operation, ManualRegion | None]] = [(module.op, None)]
+    while stack:
+        op, parent = stack.pop()
         if op.name == MANUAL_OP:
             region = region_of(module, op, parent)
             out.append(region)
             parent = region
-        for r in op.regions:
-            for b in r.blocks:
-                for inner in b.ops:
-                    visit(inner, parent)
-
-    visit(module.op, None)
+        stack.extend((inner, parent) for r in reversed(op.regions) for b in reversed(r.blocks)
+                     for inner in reversed(b.ops))
     return out
 
 
