@@ -7,15 +7,11 @@ manual axes, the mesh a sharding names, an op's sharding rule.
 
 from __future__ import annotations
 
-from shardc.dialect.ir import Module, Operation, Value, func_body, func_result_sharding
+from shardc.dialect.ir import Module, Operation, Value, func_body
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import rule_for
-from shardc.dialect.sharding_syntax import (
-    parse_manual_axes,
-    parse_sharding_per_value,
-    parse_tensor_sharding,
-)
-from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
+from shardc.dialect.shardings import Mesh, TensorSharding
 
 
 def value_sharding(v: Value) -> TensorSharding | None:
@@ -35,7 +31,7 @@ def value_sharding(v: Value) -> TensorSharding | None:
 
 def result_sharding(func: Operation, index: int) -> TensorSharding | None:
     """The `sdy.sharding` of result `index` of a `func.func`, else that of the returned value."""
-    s = func_result_sharding(func, index)
+    s = Func(func).result_sharding(index)
     if s is not None:
         return s
     body = func_body(func)
@@ -46,46 +42,27 @@ def result_sharding(func: Operation, index: int) -> TensorSharding | None:
 
 def declared_result_sharding(func: Operation, index: int) -> TensorSharding | None:
     """The `sdy.sharding` attribute of result `index` of a `func.func` only."""
-    return func_result_sharding(func, index)
+    return Func(func).result_sharding(index)
 
 
 def constraint_sharding(op: Operation) -> TensorSharding | None:
     """The sharding an `sdy.sharding_constraint` / `sdy.reshard` asks for."""
-    s = op.properties.get("sharding")
-    if s is None:
-        return op.results[0].sharding if op.results else None
-    if isinstance(s, str):
-        s = parse_tensor_sharding(s)
-        op.properties["sharding"] = s
-    return s
-
-
-def _per_value(op: Operation, key: str) -> list[TensorSharding]:
-    raw = op.properties.get(key)
-    if raw is None:
-        return []
-    if isinstance(raw, ShardingPerValue):
-        return list(raw.shardings)
-    return list(parse_sharding_per_value(str(raw)).shardings)
+    return ShardingConstraint(op).sharding
 
 
 def manual_in_shardings(op: Operation) -> list[TensorSharding]:
     """The `in_shardings` of an `sdy.manual_computation` (global view, manual axes included)."""
-    return _per_value(op, "in_shardings")
+    return list(ManualComputation(op).in_shardings)
 
 
 def manual_out_shardings(op: Operation) -> list[TensorSharding]:
     """The `out_shardings` of an `sdy.manual_computation`."""
-    return _per_value(op, "out_shardings")
+    return list(ManualComputation(op).out_shardings)
 
 
 def manual_axes(op: Operation) -> tuple[str, ...]:
     """The manual axes of an `sdy.manual_computation`."""
-    raw = op.properties.get("manual_axes")
-    if raw is None:
-        return ()
-    axes = raw if isinstance(raw, ManualAxes) else parse_manual_axes(str(raw))
-    return axes.axes
+    return ManualComputation(op).manual_axes
 
 
 def io_sharding(
