@@ -38,8 +38,8 @@ def _confirm_fixed_point(text: str, options: PropagationOptions) -> None:
 
 @pytest.mark.parametrize("path", [*GOLDENS, MLP], ids=os.path.basename)
 def test_fixed_point(path: str) -> None:
-    text = open(path).read()
-    _confirm_fixed_point(text, PropagationOptions())
+    for chunk in open(path).read().split("\n// -----\n"):  # cases grouped by `// -----`
+        _confirm_fixed_point(chunk, PropagationOptions())
 
 
 def test_fixed_point_basic() -> None:

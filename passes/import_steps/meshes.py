@@ -48,8 +48,9 @@ def dedup_meshes(module: Module) -> dict[str, str]:
         return alias
 
     def rename(s: TensorSharding) -> TensorSharding:
-        if isinstance(s.mesh, str) and s.mesh in alias:
-            return TensorSharding(alias[s.mesh], s.dims, s.replicated, s.unreduced)
+        name = s.mesh_name  # None for an inline mesh
+        if name is not None and name in alias:
+            return TensorSharding(alias[name], s.dims, s.replicated, s.unreduced)
         return s
 
     rewrite_shardings(module, rename)

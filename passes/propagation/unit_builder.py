@@ -19,6 +19,7 @@ from shardc.dialect.ir import (
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.builder import identity_rule
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
@@ -34,7 +35,6 @@ from .units import (
     ManualResultSlot,
     Slot,
     Unit,
-    identity_rule,
     num_elements,
     parse_direction,
     rank_of,
@@ -158,7 +158,7 @@ class ModuleUnits:
             u = Unit(
                 "func_result",
                 "func.return",
-                identity_rule(shape, 1, 1),
+                identity_rule(tuple(shape)),
                 [Slot(v)],
                 [Slot(h)],
                 fixed_direction=Directions.BOTH,
@@ -189,7 +189,7 @@ class ModuleUnits:
             u = Unit(
                 "barrier" if name == "sdy.propagation_barrier" else "op",
                 name,
-                identity_rule(shape, 1, 1),
+                identity_rule(tuple(shape)),
                 [self.operand_slot(op, 0)],
                 [Slot(r)],
                 op=op,
@@ -244,7 +244,7 @@ class ModuleUnits:
             )
             if not shape_ok:
                 return
-        u = Unit("edge", op.name, identity_rule(t.shape, len(sources), 1), sources, [target], op=op)
+        u = Unit("edge", op.name, identity_rule(t.shape, len(sources)), sources, [target], op=op)
         self._finish_unit(u)
 
     def _add_while(self, op: Operation) -> None:
