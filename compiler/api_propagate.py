@@ -93,6 +93,7 @@ def propagate_text(
     check_replication: bool = True,
     with_locs: bool = False,
     dump_after: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (),
     caller: Caller | None = None,
 ) -> tuple[str, PropagationReport]:
     """`propagate`, also returning the report (the CLI prints its notes and explanations)."""
@@ -106,6 +107,7 @@ def propagate_text(
         propagation=options,
         export=_mode(mode),
         dump_after=dump_after,
+        disable=disable,
     )
     with suspended_gc():
         module = import_text(text, source_name)

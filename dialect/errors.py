@@ -58,13 +58,3 @@ def caret_excerpt(text: str, line: int, column: int) -> str:
         return ""
     src = lines[line - 1]
     return f"{src}\n{' ' * max(column - 1, 0)}^"
-
-
-def describe_value(name: str, op_name: str | None = None, location: str | None = None) -> str:
-    """`%3 (result of stablehlo.add at f.py:3:4)`: how messages name a value."""
-    parts = []
-    if op_name:
-        parts.append(f"result of {op_name}")
-    if location:
-        parts.append(f"at {location}")
-    return f"{name} ({', '.join(parts)})" if parts else name

@@ -10,11 +10,11 @@ attribute of the func argument or of the op that defines the value.
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .brackets import split_top_level
 from .shardings import Mesh, TensorSharding
 from .types import Type
 
@@ -33,38 +33,6 @@ def suspended_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-# brackets, commas, and whole string literals (so quoted text never needs a char-by-char walk)
-BRACKET_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\](){}<>,]')
-
-
-def split_top_level(text: str) -> list[str]:
-    """Split `text` at commas outside brackets, `<...>` and strings (`->` is not a bracket)."""
-    out: list[str] = []
-    depth = 0
-    start = 0
-    for m in BRACKET_TOKENS.finditer(text):
-        c = m.group()
-        if c == ",":
-            if depth == 0:
-                i = m.start()
-                out.append(text[start:i])
-                start = i + 1
-        elif len(c) > 1:
-            continue  # a string literal
-        elif c in "([{<":
-            depth += 1
-        elif c == ">":
-            i = m.start()
-            if i == 0 or text[i - 1] != "-":
-                depth -= 1
-        else:
-            depth -= 1
-    tail = text[start:]
-    if tail.strip() or out:
-        out.append(tail)
-    return out
 
 
 class AttrDict:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
+from .brackets import balanced, split_top_level
+from .brackets import match_close as _match_close
 from .errors import ParseError
 from .ir import (
-    BRACKET_TOKENS,
     AttrDict,
     AttrList,
     Block,
@@ -26,7 +27,6 @@ from .ir import (
     Value,
     func_num_results,
     parse_dict_list,
-    split_top_level,
     suspended_gc,
 )
 from .sharding_syntax import (
@@ -46,24 +46,6 @@ _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
 
 
-def _match_close(text: str, i: int) -> int:
-    """Index of the bracket closing `text[i]`, skipping strings and `->` arrows."""
-    depth = 0
-    for m in BRACKET_TOKENS.finditer(text, i):
-        c = m.group()
-        if c == "," or len(c) > 1:
-            continue
-        if c in "([{<":
-            depth += 1
-            continue
-        if c == ">" and text[m.start() - 1] == "-":
-            continue
-        depth -= 1
-        if depth == 0:
-            return m.start()
-    raise ValueError("unbalanced brackets")
-
-
 _type = parse_type
 
 
@@ -78,12 +60,7 @@ def _balanced(text: str | None) -> bool:
         return False
     if "{" not in text:
         return True
-    return (
-        text.count("{") == text.count("}")
-        and text.count("[") == text.count("]")
-        and text.count("(") == text.count(")")
-        and text.count("<") == text.count(">") - text.count("->")
-    )
+    return balanced(text)
 
 
 class _Frame:

@@ -29,6 +29,8 @@ Where shardings live (and nowhere else):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .ir import FuncOp, Module, Operation, func_num_results, symbol_name
 from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 
@@ -47,6 +49,7 @@ __all__ = [
     "ShardingGroup",
     "enclosing_module_op",
     "mesh_of_op",
+    "rewrite_shardings",
 ]
 
 
@@ -227,6 +230,31 @@ def mesh_of_op(op: Operation, sharding: TensorSharding) -> Mesh | None:
     return None
 
 
-def module_meshes(module: Module) -> dict[str, Mesh]:
-    """Mesh symbol name -> `Mesh`, in module order."""
-    return module.meshes
+def rewrite_shardings(module: Module, fn: Callable[[TensorSharding], TensorSharding]) -> None:
+    """Replace every sharding of `module`, wherever it lives (see above), by `fn` of it."""
+
+    def new(s: TensorSharding | None) -> TensorSharding | None:
+        return None if s is None else fn(s)
+
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    if a.sharding is not None:
+                        a.sharding = fn(a.sharding)
+        for r in op.results:
+            if r.sharding is not None:
+                r.sharding = fn(r.sharding)
+        name = op.name
+        if name == FUNC:
+            assert isinstance(op, FuncOp)
+            op.result_shardings = [new(s) for s in op.result_shardings]
+        elif name in ShardingConstraint.OP_NAMES:
+            c = ShardingConstraint(op)
+            c.sharding = fn(c.sharding)
+        elif name == MANUAL_COMPUTATION:
+            m = ManualComputation(op)
+            if "in_shardings" in op.properties:
+                m.in_shardings = tuple(fn(s) for s in m.in_shardings)
+            if "out_shardings" in op.properties:
+                m.out_shardings = tuple(fn(s) for s in m.out_shardings)

@@ -389,11 +389,3 @@ class ManualAxes:
         return "#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in self.axes) + "}>"
 
     __repr__ = __str__
-
-
-def local_dim_size(dim: int, axes: tuple[AxisRef, ...], mesh: Mesh) -> int:
-    """Per-device size of a dim of size `dim` sharded over `axes` (rounded up: XLA pads)."""
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return -(-dim // n)

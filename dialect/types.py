@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .brackets import split_top_level, top_level_arrow
+
 _TENSOR = re.compile(r"tensor<((?:(?:\d+|\?)x)*)([^,<>]+(?:<[^>]*>)?)(?:,\s*(.+))?>$")
 
 
@@ -87,8 +89,6 @@ def element_bytes(element_type: str) -> int:
 
 def split_types(text: str) -> list[str]:
     """`tensor<2xf32>, tensor<f32>` -> the types (respecting nested `<...>`)."""
-    from .ir import split_top_level
-
     text = text.strip()
     if not text:
         return []
@@ -99,20 +99,7 @@ def split_types(text: str) -> list[str]:
 def split_function_type(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """`(A, B) -> (C, D)` or `(A) -> C` -> (("A", "B"), ("C", "D"))."""
     text = text.strip()
-    depth = 0
-    arrow = -1
-    for i, c in enumerate(text):
-        if c in "(<[{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == ">":
-            if i > 0 and text[i - 1] == "-":
-                if depth == 0:
-                    arrow = i - 1
-                    break
-            else:
-                depth -= 1
+    arrow = top_level_arrow(text)
     if arrow < 0:
         raise ValueError(f"not a function type: {text}")
     ins = text[:arrow].strip()

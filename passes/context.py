@@ -41,6 +41,7 @@ class PassContext:
     report: PropagationReport | None = None  # set by the propagate pass
     removed_collectives: list[str] = field(default_factory=list)
     kept_collectives: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # import steps' (the report gets them)
     _variance: VarianceResult | None = None
 
     def value_variance(self, module: Module) -> VarianceResult:

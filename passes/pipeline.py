@@ -9,10 +9,11 @@ and `shardc propagate / opt / check / compile` each say what they want with a
     ctx.report                  # the propagate pass's PropagationReport
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
-replication) -> propagate -> remove-redundant-collectives -> export. A pass is a small frozen
-dataclass with a `name` and `run(module, ctx)` (passes/context.py); to add one, write its module
-and add it to `build_pipeline`. `dump_after` names passes after which the module is printed
-(`--dump-after NAME`; `all` for every pass).
+replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
+-> remove-redundant-collectives -> export. A pass is a small frozen dataclass with a `name` and
+`run(module, ctx)` (passes/context.py); to add one, write its module and add it to
+`build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
+NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from shardc.dialect.ir import Module, suspended_gc
 
 from .context import CLI, Caller, Pass, PassContext
 from .export import ExportPass
+from .import_steps.call_sites import SplitCallSites
+from .import_steps.constraints import ApplyShardingConstraints
+from .import_steps.manual_axes import ManualAxesCleanup
+from .import_steps.meshes import DedupMeshes
+from .import_steps.sharding_groups import ImportShardingGroups
+from .import_steps.size_one_axes import RemoveSizeOneAxes
 from .manual.partition_id import PartitionIdCheck
 from .manual.redundant import RemoveRedundantCollectives
 from .manual.replication import ReplicationCheck
@@ -46,12 +53,23 @@ __all__ = [
 
 ExportMode = Literal["annotate", "pin"]
 
+# Shardy's import pipeline, in its order: what propagation expects the IR to look like
+IMPORT_STEPS: tuple[Pass, ...] = (
+    SplitCallSites(),
+    DedupMeshes(),
+    RemoveSizeOneAxes(),
+    ManualAxesCleanup(),
+    ApplyShardingConstraints(),
+    ImportShardingGroups(),
+)
+
 # every pass a pipeline may hold, in pipeline order (what --dump-after accepts)
 PASS_NAMES: tuple[str, ...] = (
     VerifyPass.name,
     ManualShapesCheck.name,
     PartitionIdCheck.name,
     ReplicationCheck.name,
+    *(p.name for p in IMPORT_STEPS),
     PropagatePass.name,
     RemoveRedundantCollectives.name,
     ExportPass.name,
@@ -72,16 +90,21 @@ class PipelineOptions:
     remove_redundant_collectives: bool = False
     export: ExportMode | None = None  # None: leave the propagated IR as it is (no export)
     dump_after: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()  # passes to leave out, by name
 
     def __post_init__(self) -> None:
         if self.export not in (None, "annotate", "pin"):
             raise ShardcError(f"unknown export mode {self.export!r}", hint="use 'annotate' or 'pin'")
-        unknown = [n for n in self.dump_after if n not in PASS_NAMES and n != "all"]
-        if unknown:
-            raise ShardcError(
-                f"--dump-after {unknown[0]}: no pass of that name",
-                hint="name one of " + ", ".join(PASS_NAMES) + ", or all",
-            )
+        for flag, names, extra in (
+            ("--dump-after", self.dump_after, ("all",)),
+            ("--disable-pass", self.disable, ()),
+        ):
+            unknown = [n for n in names if n not in PASS_NAMES and n not in extra]
+            if unknown:
+                raise ShardcError(
+                    f"{flag} {unknown[0]}: no pass of that name",
+                    hint="name one of " + ", ".join(PASS_NAMES) + "".join(f", or {e}" for e in extra),
+                )
 
 
 def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
@@ -94,12 +117,13 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     if options.check_replication:
         passes.append(ReplicationCheck())
     if options.propagate:
+        passes += IMPORT_STEPS
         passes.append(PropagatePass(options.propagation))
     if options.remove_redundant_collectives:
         passes.append(RemoveRedundantCollectives())
     if options.export is not None:
         passes.append(ExportPass(options.export, options.propagation.keep_open))
-    return tuple(passes)
+    return tuple(p for p in passes if p.name not in options.disable)
 
 
 def run_pipeline(

@@ -15,8 +15,19 @@ GOLDENS = sorted(glob.glob(os.path.join(HERE, "lit", "propagate", "*.mlir")))
 MLP = os.path.join(HERE, "..", "examples", "mlp.mlir")
 
 
-def _confirm_fixed_point(text: str, options: PropagationOptions) -> None:
+def _imported(text: str):  # type: ignore[no-untyped-def]
+    """The module as propagation sees it: imported, then the pipeline's import steps."""
+    from shardc.passes.pipeline import PipelineOptions, run_pipeline
+
     module = import_text(text)
+    steps = PipelineOptions(verify=False, check_manual=False, check_replication=False,
+                            disable=("propagate",))
+    run_pipeline(module, steps)
+    return module
+
+
+def _confirm_fixed_point(text: str, options: PropagationOptions) -> None:
+    module = _imported(text)
     prop = Propagator(module, options)
     prop.build()
     prop.run(write_back=False)
@@ -27,8 +38,8 @@ def _confirm_fixed_point(text: str, options: PropagationOptions) -> None:
 
 @pytest.mark.parametrize("path", [*GOLDENS, MLP], ids=os.path.basename)
 def test_fixed_point(path: str) -> None:
-    text = open(path).read()
-    _confirm_fixed_point(text, PropagationOptions())
+    for chunk in open(path).read().split("\n// -----\n"):  # cases grouped by `// -----`
+        _confirm_fixed_point(chunk, PropagationOptions())
 
 
 def test_fixed_point_basic() -> None:
@@ -55,7 +66,7 @@ def test_origins_recorded() -> None:
 
 
 def test_origins_off_costs_nothing() -> None:
-    prop = Propagator(import_text(open(MLP).read()), PropagationOptions())
+    prop = Propagator(_imported(open(MLP).read()), PropagationOptions())
     prop.build()
     report = prop.run()
     assert prop.observer is None and report.origins is None and report.explanation == []

@@ -93,3 +93,41 @@ def test_reported_shardings_are_the_exported_ones() -> None:
     x = np.arange(6, dtype=np.float32)
     compiled = low.compile()
     np.testing.assert_allclose(np.asarray(compiled(x)), x * 2.0)
+
+
+MESHES = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+sdy.mesh @mesh2 = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+
+
+def test_an_import_step_can_be_left_out() -> None:
+    from shardc.api_propagate import propagate_text
+
+    merged, _ = propagate_text(MESHES)
+    assert "@mesh2" not in merged and '<@mesh, [{"x"}, {}]>' in merged
+    kept, _ = propagate_text(MESHES, disable=("dedup-meshes",))
+    assert 'sdy.sharding<@mesh2, [{"x"}, {}]>' in kept
+    with pytest.raises(shardc.ShardcError, match="--disable-pass dedup: no pass of that name"):
+        propagate_text(MESHES, disable=("dedup",))
+
+
+def test_building_units_leaves_the_ir_alone() -> None:
+    """Building the propagation units changes no sharding: size-one axes, closed constraints
+    and groups are the import steps' business (the inputs are theirs, steps not run here)."""
+    from shardc.dialect.mlir_text import print_generic
+    from shardc.importer import import_text
+    from shardc.passes.propagation.driver import Propagator
+
+    for name in ("size_one_axes", "constraints", "sharding_groups", "manual_axes"):
+        text = (LIT / "import" / f"{name}.mlir").read_text().split("// -----")[0]
+        module = import_text(text)
+        before = print_generic(module)
+        prop = Propagator(module, PropagationOptions())
+        prop.build()
+        prop.write_back()  # the working state (constraint targets on results) goes back
+        assert print_generic(module) == before, name

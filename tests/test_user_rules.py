@@ -64,3 +64,33 @@ def test_override_an_op_rule_from_python() -> None:
 def test_a_bad_einsum_spec_fails_at_registration() -> None:
     with pytest.raises(shardc.ShardcError):
         shardc.einsum_rule("i j, j k -> i q q q (")
+
+
+def test_every_registration_path_validates_before_it_registers() -> None:
+    from shardc.dialect.rules import custom_call, registry
+
+    rule = shardc.einsum_rule("i j, j k -> i k", reduction="j")
+    # custom_call: the clash on the second target is found before the first is registered
+    with pytest.raises(shardc.ShardcError, match="custom_call @X64Combine is already registered"):
+        shardc.register_custom_call_rule("my_new_target", "X64Combine")(rule)
+    assert "my_new_target" not in custom_call._TARGET_RULES
+    # op rules: the same, and a bad name or a non-callable is refused the same way
+    with pytest.raises(shardc.ShardcError, match="stablehlo.add is already registered"):
+        shardc.register_rule("my.op", "stablehlo.add")(rule)
+    assert "my.op" not in registry._RULES
+    before = dict(registry._RULES)
+    for bad in (lambda: shardc.register_rule("my.op", "")(rule),
+                lambda: shardc.register_rule("my.op")("not a rule"),
+                lambda: shardc.register_custom_call_rule()(rule)):
+        with pytest.raises(shardc.ShardcError):
+            bad()
+    assert registry._RULES == before and "my.op" not in registry._RULES
+
+
+def test_strategy_names_come_from_the_strategy_table() -> None:
+    from shardc.passes.propagation.factor_propagation import STRATEGIES as TABLE
+    from shardc.passes.propagation.options import STRATEGIES
+
+    assert STRATEGIES == tuple(TABLE)
+    with pytest.raises(shardc.ShardcError, match="'greedy' is not a factor strategy"):
+        shardc.PropagationOptions(strategy="greedy")

@@ -24,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument("--mesh", default=None, metavar="x=4,y=2",
                         help="compile for this mesh instead of the entry's own (same axis names)")
-    parser.add_argument("--strategy", choices=("aggressive", "basic"), default=None,
+    from shardc.passes.propagation.options import STRATEGIES
+
+    parser.add_argument("--strategy", choices=STRATEGIES, default=None,
                         help="propagation factor strategy (default: the options' default)")
     parser.add_argument("--format", choices=("text", "pretty", "generic"), default="pretty",
                         help="output syntax (text is pretty)")

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         propagate=False,
         remove_redundant_collectives=args.remove_redundant_collectives,
         dump_after=tuple(args.dump_after),
+        disable=tuple(args.disable_pass),
     )
 
     def run_one(chunk: str) -> str:

@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             check_replication=not args.no_check_replication,
             with_locs=args.debug_locs,
             dump_after=tuple(args.dump_after),
+            disable=tuple(args.disable_pass),
             caller=CLI,
         )
         err = sys.stderr

@@ -122,4 +122,11 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> 
         metavar="PASS",
         help="print the module on stderr after pass PASS (repeatable; `all` for every pass)",
     )
+    parser.add_argument(
+        "--disable-pass",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help="leave pass PASS out of the pipeline (repeatable; names as for --dump-after)",
+    )
     parser.add_argument("--split-input-file", action="store_true", help=split_help)

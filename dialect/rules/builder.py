@@ -7,6 +7,7 @@ Rules add factors one at a time, naming for every operand and result the dim the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from ..ir import Operation
 from ..types import TensorType
@@ -124,11 +125,14 @@ def pointwise_rule(op: Operation, shape: Sequence[int] | None = None) -> OpShard
     return RuleBuilder.for_op(op).add_pointwise(shape).build()
 
 
-def identity_rule(shape: Sequence[int], num_sources: int = 1) -> OpShardingRule:
-    """`([i, j], [i, j], ...)->([i, j])`: N sources and one target of the same shape.
+@lru_cache(maxsize=4096)
+def identity_rule(shape: tuple[int, ...], num_sources: int = 1) -> OpShardingRule:
+    """`([i, j], [i, j], ...)->([i, j])`: N sources and one target of the same shape, one
+    pass-through factor per dim (a dim of size 0 gets a factor of size 1, which nothing shards).
 
-    Shardy builds this on the fly for data-flow edges, function results and
-    `sdy.propagation_barrier`; the propagation driver may use it the same way.
+    Shardy builds this on the fly for data-flow edges, function results, constraints and
+    `sdy.propagation_barrier`; the propagation driver uses it the same way (the one definition).
     """
     rank = len(shape)
-    return RuleBuilder([rank] * num_sources, [rank]).add_pointwise(shape).build()
+    sizes = tuple(max(d, 1) for d in shape)
+    return RuleBuilder([rank] * num_sources, [rank]).add_pointwise(sizes).build()

@@ -12,7 +12,7 @@ from ..ir import Operation
 from .attrs import attr_text
 from .builder import NR, PT, RuleBuilder, pointwise_rule, shape_of
 from .model import OpShardingRule
-from .registry import register_rule
+from .registry import check_registration, register_rule
 
 CustomRuleFn = Callable[[Operation], OpShardingRule | None]
 
@@ -56,15 +56,20 @@ _TARGET_RULES: dict[str, CustomRuleFn] = {}
 def register_custom_call_rule(
     *targets: str, override: bool = False
 ) -> Callable[[CustomRuleFn], CustomRuleFn]:
-    """Register a rule for `stablehlo.custom_call @target`; twice raises unless `override`."""
+    """Register a rule for `stablehlo.custom_call @target`; twice raises unless `override`.
+    Nothing is registered unless every target can be (`RuleRegistrationError`, a ShardcError)."""
 
     def deco(fn: CustomRuleFn) -> CustomRuleFn:
+        check_registration(
+            "custom_call target",
+            targets,
+            fn,
+            _TARGET_RULES,
+            override,
+            "register_custom_call_rule",
+            key=lambda t: f"custom_call @{t}",
+        )
         for t in targets:
-            if t in _TARGET_RULES and not override:
-                raise ValueError(
-                    f"a sharding rule for custom_call @{t} is already registered; "
-                    "pass override=True to replace it"
-                )
             _TARGET_RULES[t] = fn
         return fn
 

@@ -9,7 +9,8 @@ from .cache import shape_keyed
 from .model import OpShardingRule
 from .registry import register_rule
 
-ELEMENTWISE_OPS = tuple(
+# ops whose rule is one pass-through factor per dim shared by every non-scalar tensor
+POINTWISE_OPS = tuple(
     f"stablehlo.{n}"
     for n in """abs add and atan2 cbrt ceil count_leading_zeros collective_broadcast
     collective_permute compare complex convert cosine cross-replica-sum divide exponential
@@ -19,8 +20,14 @@ ELEMENTWISE_OPS = tuple(
     sqrt subtract tan tanh xor all_reduce""".split()
 )
 
+# The element-wise ops (the one definition): the pointwise ones, select, clamp, and map (which
+# has no rule in Shardy either, reference). Propagation treats them as pass-through ops.
+ELEMENTWISE_OPS: frozenset[str] = frozenset(
+    (*POINTWISE_OPS, "stablehlo.select", "stablehlo.clamp", "stablehlo.map")
+)
 
-@register_rule(*ELEMENTWISE_OPS, "stablehlo.select")
+
+@register_rule(*POINTWISE_OPS, "stablehlo.select")
 @shape_keyed()
 def elementwise(op: Operation) -> OpShardingRule:
     """`([i, j], [i, j])->([i, j])`; scalar operands (select's pred) get `[]`."""

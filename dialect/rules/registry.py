@@ -8,6 +8,7 @@ moves nothing through the op and reports it by name).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..errors import ShardcError
 from ..ir import Operation
@@ -21,20 +22,51 @@ _RULES: dict[str, RuleFn] = {}
 
 
 class RuleRegistrationError(ShardcError, ValueError):
-    """A second rule for an op name registered without `override=True`."""
+    """A registration the registry refuses (bad name, not callable, a second rule without
+    `override=True`); raised before anything is registered."""
+
+
+def check_registration(
+    what: str,
+    names: tuple[str, ...],
+    fn: object,
+    table: dict[str, Any],
+    override: bool,
+    register: str,
+    key: Callable[[str], str] = lambda n: n,
+) -> None:
+    """Validate a whole registration before it changes `table` (every registry's one check):
+    at least one non-empty name, a callable rule, and no second rule unless `override`."""
+    if not names:
+        raise RuleRegistrationError(f"{register}() was given no {what}", hint=f"name at least one {what}")
+    for n in names:
+        if not isinstance(n, str) or not n.strip():
+            raise RuleRegistrationError(
+                f"{register}({n!r}): a {what} must be a non-empty string",
+                hint=f"pass {what}s as strings, e.g. {register}('stablehlo.add')",
+            )
+    if not callable(fn):
+        raise RuleRegistrationError(
+            f"{register}({', '.join(map(repr, names))}) decorates {fn!r}, which is not callable",
+            hint="decorate a function op -> OpShardingRule (or use einsum_rule(...))",
+        )
+    if override:
+        return
+    for n in names:
+        if n in table:
+            raise RuleRegistrationError(
+                f"a sharding rule for {key(n)} is already registered "
+                f"({getattr(table[n], '__qualname__', table[n])})",
+                hint=f"pass override=True to {register} to replace it",
+            )
 
 
 def register_rule(*names: str, override: bool = False) -> Callable[[RuleFn], RuleFn]:
-    """Register `fn` as the rule builder of the ops `names`; twice raises unless `override`."""
+    """Register `fn` as the rule builder of the ops `names`; twice raises unless `override`.
+    Nothing is registered unless every name can be."""
 
     def deco(fn: RuleFn) -> RuleFn:
-        for n in names:
-            if n in _RULES and not override:
-                raise RuleRegistrationError(
-                    f"a sharding rule for {n} is already registered "
-                    f"({getattr(_RULES[n], '__qualname__', _RULES[n])})",
-                    hint="pass override=True to register_rule to replace it",
-                )
+        check_registration("op name", names, fn, _RULES, override, "register_rule")
         for n in names:
             _RULES[n] = fn
         return fn
@@ -58,10 +90,6 @@ def rule_for(op: Operation) -> OpShardingRule | None:
         return parse_rule(str(attached))
     fn = _RULES.get(op.name)
     return fn(op) if fn is not None else None
-
-
-def has_registered_rule(name: str) -> bool:
-    return name in _RULES
 
 
 def registered_ops() -> list[str]:

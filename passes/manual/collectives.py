@@ -475,14 +475,6 @@ def eval_partition_arith(
     return None
 
 
-def constants_as_known(op: Operation, grid: DeviceGrid) -> np.ndarray | None:
-    """A scalar integer constant as a per-position array (so arithmetic can combine it)."""
-    if op.name != "stablehlo.constant" or not _scalar_like(op.results[0]):
-        return None
-    arr = parse_dense_ints(op.attr("value"))
-    return None if arr is None or arr.size != 1 else np.full(grid.num_devices, int(arr.flat[0]))
-
-
 def describe_axis_index(per_position: np.ndarray, grid: DeviceGrid) -> str:
     """`axis_index(("x", "y"))` when the value is one, else the axes it varies over."""
     axes = grid.varying_axes(per_position)

@@ -38,7 +38,7 @@ from .collectives import (
     describe_axis_index,
     eval_partition_arith,
 )
-from .regions import MANUAL_OP, ManualRegion, axes_text, manual_regions, spec_text
+from .regions import MANUAL_OP, ManualRegion, manual_regions, spec_text
 
 
 class View(Enum):
@@ -309,8 +309,4 @@ def analyze_variance(module: Module, view: View | str = View.VALUE) -> VarianceR
     return _Analyzer(module, View(view)).run()
 
 
-def format_variance(axes: tuple[str, ...]) -> str:
-    return "invariant" if not axes else f"varies over {axes_text(axes)}"
-
-
-__all__ = ["View", "VarianceResult", "analyze_variance", "format_variance", "symbol_name"]
+__all__ = ["View", "VarianceResult", "analyze_variance", "symbol_name"]

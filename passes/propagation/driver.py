@@ -26,7 +26,6 @@ from shardc.dialect.rules.model import FactorKind
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
 from ..context import PassContext
-from .call_sites import split_call_sites
 from .explain import Namer, dump_lines, explain_lines
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
 from .options import PropagationOptions
@@ -369,12 +368,13 @@ class PropagatePass:
 
     def run(self, module: Module, ctx: PassContext) -> None:
         ctx.report = propagate(module, self.options)
+        ctx.report.warnings.extend(ctx.warnings)
 
 
 def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
-    """Run the propagation on `module` (mutates it) and report what happened."""
+    """Run the propagation on `module` (mutates it) and report what happened; the import steps
+    (passes/import_steps/) are the pipeline's, run before."""
     with suspended_gc():
-        split_call_sites(module)  # the export merges or keeps them (call_sites.py)
         prop = Propagator(module, options or PropagationOptions())
         prop.build()
         return prop.run()

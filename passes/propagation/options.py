@@ -6,10 +6,16 @@ and the command line behave the same.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
-Strategy = Literal["aggressive", "basic"]
+from shardc.dialect.errors import ShardcError
+
+from .factor_propagation import STRATEGIES as _STRATEGY_TABLE
+
+# the factor strategies by name (the table in factor_propagation.py is the one list)
+STRATEGIES: tuple[str, ...] = tuple(_STRATEGY_TABLE)
+Strategy = str  # one of STRATEGIES
 
 
 def _option(default: object, help: str) -> Any:
@@ -24,7 +30,9 @@ class PropagationOptions:
     Each field's help is in its metadata (`field.metadata["help"]`), which the CLI shows."""
 
     strategy: Strategy = _option(
-        "aggressive", "factor strategy: aggressive (Shardy's default) or basic (conflict-free axes)"
+        "aggressive",
+        "factor strategy: " + " or ".join(STRATEGIES) + " (aggressive is Shardy's default; basic "
+        "moves only conflict-free axes)",
     )
     keep_open: bool = _option(
         False, "keep open dims (`?`) in the output instead of closing every sharding"
@@ -51,9 +59,13 @@ class PropagationOptions:
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
 
-
-STRATEGIES: tuple[str, ...] = ("aggressive", "basic")
-
-
-def option_fields() -> list[str]:
-    return [f.name for f in fields(PropagationOptions)]
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ShardcError(
+                f"strategy = {self.strategy!r} is not a factor strategy",
+                hint="use one of " + ", ".join(STRATEGIES),
+            )
+        if self.max_steps < 0:
+            raise ShardcError(
+                f"max_steps = {self.max_steps} is negative", hint="use 0 (no cap) or a positive cap"
+            )

@@ -11,20 +11,14 @@ from collections.abc import Callable
 from typing import Protocol
 
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS as ELEMENTWISE_RULE_OPS
 
 from .factor_propagation import Direction, Directions
 
-ELEMENTWISE_OPS: frozenset[str] = frozenset(
-    "stablehlo." + n
-    for n in (
-        "abs add and atan2 cbrt ceil count_leading_zeros collective_broadcast collective_permute "
-        "compare complex convert cosine cross-replica-sum divide exponential exponential_minus_one "
-        "floor imag is_finite log log_plus_one logistic maximum minimum multiply negate not or "
-        "popcnt power real reduce_precision remainder round_nearest_afz round_nearest_even rsqrt "
-        "shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh "
-        "xor all_reduce select clamp map"
-    ).split()
-) | frozenset({"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"})
+# element-wise for propagation: the rule registry's element-wise ops plus the sdy identities
+ELEMENTWISE_OPS: frozenset[str] = ELEMENTWISE_RULE_OPS | frozenset(
+    {"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"}
+)
 
 SHAPE_PASS_THROUGH_OPS = frozenset({"stablehlo.reshape", "stablehlo.transpose"})
 FORWARD_PASS_THROUGH_OPS = frozenset({"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"})

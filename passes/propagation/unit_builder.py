@@ -1,13 +1,15 @@
 """How a module becomes propagation units (reference/propagation.md §1 steps 2-12, §7, §8).
 
-`ModuleUnits.build` walks the module once: meshes deduplicated, shardings normalised, constants
-split per use, one unit per op with a rule and per data-flow edge, closed constraints applied,
-edge targets and sharding-group members aliased, and for every holder the units that read it.
+`ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
+put it in the form propagation expects: constants split per use (as views, not copies), one unit
+per op with a rule and per data-flow edge, edge targets and sharding-group members aliased, and
+for every holder the units that read it. Building changes no sharding on the IR except the
+propagation's own working state (a constraint's result holds its target sharding, a manual
+computation's body arguments and results their local and global shardings), which the driver's
+`write_back` moves back into the ops.
 """
 
 from __future__ import annotations
-
-import re
 
 from shardc.dialect.ir import (
     Module,
@@ -15,18 +17,14 @@ from shardc.dialect.ir import (
     Value,
     callee_name,
     func_body,
-    symbol_name,
 )
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint, ShardingGroup
+from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.builder import identity_rule
 from shardc.dialect.rules.registry import rule_for
-from shardc.dialect.shardings import (
-    AxisRef,
-    DimSharding,
-    Mesh,
-    TensorSharding,
-)
+from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
 from .policies import ELEMENTWISE_OPS
@@ -37,7 +35,6 @@ from .units import (
     ManualResultSlot,
     Slot,
     Unit,
-    identity_rule,
     num_elements,
     parse_direction,
     rank_of,
@@ -69,8 +66,7 @@ class ModuleUnits:
         self.module = module
         self.options = options
         self.report = report
-        self.meshes: dict[str, Mesh] = {}
-        self.mesh_alias: dict[str, str] = {}
+        self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
         self.readers: dict[int, list[Unit]] = {}
@@ -87,78 +83,29 @@ class ModuleUnits:
         self.holders: list[Value | Holder] = []
 
     def build(self) -> None:
-        self._load_meshes()
         funcs = self.module.funcs
         callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
         self._find_constant_exprs()
-        groups: list[list[Value | Holder]] = []
         for name, func in funcs.items():
             body = func_body(func)
             if body is None:
                 continue
-            for a in body.args:
-                if a.sharding is not None:
-                    a.sharding = self.norm(a.sharding)
-                self.holders.append(a)
+            self.holders.extend(body.args)
             if name not in callees:
                 self._add_func_result_links(name, func)
             for op in func.walk():
                 if op is func:
                     continue
                 self._load_op(op)
-                self._add_unit_for(op, funcs, groups)
-        self._apply_closed_constraints()
-        self._build_aliases(groups)
+                self._add_unit_for(op, funcs)
+        self._build_aliases()
         for u in self.units:
             self._index(u)
-
-    def _load_meshes(self) -> None:
-        """Identical meshes are one mesh to propagation (G48). A duplicate's symbol is erased
-        unless an op other than an sdy op names it (jax 0.11 collectives refer to a mesh in
-        `replica_groups`): then it stays, and only shardings are renamed."""
-        seen: dict[Mesh, str] = {}
-        duplicates: list[Operation] = []
-        for op in self.module.body.ops:
-            if op.name != "sdy.mesh":
-                continue
-            name = symbol_name(op)
-            mesh = self.module.meshes[name]
-            if mesh in seen and mesh.axes:
-                self.mesh_alias[name] = seen[mesh]
-                duplicates.append(op)
-                continue
-            seen.setdefault(mesh, name)
-            self.meshes[name] = mesh
-        if duplicates:
-            used = _symbols_named_by_non_sdy_ops(self.module, {symbol_name(d) for d in duplicates})
-            for op in duplicates:
-                if symbol_name(op) not in used:
-                    op.erase()
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
             return s.mesh
         return self.meshes.get(s.mesh)
-
-    def norm(self, s: TensorSharding) -> TensorSharding:
-        """Canonical mesh name, size-1 axes removed (Shardy's import does both)."""
-        if isinstance(s.mesh, str) and s.mesh in self.mesh_alias:
-            s = TensorSharding(self.mesh_alias[s.mesh], s.dims, s.replicated, s.unreduced)
-        mesh = self.resolve(s)
-        if mesh is None or all(a.size > 1 for a in mesh.axes):
-            return s
-        ones = {a.name for a in mesh.axes if a.size == 1}
-
-        def keep(axes: tuple[AxisRef, ...]) -> tuple[AxisRef, ...]:
-            return tuple(a for a in axes if a.name not in ones)
-
-        dims = tuple(
-            DimSharding(
-                keep(d.axes), d.is_closed, d.priority if keep(d.axes) or not d.is_closed else None
-            )
-            for d in s.dims
-        )
-        return TensorSharding(s.mesh, dims, keep(s.replicated), keep(s.unreduced))
 
     def _find_constant_exprs(self) -> None:
         """Values Shardy's constant splitter would give each use its own copy of."""
@@ -188,12 +135,9 @@ class ModuleUnits:
         return Slot(v)
 
     def _load_op(self, op: Operation) -> None:
-        for r in op.results:
-            if r.sharding is not None:
-                r.sharding = self.norm(r.sharding)
-            self.holders.append(r)
+        self.holders.extend(op.results)
         if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            op.results[0].sharding = self.norm(ShardingConstraint(op).sharding)
+            op.results[0].sharding = ShardingConstraint(op).sharding
             (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
 
     def _add_func_result_links(self, name: str, func: Operation) -> None:
@@ -205,7 +149,7 @@ class ModuleUnits:
         view = Func(func)
         for i, v in enumerate(ret.operands):
             s = view.result_sharding(i)
-            h = Holder(v.type, self.norm(s) if s is not None else None, f"@{name} result {i}")
+            h = Holder(v.type, s, f"@{name} result {i}")
             self.func_results[(name, i)] = h
             self.holders.append(h)
             if rank_of(v.type) == 0 and not isinstance(v.type, TensorType):
@@ -214,7 +158,7 @@ class ModuleUnits:
             u = Unit(
                 "func_result",
                 "func.return",
-                identity_rule(shape, 1, 1),
+                identity_rule(tuple(shape)),
                 [Slot(v)],
                 [Slot(h)],
                 fixed_direction=Directions.BOTH,
@@ -222,18 +166,12 @@ class ModuleUnits:
             self._finish_unit(u)
             self.func_result_units.append(u)
 
-    def _add_unit_for(
-        self, op: Operation, funcs: dict[str, Operation], groups: list[list[Value | Holder]]
-    ) -> None:
+    def _add_unit_for(self, op: Operation, funcs: dict[str, Operation]) -> None:
         name = op.name
-        if name == "sdy.sharding_group":
-            gid = ShardingGroup(op).group_id
-            groups.append([("group", gid), op.operands[0]])  # type: ignore[list-item]
-            return
         if name in STRUCTURAL_OPS:
             return
         if name == "stablehlo.while":
-            self._add_while(op, groups)
+            self._add_while(op)
         elif name == "stablehlo.case":
             self._add_case(op)
         elif name == "stablehlo.optimization_barrier":
@@ -251,7 +189,7 @@ class ModuleUnits:
             u = Unit(
                 "barrier" if name == "sdy.propagation_barrier" else "op",
                 name,
-                identity_rule(shape, 1, 1),
+                identity_rule(tuple(shape)),
                 [self.operand_slot(op, 0)],
                 [Slot(r)],
                 op=op,
@@ -306,11 +244,10 @@ class ModuleUnits:
             )
             if not shape_ok:
                 return
-        u = Unit("edge", op.name, identity_rule(t.shape, len(sources), 1), sources, [target], op=op)
+        u = Unit("edge", op.name, identity_rule(t.shape, len(sources)), sources, [target], op=op)
         self._finish_unit(u)
 
-    def _add_while(self, op: Operation, groups: list[list[Value | Holder]]) -> None:
-        cond = op.regions[0].entry
+    def _add_while(self, op: Operation) -> None:
         body = op.regions[1].entry
         body_ret = body.terminator
         for i, r in enumerate(op.results):
@@ -320,7 +257,6 @@ class ModuleUnits:
             if body_ret is not None and i < len(body_ret.operands):
                 sources.append(Slot(body_ret.operands[i]))
             self._add_edge(op, sources, Slot(r))
-            groups.append([("edge", id(r)), r, cond.args[i], body.args[i]])  # type: ignore
 
     def _add_case(self, op: Operation) -> None:
         for i, r in enumerate(op.results):
@@ -333,15 +269,9 @@ class ModuleUnits:
 
     def _add_manual(self, op: Operation) -> None:
         view = ManualComputation(op)
-        ins = [self.norm(s) for s in view.in_shardings]
-        outs = [self.norm(s) for s in view.out_shardings]
-        mesh = self.resolve(ins[0] if ins else outs[0]) if (ins or outs) else None
-        ones = {a.name for a in mesh.axes if a.size == 1} if mesh else set()
-        names = [a for a in view.manual_axes if a not in ones]
-        if mesh is not None:
-            names.sort(key=lambda n: mesh.axis_index.get(n, 0))
-        view.manual_axes = tuple(names)
-        manual = frozenset(names)
+        ins = view.in_shardings
+        outs = view.out_shardings
+        manual = frozenset(view.manual_axes)
         body = op.regions[0].entry
         arg_slots: list[ManualArgSlot] = []
         for i, arg in enumerate(body.args):
@@ -375,10 +305,6 @@ class ModuleUnits:
                 self._add_edge(op, [self.operand_slot(op, i)], Slot(arg))
         ret = body.terminator
         for i, r in enumerate(op.results):
-            if r.sharding is None:
-                s = Func(callee).result_sharding(i)
-                if s is not None:
-                    r.sharding = self.norm(s)
             if ret is not None and i < len(ret.operands):
                 self._add_edge(op, [Slot(ret.operands[i])], Slot(r))
                 self.callee_returns.append((callee, i, ret.operands[i]))
@@ -404,87 +330,13 @@ class ModuleUnits:
         for s in (*u.operands, *u.results):
             self.readers.setdefault(id(s.holder), []).append(u)
 
-    def _apply_closed_constraints(self) -> None:
-        """§7.2: a fully closed constraint is copied onto its unsharded input."""
-        for op in self.constraints:
-            s = op.results[0].sharding
-            v = op.operands[0]
-            if s is None or v.sharding is not None:
+    def _build_aliases(self) -> None:
+        """Sharding-group members and a while loop's value chain are one holder to propagation:
+        a write to one writes them all (import-sharding-groups gave each class one sharding,
+        or warned and left the members apart where they disagree)."""
+        for members in sharding_classes(self.module):
+            if disagree(members):
                 continue
-            if not all(d.is_closed for d in s.dims):
-                continue
-            clash = False
-            for user, _ in v.uses:
-                if user is op:
-                    continue
-                if user.name == "sdy.sharding_constraint" and user.results[0].sharding != s:
-                    clash = True
-                elif user.name == "sdy.manual_computation":
-                    clash = True
-            if not clash:
-                v.sharding = s
-
-    def _build_aliases(self, groups: list[list]) -> None:
-        """Union edge targets and sharding-group members: a write to one writes them all."""
-        parent: dict[int, int] = {}
-        objs: dict[int, Value | Holder] = {}
-
-        def find(k: int) -> int:
-            while parent[k] != k:
-                parent[k] = parent[parent[k]]
-                k = parent[k]
-            return k
-
-        def union(a: int, b: int) -> None:
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[rb] = ra
-
-        group_first: dict[int, int] = {}
-        for g in groups:
-            tag, members = g[0], g[1:]
+            aliased: list[Value | Holder] = list(members)
             for m in members:
-                objs.setdefault(id(m), m)
-                parent.setdefault(id(m), id(m))
-            for m in members[1:]:
-                union(id(members[0]), id(m))
-            if tag[0] == "group":
-                key = tag[1]
-                if key in group_first:
-                    union(group_first[key], id(members[0]))
-                else:
-                    group_first[key] = id(members[0])
-        classes: dict[int, list[Value | Holder]] = {}
-        for k in parent:
-            classes.setdefault(find(k), []).append(objs[k])
-        for members in classes.values():
-            if len(members) < 2:
-                continue
-            found = [
-                m.sharding
-                for m in members
-                if m.sharding is not None and not m.sharding.is_fully_open()
-            ]
-            if found and any(s != found[0] for s in found[1:]):
-                self.report.warnings.append(
-                    "sharding group members disagree; keeping them apart: "
-                    + ", ".join(s.body() for s in found)
-                )
-                continue
-            if found:
-                for m in members:
-                    m.sharding = found[0]
-            for m in members:
-                self.aliases[id(m)] = members
-
-
-def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
-    pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in names) + r")\b")
-    used: set[str] = set()
-    for op in module.walk():
-        if op.name.startswith("sdy.") or op.name in ("func.func", "builtin.module"):
-            continue
-        for attrs in (op.properties, op.attributes):
-            if attrs:
-                used.update(pattern.findall(attrs.body()))
-    return used
+                self.aliases[id(m)] = aliased

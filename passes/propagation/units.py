@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from shardc.dialect.ir import Operation, Value
-from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.shardings import DimSharding, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -174,17 +174,6 @@ class Unit:
 
     def label(self) -> str:
         return self.op_name
-
-
-def identity_rule(shape: tuple[int, ...], n_operands: int, n_results: int) -> OpShardingRule:
-    """One pass-through factor per dim, shared by every tensor (edges, barriers, links)."""
-    dims = tuple((i,) for i in range(len(shape)))
-    return OpShardingRule(
-        factor_sizes=tuple(max(d, 1) for d in shape),
-        operand_dims=(dims,) * n_operands,
-        result_dims=(dims,) * n_results,
-        kinds=(FactorKind.PASS_THROUGH,) * len(shape),
-    )
 
 
 def parse_direction(raw: str) -> Direction:

@@ -1,0 +1,45 @@
+"""`split-call-sites`: every call site of a function gets its own copy of the callee.
+
+Shardy inlines each `func.call` as a named computation, so two call sites propagate
+independently (reference G32); `propagation/call_sites.py` clones the callee per call site and
+the export merges or keeps the copies. A call result without a sharding starts from its
+callee's result sharding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from shardc.dialect.ir import Module, callee_name
+from shardc.dialect.op_views import Func
+
+from ..context import PassContext
+from ..propagation.call_sites import split_call_sites
+
+
+@dataclass(frozen=True)
+class SplitCallSites:
+    """The call-site cloning pass; no options."""
+
+    name: ClassVar[str] = "split-call-sites"
+    changes_ir: ClassVar[bool] = True
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        split_call_sites(module)
+        seed_call_results(module)
+
+
+def seed_call_results(module: Module) -> None:
+    """Each call result without a sharding takes its callee's result sharding."""
+    funcs = module.funcs
+    for op in module.walk():
+        if op.name != "func.call":
+            continue
+        callee = funcs.get(callee_name(op))
+        if callee is None or not callee.regions or not callee.regions[0].blocks:
+            continue
+        view = Func(callee)
+        for i, r in enumerate(op.results):
+            if r.sharding is None:
+                r.sharding = view.result_sharding(i)

@@ -1,0 +1,29 @@
+// RUN: shardc propagate --split-input-file --dump-after import-sharding-groups %s -o /dev/null 2>&1 | filecheck %s
+// `import-sharding-groups`: the members of a sharding group (all groups with one id, merged
+// where they share a value) start from the one sharding a member has; members that disagree are
+// reported and kept apart.
+
+// CHECK-LABEL: IR Dump After import-sharding-groups
+// CHECK: %0 = stablehlo.exponential %cst {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @group(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<8x16xf32> {
+  sdy.sharding_group %arg0 group_id=0 : tensor<8x16xf32>
+  %0 = stablehlo.constant dense<0.0> : tensor<8x16xf32>
+  %1 = stablehlo.exponential %0 : tensor<8x16xf32>
+  sdy.sharding_group %1 group_id=0 : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: IR Dump After import-sharding-groups
+// CHECK: func.func @disagree(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+// CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// CHECK: note: sharding group members disagree; keeping them apart: <@mesh, [{"x"}, {}]>, <@mesh, [{}, {"y"}]>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @disagree(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  sdy.sharding_group %arg0 group_id=3 : tensor<8x16xf32>
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<8x16xf32>
+  sdy.sharding_group %0 group_id=3 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
