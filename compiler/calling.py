@@ -245,6 +245,10 @@ def committed_annotation(
     """The annotation a committed array brings (its own layout, closed), as `jax.jit` takes it;
     None for an uncommitted one. A committed array on other devices raises."""
     sharding = _committed_sharding(leaf)
+    if sharding is None and type(leaf).__name__ == "ShapeDtypeStruct":
+        sharding = getattr(leaf, "sharding", None)  # `.lower(ShapeDtypeStruct(..., sharding=s))`
+        if sharding is not None and not hasattr(sharding, "device_set"):
+            sharding = None
     if sharding is None:
         return None
     shape = tuple(leaf.shape)
@@ -448,6 +452,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
     lowered.argument_paths = paths  # type: ignore[attr-defined]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
+    lowered.call_arity = len(args)  # type: ignore[attr-defined]
     return lowered
 
 
@@ -552,6 +557,10 @@ class JaxCompiled(Compiled):
         self.jax_compiled = compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arity = getattr(self.lowered, "call_arity", None)
+        spec = self.lowered.jitted.argspec
+        if spec.static_argnums and arity is not None and len(args) == arity:
+            args, kwargs, _ = split_call(spec, args, kwargs)  # given as to .lower(): drop statics
         try:
             return self.jax_compiled(*args, **kwargs)
         except TypeError as e:

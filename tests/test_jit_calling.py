@@ -152,3 +152,16 @@ def test_unhashable_static_and_non_array_arguments() -> None:
     g = shardc.jit(lambda a, n: a, mesh=MESH)
     with pytest.raises(shardc.ShardcError, match="argument n = 'text' of type str is not an array"):
         g(X, "text")
+
+
+def test_lower_takes_what_jax_lower_takes() -> None:
+    """ShapeDtypeStructs with a sharding are laid out by it; a compiled function takes the
+    dynamic arguments (as jax's) or the full list given to .lower()."""
+    sds = jax.ShapeDtypeStruct((8, 16), jnp.float32, sharding=NamedSharding(MESH, P(None, "y")))
+    f = shardc.jit(lambda a, n: a * n, mesh=MESH, static_argnums=1)
+    low = f.lower(sds, 3)
+    assert str(low.in_shardings[0]) == '#sdy.sharding<@mesh, [{}, {"y"}]>'
+    compiled = low.compile()
+    xs = jax.device_put(X, NamedSharding(MESH, P(None, "y")))
+    np.testing.assert_allclose(compiled(xs), 3 * X)
+    np.testing.assert_allclose(compiled(xs, 3), 3 * X)
