@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -294,14 +295,23 @@ def _leaf_paths(tree_value: Any, prefix: str) -> list[str]:
     return [prefix + jax.tree_util.keystr(path) for path, _ in flat]
 
 
-def _param_names(fun: Any) -> list[str]:
+def _param_names(fun: Any) -> tuple[str, ...]:
+    """The names of `fun`'s positional parameters (cached: calls read them every time)."""
     try:
-        return [
+        return _cached_param_names(fun)
+    except TypeError:  # an unhashable callable
+        return _cached_param_names.__wrapped__(fun)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_param_names(fun: Any) -> tuple[str, ...]:
+    try:
+        return tuple(
             p.name for p in inspect.signature(fun).parameters.values()
             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        ]
+        )
     except (TypeError, ValueError):
-        return []
+        return ()
 
 
 def argument_paths(fun: Any, args: tuple[Any, ...], spec: ArgSpec, dyn: tuple[Any, ...],
@@ -513,6 +523,9 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
 
     from shardc.dialect.sharding_syntax import parse_tensor_sharding
 
+    cached = getattr(lowered, "_compiled_default", None)
+    if cached is not None and not compiler_options:
+        return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
     text = lowered.as_text("generic", "pin", lowered.jitted.remove_redundant_collectives)
     with jmlir.make_ir_context(), ir.Location.unknown():
@@ -545,7 +558,10 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
                 "{'xla_embed_ir_in_executable': True}",
             ) from None
         raise ShardcError(f"XLA could not compile the module: {first}") from None
-    return JaxCompiled(lowered, compiled)
+    out = JaxCompiled(lowered, compiled)
+    if not compiler_options:
+        lowered._compiled_default = out  # type: ignore[attr-defined]
+    return out
 
 
 class JaxCompiled(Compiled):

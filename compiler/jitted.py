@@ -433,6 +433,13 @@ class Jitted:
             hint = (e.hint or "").replace("check_vma=False", "shardc.jit(..., check_replication=False)")
             raise ManualComputationError(e.message, location=e.location, hint=hint or None) from None
 
+    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
+        """Lower a call on the mesh's devices (every keyword is the function's, even one named
+        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
+        from .calling import lower_for_call
+
+        return lower_for_call(self, args, kwargs, _options(self.options))
+
     def _fits_machine(self) -> bool:
         """Whether the mesh's devices exist here (a real lowering, compile and call)."""
         import jax
@@ -455,7 +462,7 @@ class Jitted:
         key = call_key(dyn, dyn_kw, statics)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self.lower(*args, **kwargs).compile()
+            compiled = self._lower_for_call(args, kwargs).compile()
             self._cache[key] = compiled
         return compiled(*dyn, **dyn_kw)
 
