@@ -92,8 +92,9 @@ def test_non_dividing_shardings_raise_with_the_path() -> None:
                        r"\(shape \(6,\)\) is split over axes x .*4 shards, and 4 does not divide 6"
                        r".*fix: pad dim 0 to a multiple of 4"):
         f({"v": jnp.ones(6)})
-    g = shardc.jit(lambda a: a[:6], mesh=MESH, out_shardings="x")
-    with pytest.raises(shardc.ShardcError, match=r"output .*dim 0 of size 6 .*x, y|output .*6"):
+    g = shardc.jit(lambda a: {"o": a[:6]}, mesh=MESH, out_shardings={"o": "x"})
+    with pytest.raises(shardc.ShardcError, match=r"output\['o'\] \(out_shardings = .*\): dim 0 "
+                       r"of size 6 \(shape \(6,\)\) is split over axes x .*4 does not divide 6"):
         g(jnp.ones(8))
     # the abstract (pod-sized) lowering checks too
     pod = jax.sharding.AbstractMesh((16, 16), ("x", "y"))
