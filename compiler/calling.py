@@ -537,7 +537,15 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
         )
         arg_sh = _attr_shardings(main, "arg_attrs", parse_tensor_sharding)
         res_sh = _attr_shardings(main, "res_attrs", parse_tensor_sharding)
-    lowering = jax_lowered._lowering
+    lowering = getattr(jax_lowered, "_lowering", None)
+    if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
+        import jax
+
+        raise ShardcError(
+            f"jax {jax.__version__}'s Lowered object has no module and compile arguments where "
+            "shardc hands its module to JAX (`Lowered._lowering._hlo`, `.compile_args`)",
+            hint="use a jax version shardc supports (0.10.2 to 0.11 are tested), or report it",
+        )
     lowering._hlo = module
     lowering._executable = None
     cmesh = lowered.jax_mesh_concrete  # type: ignore[attr-defined]
