@@ -1,10 +1,11 @@
 // RUN: shardc propagate %s 2>/dev/null | filecheck %s
 // Host callbacks as JAX lowers them (jax.debug.print, pure_callback, ordered io_callback): a
 // zero-result custom_call carries one (maximal) sharding, the device that runs it; it is kept
-// on the op as written, as are the callbacks' result shardings, and the token flows through.
+// on the op as written, as are the callbacks' result shardings; tokens get no sharding (as from JAX).
 
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: !stablehlo.token)
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, !stablehlo.token) {
 // CHECK: stablehlo.custom_call @xla_ffi_python_cpu_callback(%0) {{.*}}sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : (tensor<f32>) -> ()
 // CHECK-NEXT: %1 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg0) {{.*}}sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : (tensor<8x16xf32>) -> tensor<8x16xf32>
 // CHECK-NEXT: %2 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg1, %arg0) {{.*}}sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : (!stablehlo.token, tensor<8x16xf32>) -> !stablehlo.token
