@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -245,6 +246,10 @@ def committed_annotation(
     """The annotation a committed array brings (its own layout, closed), as `jax.jit` takes it;
     None for an uncommitted one. A committed array on other devices raises."""
     sharding = _committed_sharding(leaf)
+    if sharding is None and type(leaf).__name__ == "ShapeDtypeStruct":
+        sharding = getattr(leaf, "sharding", None)  # `.lower(ShapeDtypeStruct(..., sharding=s))`
+        if sharding is not None and not hasattr(sharding, "device_set"):
+            sharding = None
     if sharding is None:
         return None
     shape = tuple(leaf.shape)
@@ -290,14 +295,23 @@ def _leaf_paths(tree_value: Any, prefix: str) -> list[str]:
     return [prefix + jax.tree_util.keystr(path) for path, _ in flat]
 
 
-def _param_names(fun: Any) -> list[str]:
+def _param_names(fun: Any) -> tuple[str, ...]:
+    """The names of `fun`'s positional parameters (cached: calls read them every time)."""
     try:
-        return [
+        return _cached_param_names(fun)
+    except TypeError:  # an unhashable callable
+        return _cached_param_names.__wrapped__(fun)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_param_names(fun: Any) -> tuple[str, ...]:
+    try:
+        return tuple(
             p.name for p in inspect.signature(fun).parameters.values()
             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        ]
+        )
     except (TypeError, ValueError):
-        return []
+        return ()
 
 
 def argument_paths(fun: Any, args: tuple[Any, ...], spec: ArgSpec, dyn: tuple[Any, ...],
@@ -446,6 +460,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
     lowered.argument_paths = paths  # type: ignore[attr-defined]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
+    lowered.call_arity = len(args)  # type: ignore[attr-defined]
     return lowered
 
 
@@ -506,6 +521,9 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
 
     from shardc.dialect.sharding_syntax import parse_tensor_sharding
 
+    cached = getattr(lowered, "_compiled_default", None)
+    if cached is not None and not compiler_options:
+        return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
     text = lowered.as_text("generic", "pin", lowered.jitted.remove_redundant_collectives)
     with jmlir.make_ir_context(), ir.Location.unknown():
@@ -517,7 +535,15 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
         )
         arg_sh = _attr_shardings(main, "arg_attrs", parse_tensor_sharding)
         res_sh = _attr_shardings(main, "res_attrs", parse_tensor_sharding)
-    lowering = jax_lowered._lowering
+    lowering = getattr(jax_lowered, "_lowering", None)
+    if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
+        import jax
+
+        raise ShardcError(
+            f"jax {jax.__version__}'s Lowered object has no module and compile arguments where "
+            "shardc hands its module to JAX (`Lowered._lowering._hlo`, `.compile_args`)",
+            hint="use a jax version shardc supports (0.10.2 to 0.11 are tested), or report it",
+        )
     lowering._hlo = module
     lowering._executable = None
     cmesh = lowered.jax_mesh_concrete  # type: ignore[attr-defined]
@@ -538,7 +564,10 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
                 "{'xla_embed_ir_in_executable': True}",
             ) from None
         raise ShardcError(f"XLA could not compile the module: {first}") from None
-    return JaxCompiled(lowered, compiled)
+    out = JaxCompiled(lowered, compiled)
+    if not compiler_options:
+        lowered._compiled_default = out  # type: ignore[attr-defined]
+    return out
 
 
 class JaxCompiled(Compiled):
@@ -550,6 +579,10 @@ class JaxCompiled(Compiled):
         self.jax_compiled = compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arity = getattr(self.lowered, "call_arity", None)
+        spec = self.lowered.jitted.argspec
+        if spec.static_argnums and arity is not None and len(args) == arity:
+            args, kwargs, _ = split_call(spec, args, kwargs)  # given as to .lower(): drop statics
         try:
             return self.jax_compiled(*args, **kwargs)
         except TypeError as e:

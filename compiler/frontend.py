@@ -200,14 +200,24 @@ def _translate_jax_error(e: ValueError, mesh: Mesh) -> ShardcError | None:
     return None
 
 
-def _check_layouts(ins: list[Any], in_avals: list[Any], outs: list[Any], out_avals: list[Any],
-                   mesh: Mesh) -> None:
-    """Argument and result shardings whose axes do not divide a dim raise, as under jax.jit."""
-    from .calling import check_divisible
+def _check_layouts(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, ...],
+                   dyn: tuple[Any, ...], ins: list[Any], in_avals: list[Any], outs: list[Any],
+                   out_info: Any, mesh: Mesh) -> None:
+    """Argument and result shardings whose axes do not divide a dim raise, as under jax.jit,
+    naming the argument's or output's path."""
+    import jax
 
-    for label, shardings, avals in (("in_shardings", ins, in_avals), ("out_shardings", outs, out_avals)):
-        for i, (s, a) in enumerate(zip(shardings, avals, strict=True)):
-            check_divisible(s, tuple(a.shape), mesh, f"{label}[{i}] = {s.body() if s else None}")
+    from .calling import ArgSpec, _leaf_paths, argument_paths, check_divisible
+
+    in_paths = argument_paths(fun, args, ArgSpec(static_argnums=static_argnums), dyn, {})
+    out_avals = jax.tree.leaves(out_info)
+    out_paths = _leaf_paths(out_info, "output")
+    for label, shardings, avals, paths in (("argument", ins, in_avals, in_paths),
+                                           ("", outs, out_avals, out_paths)):
+        kind = "in_shardings" if label else "out_shardings"
+        for s, a, path in zip(shardings, avals, paths, strict=True):
+            what = f"{label} {path}".strip()
+            check_divisible(s, tuple(a.shape), mesh, f"{what} ({kind} = {s.body() if s else None})")
 
 
 def trace_function(
@@ -254,7 +264,7 @@ def trace_function(
         outs = flat_shardings(
             out_shardings, traced.out_info, out_avals, mesh, "out_shardings", symbol
         )
-        _check_layouts(ins, in_avals, outs, out_avals, mesh)
+        _check_layouts(fun, args, static_argnums, dyn, ins, in_avals, outs, traced.out_info, mesh)
         main = _main_func(module)
         _set_attrs(main, "arg_attrs", ins)
         _set_attrs(main, "res_attrs", outs)

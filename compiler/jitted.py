@@ -413,6 +413,13 @@ class Jitted:
         )
         run_pipeline(module, pipeline, self.caller)
 
+    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
+        """Lower a call on the mesh's devices (every keyword is the function's, even one named
+        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
+        from .calling import lower_for_call
+
+        return lower_for_call(self, args, kwargs, _options(self.options))
+
     def _fits_machine(self) -> bool:
         """Whether to lower on the mesh's devices (JAX's own lowering, compile and call): for a
         concrete `Mesh`, or a mesh given by its axes that this machine has the devices for. An
@@ -438,7 +445,7 @@ class Jitted:
         key = call_key(dyn, dyn_kw, statics)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self.lower(*args, **kwargs).compile()
+            compiled = self._lower_for_call(args, kwargs).compile()
             self._cache[key] = compiled
         return compiled(*dyn, **dyn_kw)
 

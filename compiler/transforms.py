@@ -35,12 +35,13 @@ def is_traced(tree: Any) -> bool:
 
 
 def _constrain_all(
-    values: Any, given: Any, mesh: Any, label: str
+    values: Any, given: Any, mesh: Any, label: str, paths: list[str] | None = None
 ) -> Any:
     """`values` with each leaf constrained to its spec in `given` (a pytree prefix or None)."""
     import jax
 
     from .annotations import constrain
+    from .calling import _leaf_paths, check_divisible
     from .frontend import flat_shardings
 
     if given is None:
@@ -49,6 +50,10 @@ def _constrain_all(
     avals = [jax.ShapeDtypeStruct(jax.numpy.shape(v), jax.numpy.result_type(v)) for v in leaves]
     abstract = jax.tree.unflatten(tree, avals)
     shardings: list[TensorSharding | None] = flat_shardings(given, abstract, avals, mesh, label, mesh)
+    if paths is None:
+        paths = _leaf_paths(abstract, "output")
+    for s, a, path in zip(shardings, avals, paths, strict=True):
+        check_divisible(s, tuple(a.shape), mesh, f"{path} ({label} = {s.body() if s else None})")
     out = [v if s is None else constrain(v, s, mesh=mesh) for v, s in zip(leaves, shardings, strict=True)]
     return jax.tree.unflatten(tree, out)
 
@@ -67,7 +72,7 @@ def _inner_jit(jitted: Jitted, n: int) -> Any:
     cache keeps its traces)."""
     import jax
 
-    from .calling import split_call
+    from .calling import argument_paths, split_call
 
     spec = jitted.argspec
     mesh = jitted.mesh
@@ -75,7 +80,8 @@ def _inner_jit(jitted: Jitted, n: int) -> Any:
 
     def inner(*call_args: Any, **call_kw: Any) -> Any:
         dyn, _, _ = split_call(spec, call_args, call_kw)
-        constrained = iter(_constrain_all(dyn, jitted.in_shardings, mesh, "in_shardings"))
+        paths = ["argument " + p for p in argument_paths(jitted.fun, call_args, spec, dyn, {})]
+        constrained = iter(_constrain_all(dyn, jitted.in_shardings, mesh, "in_shardings", paths))
         full = tuple(
             call_args[i] if i in static_idx else next(constrained) for i in range(len(call_args))
         )

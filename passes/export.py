@@ -149,6 +149,8 @@ class _Exporter:
         return TensorSharding.replicated_of(self.mesh, rank)
 
     def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
+        if s is None and t is not None and not isinstance(t, TensorType):
+            return None  # a token (effects) has no layout; JAX writes none on it either
         if s is None:
             s = self.default(t)
             if s is None:

@@ -27,7 +27,7 @@ def _redundant_psum(w, x):
 
 
 def _all_reduces(compiled: shardc.Compiled) -> int:
-    return len(re.findall(r"\sall-reduce(-start)?\(", compiled.executable.hlo_text()))
+    return len(re.findall(r"\sall-reduce(-start)?\(", compiled.as_text()))
 
 
 def test_compile_removes_the_redundant_psum_and_keeps_the_numbers() -> None:

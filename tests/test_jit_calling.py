@@ -92,8 +92,9 @@ def test_non_dividing_shardings_raise_with_the_path() -> None:
                        r"\(shape \(6,\)\) is split over axes x .*4 shards, and 4 does not divide 6"
                        r".*fix: pad dim 0 to a multiple of 4"):
         f({"v": jnp.ones(6)})
-    g = shardc.jit(lambda a: a[:6], mesh=MESH, out_shardings="x")
-    with pytest.raises(shardc.ShardcError, match=r"output .*dim 0 of size 6 .*x, y|output .*6"):
+    g = shardc.jit(lambda a: {"o": a[:6]}, mesh=MESH, out_shardings={"o": "x"})
+    with pytest.raises(shardc.ShardcError, match=r"output\['o'\] \(out_shardings = .*\): dim 0 "
+                       r"of size 6 \(shape \(6,\)\) is split over axes x .*4 does not divide 6"):
         g(jnp.ones(8))
     # the abstract (pod-sized) lowering checks too
     pod = jax.sharding.AbstractMesh((16, 16), ("x", "y"))
@@ -152,3 +153,16 @@ def test_unhashable_static_and_non_array_arguments() -> None:
     g = shardc.jit(lambda a, n: a, mesh=MESH)
     with pytest.raises(shardc.ShardcError, match="argument n = 'text' of type str is not an array"):
         g(X, "text")
+
+
+def test_lower_takes_what_jax_lower_takes() -> None:
+    """ShapeDtypeStructs with a sharding are laid out by it; a compiled function takes the
+    dynamic arguments (as jax's) or the full list given to .lower()."""
+    sds = jax.ShapeDtypeStruct((8, 16), jnp.float32, sharding=NamedSharding(MESH, P(None, "y")))
+    f = shardc.jit(lambda a, n: a * n, mesh=MESH, static_argnums=1)
+    low = f.lower(sds, 3)
+    assert str(low.in_shardings[0]) == '#sdy.sharding<@mesh, [{}, {"y"}]>'
+    compiled = low.compile()
+    xs = jax.device_put(X, NamedSharding(MESH, P(None, "y")))
+    np.testing.assert_allclose(compiled(xs), 3 * X)
+    np.testing.assert_allclose(compiled(xs, 3), 3 * X)

@@ -4,6 +4,7 @@ shardings are sharding constraints (priorities kept): numbers and gradients equa
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import shardc
 
@@ -77,3 +78,9 @@ def test_static_arguments_and_keywords_inside_a_trace() -> None:
     g = jax.jit(lambda x, w: f(x, 3, w=w).sum())
     close(g(X, W), (J_LAYER(X, W) * 3).sum())
     close(jax.grad(lambda w: f(X, 2, w=w).sum())(W), jax.grad(lambda w: (J_LAYER(X, w) * 2).sum())(W))
+
+
+def test_non_dividing_shardings_raise_inside_a_trace_too() -> None:
+    f = shardc.jit(lambda v: v + 1, mesh=MESH, in_shardings="x")
+    with pytest.raises(shardc.ShardcError, match=r"argument v \(in_shardings = .*\): dim 0 of size 6 .*4 does not divide 6"):
+        jax.jit(f)(jnp.ones(6))
