@@ -22,8 +22,8 @@ X1, X2 = AxisRef("x", (1, 2)), AxisRef("x", (2, 2))
 SHAPE = (16, 8)  # f32: 512 B global
 
 
-def kinds(src, dst, shape=SHAPE):  # noqa: ANN001, ANN202 - terse helpers for the table below
-    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH)]
+def kinds(src, dst, shape=SHAPE, style="xla"):  # noqa: ANN001, ANN202 - terse helpers for the table below
+    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH, style)]
 
 
 def test_local_shape_and_bytes_round_up_like_xla_pads() -> None:
@@ -62,16 +62,31 @@ def test_collective_permute_for_other_blocks_of_the_same_size() -> None:
     assert [(s.kind, s.bytes) for s in steps] == [("collective-permute", 4 * 4 * 4)]
 
 
-def test_nested_blocks_slice_locally_then_permute() -> None:
-    # y (2 blocks of 8 rows) -> x (4 blocks of 4 rows): each target block lies in one source
-    # block, so only the 4-row blocks move (XLA: dynamic-slice + collective-permute)
-    assert kinds(((Y,), ()), ((X,), ())) == [("collective-permute", (X, Y), 128)]
-
-
-def test_unrelated_axes_gather_then_slice() -> None:
-    # x (4 blocks) -> y (2 blocks) on the same dim: gather, then slice
+def test_aligned_blocks_slice_permute_gather() -> None:
+    # y (2 blocks of 8 rows) -> x (4 blocks of 4 rows): slice the major half of x locally,
+    # then one collective-permute of the 4-row blocks (XLA: dynamic-slice + permute)
+    assert kinds(((Y,), ()), ((X,), ())) == [
+        ("all-slice", (X1,), 0),
+        ("collective-permute", (X,), 128),
+    ]
+    # x -> y: Shardy permutes the 4-row blocks into place, then gathers the minor half of x;
+    # XLA gathers x whole and slices y (what it compiled on the differential suite)
+    assert kinds(((X,), ()), ((Y,), ()), style="shardy") == [
+        ("collective-permute", (Y,), 128),
+        ("all-gather", (X2,), 256),
+    ]
+    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH, "shardy") == 384
     assert kinds(((X,), ()), ((Y,), ())) == [("all-gather", (X,), 512), ("all-slice", (Y,), 0)]
-    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH) == 512
+
+
+def test_unaligned_axes_gather_then_slice() -> None:
+    mesh = Mesh.of(a=3, b=2)
+    a, b = AxisRef("a"), AxisRef("b")
+    steps = reshard_steps((12, 2), 4, ((a,), ()), ((b,), ()), mesh)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [
+        ("all-gather", (a,), 96),
+        ("all-slice", (b,), 0),
+    ]
 
 
 def test_reduction_all_reduce_or_reduce_scatter() -> None:
@@ -148,10 +163,10 @@ def test_elementwise_at_result_layout_or_shardy_choice() -> None:
     b = Tensor((16, 8), 4, ((Y,), ()))
     out = Tensor((16, 8), 4, ((), ()))
     # XLA (pinned result replicated): both operands gathered, no result reshard
-    xla = op_steps(pw, [a, b, out], MESH, results_win=True)
+    xla = op_steps(pw, [a, b, out], MESH, style="xla")
     assert [s.kind for st in xla.operands for s in st] == ["all-gather", "all-gather"]
     assert xla.results == ((),)
     # Shardy: tie on size, the larger axis x wins; b resharded to x, result gathered after
-    shardy = op_steps(pw, [a, b, out], MESH, results_win=False)
+    shardy = op_steps(pw, [a, b, out], MESH, style="shardy")
     assert shardy.common[0] == (X,)
     assert [s.kind for s in shardy.results[0]] == ["all-gather"]

@@ -109,13 +109,21 @@ def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
 
 
 def reshard_steps(
-    shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: Dims,
+    dst: Dims,
+    mesh: Mesh,
+    style: str = "xla",
 ) -> list[Step]:
     """The collectives that reshard a tensor from `src` to `dst` dim axes, in Shardy's order.
 
     Per round: all-slice the target axes the tensor does not use yet (free), collective-permute
     when every dim keeps its local size but devices hold other blocks, all-to-all the axes that
     move to another dim, all-gather what is left over; repeat until the shardings match.
+    Between block-aligned layouts (`_aligned`) `style="shardy"` slices, permutes and gathers
+    as Shardy does; `style="xla"` does so only where nothing is gathered (XLA's partitioner
+    gathers a merge of blocks whole and slices it, measured on the differential suite).
     """
     rank = len(shape)
     src = tuple(src) + ((),) * (rank - len(src))
@@ -127,9 +135,9 @@ def reshard_steps(
     cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
     tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
     steps: list[Step] = []
-    nested = _nested_permute(shape, elem_bytes, cur, tgt, mesh)
-    if nested is not None:
-        return [nested]
+    aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
+    if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
+        return aligned
 
     def emit(kind: str, axes: list[AxisRef], nbytes: int) -> None:
         after = tuple(merge_axes(d, mesh) for d in cur)
@@ -194,8 +202,9 @@ def reshard_steps(
                 break
         if moved_any:
             continue
-        # 4. all-gather: every misplaced axis still on a dim, one collective per dim.
-        for d in range(rank):
+        # 4. all-gather: every misplaced axis still on a dim, one collective per dim, the
+        #    minor dims first (as XLA orders them: the bigger gathers come last).
+        for d in reversed(range(rank)):
             if not ins[d]:
                 continue
             gathered = ins[d]
@@ -204,31 +213,91 @@ def reshard_steps(
     return steps
 
 
-def _nested_permute(
+def _aligned(
     shape: tuple[int, ...],
     elem_bytes: int,
     cur: list[list[AxisRef]],
     tgt: list[list[AxisRef]],
     mesh: Mesh,
-) -> Step | None:
-    """A reshard where every target block lies inside one source block (each dim's target
-    sharding is a multiple of its source's) but the devices differ: XLA slices locally and
-    moves only the target-sized blocks with one collective-permute."""
-    if cur == tgt or all(c == t[: len(c)] for c, t in zip(cur, tgt, strict=True)):
-        return None  # equal, or a pure slice
+) -> list[Step] | None:
+    """A reshard between block-aligned layouts that no prefix relation explains: on every dim
+    the target splits the source's blocks evenly or merges whole ones (`[{"y"}]` <-> `[{"x"}]`
+    on x=4, y=2). Then the tensor is sliced locally down to the finer of the two blocks (free),
+    one collective-permute brings every device the fine blocks it needs, and an all-gather
+    merges them into the target's coarser blocks (what Shardy's reshard-to-collectives and
+    XLA's partitioner both do; the generic path would gather everything first)."""
+    if cur == tgt:
+        return None
+    prefix = all(c == t[: len(c)] or t == c[: len(t)] for c, t in zip(cur, tgt, strict=True))
+    if prefix:
+        return None  # pure slices and gathers: the generic path
+    used = {a for d in cur for a in d}
     for d, size in enumerate(shape):
         n_src, n_tgt = _size(cur[d], mesh), _size(tgt[d], mesh)
-        if n_tgt % n_src or size % n_tgt:
+        if (n_tgt % n_src and n_src % n_tgt) or size % max(n_src, n_tgt):
             return None
-    moved = [a for c, t in zip(cur, tgt, strict=True) for a in t if a not in c]
-    moved += [a for c, t in zip(cur, tgt, strict=True) for a in c if a not in t]
-    after = tuple(merge_axes(t, mesh) for t in tgt)
-    return Step(
-        COLLECTIVE_PERMUTE,
-        sort_axes(list(dict.fromkeys(moved)), mesh),
-        local_bytes(shape, elem_bytes, after, mesh),
-        after,
+    steps: list[Step] = []
+    fine: list[list[AxisRef]] = [list(c) for c in cur]
+    sliced: list[AxisRef] = []
+    for d in range(len(shape)):
+        need = _size(tgt[d], mesh) // _size(cur[d], mesh)  # 0 when the dim coarsens
+        for a in tgt[d]:
+            if need <= 1:
+                break
+            if a in used or a in cur[d]:
+                continue
+            size = a.size(mesh)
+            if size > need:  # only the major part of it (`"x":(1)2`)
+                if size % need:
+                    return None
+                a = make_axis_ref(a.name, a.pre_size(), need, mesh)
+                size = need
+            fine[d].append(a)
+            sliced.append(a)
+            need //= size
+        if need > 1:
+            return None
+    if sliced:
+        steps.append(Step(ALL_SLICE, sort_axes(sliced, mesh), 0, _dims(fine, mesh)))
+    # named by the target axes it delivers (or the source's, when the target's dims are empty)
+    moved = [a for c, t in zip(fine, tgt, strict=True) if c != t for a in t]
+    moved = moved or [a for c, t in zip(fine, tgt, strict=True) if c != t for a in c]
+    nbytes = local_bytes(shape, elem_bytes, _dims(fine, mesh), mesh)
+    steps.append(
+        Step(
+            COLLECTIVE_PERMUTE,
+            sort_axes(list(dict.fromkeys(moved)), mesh),
+            nbytes,
+            _dims(fine, mesh),
+        )
     )
+    gathered: list[AxisRef] = []
+    for d in range(len(shape)):
+        g = _size(fine[d], mesh) // _size(tgt[d], mesh)
+        for a in reversed([a for a in fine[d] if a not in tgt[d]]):
+            if g <= 1:
+                break
+            size = a.size(mesh)
+            if size > g:  # the minor part of it (`"x":(2)2`)
+                a = make_axis_ref(a.name, a.pre_size() * (size // g), g, mesh)
+                size = g
+            gathered.append(a)
+            g //= size
+    if gathered:
+        after = tuple(merge_axes(t, mesh) for t in tgt)
+        steps.append(
+            Step(
+                ALL_GATHER,
+                sort_axes(gathered, mesh),
+                local_bytes(shape, elem_bytes, after, mesh),
+                after,
+            )
+        )
+    return steps
+
+
+def _dims(axes: list[list[AxisRef]], mesh: Mesh) -> Dims:
+    return tuple(merge_axes(d, mesh) for d in axes)
 
 
 def _size(axes: list[AxisRef], mesh: Mesh) -> int:
@@ -238,9 +307,16 @@ def _size(axes: list[AxisRef], mesh: Mesh) -> int:
     return n
 
 
-def reshard_bytes(shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh) -> int:
+def reshard_bytes(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: Dims,
+    dst: Dims,
+    mesh: Mesh,
+    style: str = "xla",
+) -> int:
     """Bytes per device of resharding a tensor from `src` to `dst` (the sum of its collectives)."""
-    return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh))
+    return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh, style))
 
 
 def reduction_steps(
@@ -250,6 +326,7 @@ def reduction_steps(
     reduce_axes: tuple[AxisRef, ...],
     wanted: Dims,
     mesh: Mesh,
+    style: str = "xla",
 ) -> list[Step]:
     """The reduction a result computed at `computed` with partial sums over `reduce_axes` needs,
     then the reshard to `wanted`.
@@ -259,8 +336,8 @@ def reduction_steps(
     scattered (smaller) tensor.
     """
     if not reduce_axes:
-        return reshard_steps(shape, elem_bytes, computed, wanted, mesh)
-    after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh)
+        return reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
+    after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
     reduce_names = {a for a in reduce_axes}
     out: list[Step] = []
     scattered: list[AxisRef] = []

@@ -65,6 +65,9 @@ _BOUNDARY_OPS = frozenset(
         "stablehlo.optimization_barrier",
     }
 )
+# ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
+# every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
+_XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
 _EXPLICIT = {
     "stablehlo.all_reduce": "all-reduce",
     "stablehlo.all_gather": "all-gather",
@@ -113,6 +116,7 @@ class _Planner:
         self.causes = Causes(module, self.names, origins)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
+        self.xla = options.model == "xla"  # constants are free, reshards of a value shared
         self.funcs = module.funcs
         self.meshes = module.meshes
         self.func = ""
@@ -265,9 +269,11 @@ class _Planner:
         ts: list[Tensor] = tensors  # type: ignore[assignment]
         if not any(a for t in ts for d in t.dims for a in d) and not any(t.unreduced for t in ts):
             return
-        skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v))
-        win = self.options.model == "xla"
-        steps = op_steps(rule, ts, mesh, skip_operands=skip, results_win=win)
+        skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v) and self.xla)
+        common = None
+        if self.xla and op.name in _XLA_REPLICATED:
+            common = [()] * rule.num_factors
+        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
@@ -311,7 +317,7 @@ class _Planner:
         for f in range(rule.num_factors):
             if f not in mine.factors:
                 alt[f] = _truncate(alt[f], taken, mesh)
-        other = op_steps(rule, ts, mesh, common=alt).bytes
+        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.operand_fix(op, i, rule, ts, steps, other)
 
     def _reduction_fix(
@@ -324,7 +330,7 @@ class _Planner:
             () if k == FactorKind.REDUCTION else a
             for k, a in zip(rule.kinds, steps.common, strict=True)
         ]
-        other = op_steps(rule, ts, mesh, common=alt).bytes
+        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.reduction_fix(op, rule, ts, steps, other)
 
     # -- boundaries ----------------------------------------------------------------------------
@@ -340,7 +346,7 @@ class _Planner:
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`."""
-        if self._is_constant(src):
+        if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
         mesh = self._mesh(s) or self._mesh(dst)
@@ -352,7 +358,7 @@ class _Planner:
         if t is None:
             return
         want = _dims(dst, len(t.shape))
-        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh)
+        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh, self.options.model)
         unreduced = tuple(a for a in t.unreduced if dst is None or a not in dst.unreduced)
         if unreduced:
             from .cost import ALL_REDUCE, sort_axes
@@ -463,6 +469,7 @@ class _Planner:
                 "written in the program (a collective of a shard_map body)",
                 "none needed: explicit collectives are the program's own",
                 trips,
+                written=True,
             )
         )
 
@@ -498,6 +505,8 @@ class _Planner:
 
     def _first(self, op: Operation, v: Value, target: Dims) -> bool:
         """Whether this is the first reshard of `v` to `target` in `op`'s block."""
+        if self.options.model != "xla":
+            return True  # Shardy reshards per use
         key = (id(op.parent), id(v), target)
         if key in self.done:
             return False

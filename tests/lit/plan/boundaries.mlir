@@ -55,8 +55,9 @@ func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 // and one collective-permute of the 4x16 f32 block. The body's psum over y is the program's
 // own collective (4x16 f32 local, 256 B); the result leaves as out_shardings says, as the
 // func result wants: nothing more.
-// CHECK-LABEL: collective-permute {x, y} 256 B: %arg0 of sdy.manual_computation in @shard_map
+// CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg0 of sdy.manual_computation in @shard_map
 // CHECK-NEXT: cause: shard_map in_specs: %arg0 dim 0 {"y"} (annotated) vs in_shardings[0] of sdy.manual_computation dim 0 {"x"}
+// CHECK: collective-permute {x} 256 B: %arg0 of sdy.manual_computation in @shard_map
 // CHECK: all-reduce {y} 256 B: %1 of stablehlo.all_reduce in @shard_map
 // CHECK-NEXT: cause: written in the program
 // CHECK-NOT: in @shard_map
@@ -74,8 +75,9 @@ func.func @shard_map(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mes
 
 // A case whose result is sharded on x while one branch returns its operand on y: that
 // branch's result is resharded (x blocks inside y blocks: slice and one permute).
-// CHECK-LABEL: collective-permute {x, y} 256 B: %arg1 of stablehlo.case in @branches
+// CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg1 of stablehlo.case in @branches
 // CHECK-NEXT: cause: branch result: %arg1 dim 0 {"y"} (annotated) vs %0 dim 0 {"x"}
+// CHECK: collective-permute {x} 256 B: %arg1 of stablehlo.case in @branches
 // CHECK-NOT: in @branches
 func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg2: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = "stablehlo.case"(%arg0) ({
@@ -91,7 +93,7 @@ func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding =
 // CHECK-NEXT: cause: func result: %0 dim 0 {"x"} (annotated) vs @func_result result 0 dim 0 {}
 // CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced
 
-// CHECK-LABEL: total: 5.5 KiB per device in 8 collectives
+// CHECK-LABEL: total: 5.5 KiB per device in 10 collectives
 func.func @func_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
