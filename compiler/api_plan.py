@@ -89,13 +89,9 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     if source is None:  # no traced module kept: plan the propagated IR as it is
         module = lowered.ir.clone()
         return module, plan_module(module, None)
-    from shardc.importer import import_module
-    from shardc.passes.verify import verify_module
-
-    traced, options = source
+    unpropagated, options = source
     with suspended_gc():
-        module = import_module(traced, "<shardc.jit>")
-        verify_module(module)
+        module = unpropagated.clone()
         return module, plan_propagated(module, options)
 
 

@@ -224,7 +224,7 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._texts: dict[tuple[str, str, bool], str] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
-        self.plan_source: tuple[Any, Any] | None = None  # (traced jaxlib module, options)
+        self.plan_source: tuple[Module, Any] | None = None  # (unpropagated IR, options)
 
     # shardings --------------------------------------------------------------------------
     @property
@@ -394,9 +394,10 @@ class Jitted:
         verify_module(module)
         self._check_manual(module)
         options = _options(self.options, strategy)
+        source = module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
         propagate_ir(module, options)
         lowered = Lowered(self, traced, module)
-        lowered.plan_source = (traced.module, options)
+        lowered.plan_source = (source, options)
         return lowered
 
     def _check_manual(self, module: Module) -> None:
