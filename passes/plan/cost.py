@@ -34,12 +34,18 @@ KINDS = (ALL_GATHER, ALL_SLICE, ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL, COLLECTI
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after."""
+    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after.
+
+    `per_dim` holds the axes gathered or sliced on each dim (all-gather, all-slice,
+    reduce-scatter), `move` the source and target dim of an all-to-all: what an explicit
+    `sdy` collective op needs."""
 
     kind: str
     axes: tuple[AxisRef, ...]
     bytes: int
     after: Dims
+    per_dim: Dims | None = None
+    move: tuple[int, int] | None = None
 
 
 def local_shape(shape: tuple[int, ...], dims: Dims, mesh: Mesh) -> tuple[int, ...]:
@@ -139,9 +145,16 @@ def reshard_steps(
     if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
         return aligned
 
-    def emit(kind: str, axes: list[AxisRef], nbytes: int) -> None:
+    def emit(
+        kind: str,
+        axes: list[AxisRef],
+        nbytes: int,
+        per_dim: list[list[AxisRef]] | None = None,
+        move: tuple[int, int] | None = None,
+    ) -> None:
         after = tuple(merge_axes(d, mesh) for d in cur)
-        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after))
+        pd = _dims(per_dim, mesh) if per_dim is not None else None
+        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after, pd, move))
 
     def nbytes() -> int:
         return local_bytes(shape, elem_bytes, tuple(tuple(d) for d in cur), mesh)
@@ -156,6 +169,7 @@ def reshard_steps(
         # 1. all-slice: target axes the tensor does not use at all, on dims with nothing
         #    misplaced (slicing appends at the minor end of the dim).
         sliced: list[AxisRef] = []
+        slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
         for d in range(rank):
             if ins[d]:
                 continue
@@ -164,8 +178,9 @@ def reshard_steps(
                     break
                 cur[d].append(a)
                 sliced.append(a)
+                slice_dims[d].append(a)
         if sliced:
-            emit(ALL_SLICE, sliced, 0)
+            emit(ALL_SLICE, sliced, 0, slice_dims)
             continue
         # 2. collective-permute: the same local shape on every dim, other blocks per device.
         if (
@@ -195,7 +210,7 @@ def reshard_steps(
                 moving = outs[t][:k]
                 cur[d] = cur[d][: len(cur[d]) - k]
                 cur[t].extend(moving)
-                emit(ALL_TO_ALL, moving, max(before, nbytes()))
+                emit(ALL_TO_ALL, moving, max(before, nbytes()), move=(d, t))
                 moved_any = True
                 break
             if moved_any:
@@ -209,7 +224,9 @@ def reshard_steps(
                 continue
             gathered = ins[d]
             cur[d] = cur[d][: pre[d]]
-            emit(ALL_GATHER, gathered, nbytes())
+            per_dim: list[list[AxisRef]] = [[] for _ in range(rank)]
+            per_dim[d] = list(gathered)
+            emit(ALL_GATHER, gathered, nbytes(), per_dim)
     return steps
 
 
@@ -237,9 +254,10 @@ def _aligned(
         if (n_tgt % n_src and n_src % n_tgt) or size % max(n_src, n_tgt):
             return None
     steps: list[Step] = []
+    rank = len(shape)
     fine: list[list[AxisRef]] = [list(c) for c in cur]
-    sliced: list[AxisRef] = []
-    for d in range(len(shape)):
+    slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    for d in range(rank):
         need = _size(tgt[d], mesh) // _size(cur[d], mesh)  # 0 when the dim coarsens
         for a in tgt[d]:
             if need <= 1:
@@ -253,26 +271,18 @@ def _aligned(
                 a = make_axis_ref(a.name, a.pre_size(), need, mesh)
                 size = need
             fine[d].append(a)
-            sliced.append(a)
+            slice_dims[d].append(a)
             need //= size
         if need > 1:
             return None
-    if sliced:
-        steps.append(Step(ALL_SLICE, sort_axes(sliced, mesh), 0, _dims(fine, mesh)))
-    # named by the target axes it delivers (or the source's, when the target's dims are empty)
-    moved = [a for c, t in zip(fine, tgt, strict=True) if c != t for a in t]
-    moved = moved or [a for c, t in zip(fine, tgt, strict=True) if c != t for a in c]
-    nbytes = local_bytes(shape, elem_bytes, _dims(fine, mesh), mesh)
-    steps.append(
-        Step(
-            COLLECTIVE_PERMUTE,
-            sort_axes(list(dict.fromkeys(moved)), mesh),
-            nbytes,
-            _dims(fine, mesh),
+    if any(slice_dims):
+        sliced = [a for d in slice_dims for a in d]
+        steps.append(
+            Step(ALL_SLICE, sort_axes(sliced, mesh), 0, _dims(fine, mesh), _dims(slice_dims, mesh))
         )
-    )
-    gathered: list[AxisRef] = []
-    for d in range(len(shape)):
+    # what the all-gather after the permute merges: the minor part of the fine blocks
+    gather_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    for d in range(rank):
         g = _size(fine[d], mesh) // _size(tgt[d], mesh)
         for a in reversed([a for a in fine[d] if a not in tgt[d]]):
             if g <= 1:
@@ -281,22 +291,35 @@ def _aligned(
             if size > g:  # the minor part of it (`"x":(2)2`)
                 a = make_axis_ref(a.name, a.pre_size() * (size // g), g, mesh)
                 size = g
-            gathered.append(a)
+            gather_dims[d].insert(0, a)
             g //= size
-    if gathered:
+    permuted = [list(t) + gather_dims[d] for d, t in enumerate(tgt)]
+    # named by the target axes it delivers (or the source's, when the target's dims are empty)
+    moved = [a for c, t in zip(fine, tgt, strict=True) if c != t for a in t]
+    moved = moved or [a for c, t in zip(fine, tgt, strict=True) if c != t for a in c]
+    steps.append(
+        Step(
+            COLLECTIVE_PERMUTE,
+            sort_axes(list(dict.fromkeys(moved)), mesh),
+            local_bytes(shape, elem_bytes, _dims(fine, mesh), mesh),
+            _dims(permuted, mesh),
+        )
+    )
+    if any(gather_dims):
         after = tuple(merge_axes(t, mesh) for t in tgt)
         steps.append(
             Step(
                 ALL_GATHER,
-                sort_axes(gathered, mesh),
+                sort_axes([a for d in gather_dims for a in d], mesh),
                 local_bytes(shape, elem_bytes, after, mesh),
                 after,
+                _dims(gather_dims, mesh),
             )
         )
     return steps
 
 
-def _dims(axes: list[list[AxisRef]], mesh: Mesh) -> Dims:
+def _dims(axes: list[list[AxisRef]] | tuple[tuple[AxisRef, ...], ...], mesh: Mesh) -> Dims:
     return tuple(merge_axes(d, mesh) for d in axes)
 
 
@@ -345,16 +368,19 @@ def reduction_steps(
     first_slice = after_reshard[0] if after_reshard and after_reshard[0].kind == ALL_SLICE else None
     if first_slice is not None:
         scattered = [a for a in first_slice.axes if _covered(a, reduce_names, mesh)]
-    if scattered:
+    if scattered and first_slice is not None:
         full = local_bytes(shape, elem_bytes, computed, mesh)
-        out.append(Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, first_slice.after))  # type: ignore[union-attr]
+        after = first_slice.after
+        out.append(
+            Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, after, first_slice.per_dim)
+        )
         remaining = [a for a in reduce_axes if not any(a.overlaps(s, mesh) for s in scattered)]
-        unsliced = [a for a in first_slice.axes if a not in scattered]  # type: ignore[union-attr]
+        unsliced = [a for a in first_slice.axes if a not in scattered]
         if unsliced:
-            out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, first_slice.after))  # type: ignore[union-attr]
+            out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, after))
         if remaining:
-            small = local_bytes(shape, elem_bytes, first_slice.after, mesh)  # type: ignore[union-attr]
-            out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, first_slice.after))  # type: ignore[union-attr]
+            small = local_bytes(shape, elem_bytes, after, mesh)
+            out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, after))
         rest = after_reshard[1:]
     else:
         full = local_bytes(shape, elem_bytes, computed, mesh)

@@ -79,6 +79,20 @@ _EXPLICIT = {
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """Where an explicit form reshards: before `op`'s operand `index` (`where="operand"`) or
+    after its result `index` (`"result"`, which the op then computes at `start`), from dims
+    `start` through `steps` (see `explicit.py`)."""
+
+    op: Operation
+    where: str
+    index: int
+    start: Dims
+    mesh: str | Mesh | None
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
 class PlanOptions:
     """Options of the plan pass."""
 
@@ -92,6 +106,14 @@ def plan_module(module: Module, origins: object = None, options: PlanOptions | N
     """The plan of a propagated `module`; `origins` is the propagation's `OriginRecorder`
     (from `PropagationOptions(debug_origins=True)`), used for causes when given."""
     return _Planner(module, origins, options or PlanOptions()).run()
+
+
+def plan_with_rewrites(
+    module: Module, origins: object = None, options: PlanOptions | None = None
+) -> tuple[Plan, list[Rewrite]]:
+    """The plan and where each of its reshards sits in the IR (for `explicit.py`)."""
+    planner = _Planner(module, origins, options or PlanOptions())
+    return planner.run(), planner.rewrites
 
 
 def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
@@ -123,6 +145,8 @@ class _Planner:
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: set[tuple[int, int, Dims]] = set()
+        # where an explicit form reshards: every planned reshard, in program order
+        self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
         self.override: dict[int, TensorSharding] = {}
 
@@ -216,6 +240,7 @@ class _Planner:
                 op.results[0],
                 trips,
                 "constraint",
+                site=(op, "operand", 0),
             )
         elif name == "func.call":
             self._call(op, trips)
@@ -229,7 +254,13 @@ class _Planner:
                 for i, r in enumerate(op.results):
                     if i < len(ret.operands):
                         self._boundary(
-                            op, ret.operands[i], layout.value_sharding(r), r, trips, "branch result"
+                            op,
+                            ret.operands[i],
+                            layout.value_sharding(r),
+                            r,
+                            trips,
+                            "branch result",
+                            site=(ret, "operand", i),
                         )
         elif name == "sdy.manual_computation":
             self._manual(op, trips)
@@ -279,9 +310,13 @@ class _Planner:
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
                 fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
                 self._emit(st, trips, op.operands[i], op, cause, fix)
+                ref = self._ref(op)
+                self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
+        n = len(op.operands)
         for j, st in enumerate(steps.results):
             if not st:
                 continue
+            self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
                     cause = self.causes.reduction(op, rule, ts, steps, mesh)
@@ -343,9 +378,11 @@ class _Planner:
         trips: int,
         what: str,
         src_sharding: TensorSharding | None = None,
+        site: tuple[Operation, str, int] | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
-        sharding of `holder`) at `op`."""
+        sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
+        of an op, or a result after it)."""
         if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
@@ -377,6 +414,9 @@ class _Planner:
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
         self._emit(steps, trips, src, op, cause, fix)
+        if site is not None:
+            ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
+            self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
 
     def _call(self, op: Operation, trips: int) -> None:
         callee = self.funcs.get(callee_name(op))
@@ -386,14 +426,31 @@ class _Planner:
         for i, v in enumerate(op.operands):
             if i < len(body.args):
                 arg = body.args[i]
-                self._boundary(op, v, layout.value_sharding(arg), arg, trips, "call argument")
+                self._boundary(
+                    op,
+                    v,
+                    layout.value_sharding(arg),
+                    arg,
+                    trips,
+                    "call argument",
+                    site=(op, "operand", i),
+                )
         ret = body.terminator
         for i, r in enumerate(op.results):
             src = ret.operands[i] if ret is not None and i < len(ret.operands) else None
             if src is None:
                 continue
             declared = layout.declared_result_sharding(callee, i)
-            self._boundary(op, src, layout.value_sharding(r), r, trips, "call result", declared)
+            self._boundary(
+                op,
+                src,
+                layout.value_sharding(r),
+                r,
+                trips,
+                "call result",
+                declared,
+                site=(op, "result", i),
+            )
 
     def _while(self, op: Operation, trips: int) -> None:
         n = trip_count(op) or 1
@@ -406,16 +463,34 @@ class _Planner:
                 if carry is not None and region.blocks and i < len(region.entry.args):
                     self.override[id(region.entry.args[i])] = carry
             if i < len(op.operands):
-                self._boundary(op, op.operands[i], carry, r, trips, "loop carry (init)")
+                self._boundary(
+                    op,
+                    op.operands[i],
+                    carry,
+                    r,
+                    trips,
+                    "loop carry (init)",
+                    site=(op, "operand", i),
+                )
             if ret is not None and i < len(ret.operands):
-                self._boundary(op, ret.operands[i], carry, r, trips * n, "loop carry (body)")
+                self._boundary(
+                    op,
+                    ret.operands[i],
+                    carry,
+                    r,
+                    trips * n,
+                    "loop carry (body)",
+                    site=(ret, "operand", i),
+                )
 
     def _manual(self, op: Operation, trips: int) -> None:
         ins = layout.manual_in_shardings(op)
         for i, v in enumerate(op.operands):
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
-                self._boundary(op, v, ins[i], holder, trips, "shard_map in_specs")
+                self._boundary(
+                    op, v, ins[i], holder, trips, "shard_map in_specs", site=(op, "operand", i)
+                )
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
@@ -437,7 +512,15 @@ class _Planner:
             if declared is None or not isinstance(t, TensorType):
                 continue
             declared = layout.io_sharding(declared, t.shape, self._mesh(declared), main)
-            self._boundary(ret, v, declared, f"@{self.func} result {i}", trips, "func result")
+            self._boundary(
+                ret,
+                v,
+                declared,
+                f"@{self.func} result {i}",
+                trips,
+                "func result",
+                site=(ret, "operand", i),
+            )
 
     # -- explicit collectives in manual regions ------------------------------------------------
     def _explicit(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
@@ -496,6 +579,14 @@ class _Planner:
         return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
 
     # -- helpers -------------------------------------------------------------------------------
+    def _ref(self, op: Operation) -> str | Mesh | None:
+        """The mesh reference (`"mesh"` for `@mesh`) the op's shardings use."""
+        for v in (*op.operands, *op.results):
+            s = self._sharding(v)
+            if s is not None and self._mesh(s) is not None and self._mesh(s).axes:  # type: ignore[union-attr]
+                return s.mesh
+        return None
+
     def _sharding(self, v: Value) -> TensorSharding | None:
         s = self.override.get(id(v))
         return s if s is not None else layout.value_sharding(v)
