@@ -81,30 +81,44 @@ def test_lowered_plan_and_diff() -> None:
     assert set(d.to_json()) == {"values", "collectives_added", "collectives_removed", "bytes_delta"}
 
 
-def test_plan_cli_table_json_and_options(tmp_path) -> None:  # noqa: ANN001
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:  # noqa: ANN001
+    """The CLI in this process (as `shardc ARGS`): exit status, stdout, stderr."""
+    from shardc.tools.cli import main
+
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_plan_cli_table_json_and_options(tmp_path, capsys) -> None:  # noqa: ANN001
     src = tmp_path / "dot.mlir"
     src.write_text(DOT)
-    r = cli("plan", str(src))
-    assert r.returncode == 0, r.stderr
-    assert "all-reduce {x} 1.0 KiB: %0 of stablehlo.dot_general in @main" in r.stdout
-    assert "total: 1.0 KiB per device in 1 collectives" in r.stdout
-    out = tmp_path / "plan.json"
-    r = cli("plan", str(src), "--json", "-o", str(out), "--strategy", "basic")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text())["total_bytes"] == 1024
+    code, out, err = run_cli(capsys, "plan", str(src))
+    assert code == 0, err
+    assert "all-reduce {x} 1.0 KiB: %0 of stablehlo.dot_general in @main" in out
+    assert "total: 1.0 KiB per device in 1 collectives" in out
+    dest = tmp_path / "plan.json"
+    code, _, err = run_cli(
+        capsys, "plan", str(src), "--json", "-o", str(dest), "--strategy", "basic"
+    )
+    assert code == 0, err
+    assert json.loads(dest.read_text())["total_bytes"] == 1024
 
 
-def test_plan_cli_errors_are_one_line(tmp_path) -> None:  # noqa: ANN001
+def test_plan_cli_errors_are_one_line(tmp_path, capsys) -> None:  # noqa: ANN001
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @main( {")
-    out = tmp_path / "never.json"
-    r = cli("plan", str(bad), "-o", str(out))
+    dest = tmp_path / "never.json"
+    code, _, err = run_cli(capsys, "plan", str(bad), "-o", str(dest))
+    assert code == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and not dest.exists()
+    code, _, err = run_cli(capsys, "diff", str(bad), EXAMPLE)
+    assert code == 1 and err.startswith("error: ")
+    code, _, err = run_cli(capsys, "plan", str(tmp_path / "missing.mlir"))
+    assert code == 1 and "no such file" in err
+    # and through the installed entry point, as a user runs it
+    r = cli("plan", str(bad))
     assert r.returncode == 1 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
-    r = cli("diff", str(bad), EXAMPLE)
-    assert r.returncode == 1 and r.stderr.startswith("error: ")
-    r = cli("plan", str(tmp_path / "missing.mlir"))
-    assert r.returncode == 1 and "no such file" in r.stderr
 
 
 def test_diff_of_a_module_with_itself_is_empty() -> None:
