@@ -170,3 +170,36 @@ def test_elementwise_at_result_layout_or_shardy_choice() -> None:
     shardy = op_steps(pw, [a, b, out], MESH, style="shardy")
     assert shardy.common[0] == (X,)
     assert [s.kind for s in shardy.results[0]] == ["all-gather"]
+
+
+def test_cost_function_on_the_ir() -> None:
+    # the API automatic sharding uses: a reshard of a value, an op under given shardings,
+    # the memory of a module's layout
+    from shardc import import_text
+    from shardc.dialect.shardings import DimSharding, TensorSharding
+    from shardc.passes.plan.plan import layout_memory, op_cost_of, reshard_cost
+
+    module = import_text(
+        'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+        "func.func @main(%arg0: tensor<8x16xf32>, %arg1: tensor<16x32xf32>) -> tensor<8x32xf32> {\n"
+        "  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]"
+        " : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
+        "  return %0 : tensor<8x32xf32>\n}\n"
+    )
+    main = module.funcs["main"]
+    body = main.regions[0].entry
+    dot = body.ops[0]
+
+    def s(*dims: tuple[AxisRef, ...]) -> TensorSharding:
+        return TensorSharding("mesh", tuple(DimSharding(d) for d in dims))
+
+    lhs = body.args[0]
+    assert reshard_cost(lhs, s((X,), ()), None, MESH) == 8 * 16 * 4  # all-gather to replicated
+    assert reshard_cost(lhs, None, s((X,), ()), MESH) == 0  # a slice is free
+    # contraction on x on both sides, result replicated: all-reduce of the 8x32 f32 result
+    assert op_cost_of(dot, [s((), (X,)), s((X,), ())], [s((), ())], MESH) == 8 * 32 * 4
+    assert op_cost_of(dot, [s((X,), ()), s((), ())], [s((X,), ())], MESH) == 0
+    mem = layout_memory(module)  # nothing sharded: whole tensors
+    assert (mem.arguments, mem.results) == (8 * 16 * 4 + 16 * 32 * 4, 8 * 32 * 4)
+    lhs.sharding = s((X,), ())
+    assert layout_memory(module).arguments == 2 * 16 * 4 + 16 * 32 * 4

@@ -30,7 +30,7 @@ from .causes import Causes
 from .cost import Dims, Step, local_bytes, reshard_steps
 from .memory import memory_estimate
 from .op_cost import OpSteps, Tensor, op_steps
-from .report import Collective, Plan, axis_text
+from .report import Collective, Memory, Plan, axis_text
 from .trip_count import trip_count
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -651,3 +651,56 @@ def _dims(s: TensorSharding | None, rank: int) -> Dims:
     if s is None or len(s.dims) != rank:
         return ((),) * rank
     return tuple(d.axes for d in s.dims)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cost function for other passes (automatic sharding): IR in, bytes out, nothing changed.
+
+
+def _as_tensor(v: Value, s: TensorSharding | None) -> Tensor | None:
+    t = tensor_of(v, s)
+    if t is None or s is None or len(s.dims) != len(t.shape):
+        return t
+    return Tensor(t.shape, t.elem_bytes, tuple(d.axes for d in s.dims), s.unreduced)
+
+
+def reshard_cost(
+    v: Value, a: TensorSharding | None, b: TensorSharding | None, mesh: Mesh, model: str = "xla"
+) -> int:
+    """Bytes per device of resharding value `v` from sharding `a` to `b` (None: replicated)."""
+    t = _as_tensor(v, a)
+    if t is None:
+        return 0
+    return sum(
+        s.bytes
+        for s in reshard_steps(t.shape, t.elem_bytes, t.dims, _dims(b, len(t.shape)), mesh, model)
+    )
+
+
+def op_cost_of(
+    op: Operation,
+    operands: list[TensorSharding | None],
+    results: list[TensorSharding | None],
+    mesh: Mesh,
+    model: str = "xla",
+) -> int:
+    """Bytes per device of the collectives `op` needs with these operand and result shardings
+    (0 for an op without a sharding rule: propagation moves nothing through it)."""
+    rule = layout.op_rule(op)
+    if rule is None:
+        return 0
+    tensors = [
+        _as_tensor(v, s)
+        for v, s in zip([*op.operands, *op.results], [*operands, *results], strict=True)
+    ]
+    if any(t is None for t in tensors):
+        return 0
+    return op_steps(rule, tensors, mesh, style=model).bytes  # type: ignore[arg-type]
+
+
+def layout_memory(module: Module) -> Memory:
+    """The per-device memory of `module`'s current layout (see `memory.memory_estimate`)."""
+    funcs = module.funcs
+    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == "func.call"}
+    roots = [f for n, f in funcs.items() if n not in called]
+    return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
