@@ -7,7 +7,14 @@ manual axes, the mesh a sharding names, an op's sharding rule.
 
 from __future__ import annotations
 
-from shardc.dialect.ir import Module, Operation, Value, func_body, func_result_sharding
+from shardc.dialect.ir import (
+    Module,
+    Operation,
+    Value,
+    func_body,
+    func_result_sharding,
+    set_func_result_sharding,
+)
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.sharding_syntax import (
@@ -58,6 +65,16 @@ def constraint_sharding(op: Operation) -> TensorSharding | None:
         s = parse_tensor_sharding(s)
         op.properties["sharding"] = s
     return s
+
+
+def set_constraint_sharding(op: Operation, s: TensorSharding) -> None:
+    """Change what an `sdy.sharding_constraint` asks for (the plan's what-if fixes)."""
+    op.properties["sharding"] = s
+
+
+def set_declared_result_sharding(func: Operation, index: int, s: TensorSharding | None) -> None:
+    """Change the `sdy.sharding` of result `index` of a `func.func` (the plan's what-if fixes)."""
+    set_func_result_sharding(func, index, s)
 
 
 def _per_value(op: Operation, key: str) -> list[TensorSharding]:

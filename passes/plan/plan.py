@@ -17,11 +17,12 @@ Shardings are read through `layout.py` only; causes and fixes come from `causes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.rules.model import OpShardingRule
-from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 from shardc.dialect.value_names import value_names
 
@@ -30,7 +31,7 @@ from .causes import Causes
 from .cost import Dims, Step, local_bytes, reshard_steps
 from .memory import memory_estimate
 from .op_cost import OpSteps, Tensor, op_steps
-from .report import Collective, Memory, Plan, axis_text
+from .report import Collective, Memory, Plan, axis_text, fmt_bytes
 from .trip_count import trip_count
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -68,6 +69,8 @@ _BOUNDARY_OPS = frozenset(
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
+# what-if plans per module (each is one more plan of the whole module)
+_WHAT_IF_LIMIT = 16
 _EXPLICIT = {
     "stablehlo.all_reduce": "all-reduce",
     "stablehlo.all_gather": "all-gather",
@@ -145,6 +148,8 @@ class _Planner:
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: set[tuple[int, int, Dims]] = set()
+        # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
+        self.what_ifs: list[tuple[int, int, object, Callable[[], Callable[[], None]]]] = []
         # where an explicit form reshards: every planned reshard, in program order
         self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
@@ -167,7 +172,28 @@ class _Planner:
             self._func_results(func, n, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
         self.plan.memory = memory_estimate(self.module, roots, self._mesh)
+        if self.options.fixes:
+            self._what_if()
         return self.plan
+
+    def _what_if(self) -> None:
+        """For reshards at a constraint or a func result: the whole plan again with that
+        annotation changed to the layout the value already has (the fix's cost instead; the
+        rest of the layout stays as propagated, nothing is propagated again)."""
+        total = self.plan.total_bytes
+        for start, count, holder, swap in self.what_ifs[:_WHAT_IF_LIMIT]:
+            restore = swap()
+            try:
+                alt = _Planner(self.module, None, replace(self.options, fixes=False)).run()
+            finally:
+                restore()
+            note = (
+                f"; giving {self.causes.name(holder)} that layout, the program would move "
+                f"{fmt_bytes(alt.total_bytes)} in all instead of {fmt_bytes(total)}"
+            )
+            for k in range(start, start + count):
+                c = self.plan.collectives[k]
+                self.plan.collectives[k] = replace(c, fix=c.fix + note)
 
     def _callees(self) -> set[str]:
         out: set[str] = set()
@@ -413,7 +439,11 @@ class _Planner:
             return
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
+        start = len(self.plan.collectives)
         self._emit(steps, trips, src, op, cause, fix)
+        swap = self._swap(op, holder, what, s, t.dims)
+        if swap is not None:
+            self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
         if site is not None:
             ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
             self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
@@ -577,6 +607,37 @@ class _Planner:
 
         cs = [coords(d) for d in group]
         return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
+
+    def _swap(
+        self, op: Operation, holder: object, what: str, s: TensorSharding | None, have: Dims
+    ) -> Callable[[], Callable[[], None]] | None:
+        """A change of the annotation that asked for this reshard to the layout the value has
+        (constraints and func results), as a function that applies it and returns its undo."""
+        ref = s.mesh if s is not None else self._ref(op)
+        if ref is None:
+            return None
+        new = TensorSharding(ref, tuple(DimSharding(d) for d in have))
+        if what == "constraint":
+            old = layout.constraint_sharding(op)
+
+            def swap_constraint() -> Callable[[], None]:
+                layout.set_constraint_sharding(op, new)
+                return lambda: layout.set_constraint_sharding(op, old)  # type: ignore[arg-type]
+
+            return swap_constraint
+        if what == "func result" and isinstance(holder, str):
+            func = self.funcs.get(self.func)
+            index = int(holder.rsplit(" ", 1)[1])
+            if func is None:
+                return None
+            old_r = layout.declared_result_sharding(func, index)
+
+            def swap_result() -> Callable[[], None]:
+                layout.set_declared_result_sharding(func, index, new)  # type: ignore[arg-type]
+                return lambda: layout.set_declared_result_sharding(func, index, old_r)  # type: ignore[arg-type]
+
+            return swap_result
+        return None
 
     # -- helpers -------------------------------------------------------------------------------
     def _ref(self, op: Operation) -> str | Mesh | None:
