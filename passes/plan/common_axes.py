@@ -100,11 +100,11 @@ def _unary(
         taken.extend(fs.axes)
     for f, fs in projs[other].factors.items():
         if f not in projs[first].factors:
-            out[f] = _truncate(fs.axes, taken, mesh)
+            out[f] = truncate(fs.axes, taken, mesh)
     return out
 
 
-def _truncate(
+def truncate(
     axes: tuple[AxisRef, ...], taken: Sequence[AxisRef], mesh: Mesh
 ) -> tuple[AxisRef, ...]:
     """The longest prefix of `axes` that overlaps nothing in `taken`."""
@@ -157,7 +157,7 @@ def _heuristic(
                 if len(axes) > len(baxes) and axes[: len(baxes)] == baxes:
                     nxt[(f, axes)] = total
                 continue
-            cut = _truncate(axes, baxes, mesh)
+            cut = truncate(axes, baxes, mesh)
             if not cut or cut == assigned[f] or (cut[: len(assigned[f])] != assigned[f]):
                 continue
             key = (f, cut)
@@ -250,7 +250,7 @@ def _elementwise(rule: OpShardingRule) -> bool:
 
 
 def _cut(fs: FactorSharding, taken: Sequence[AxisRef], mesh: Mesh) -> FactorSharding:
-    return FactorSharding(axes=_truncate(fs.axes, taken, mesh))
+    return FactorSharding(axes=truncate(fs.axes, taken, mesh))
 
 
 def common_axes(

@@ -17,20 +17,22 @@ Shardings are read through `layout.py` only; causes and fixes come from `causes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
-from shardc.dialect.rules.model import OpShardingRule
+from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
-from .cost import Dims, Step, local_bytes, reshard_steps
+from .common_axes import truncate
+from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .memory import memory_estimate
-from .op_cost import OpSteps, Tensor, op_steps
+from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text, fmt_bytes
 from .trip_count import trip_count
 
@@ -364,11 +366,7 @@ class _Planner:
         mesh: Mesh,
     ) -> str:
         """Follow operand i instead: the op computed at operand i's own factor axes."""
-        from .common_axes import _truncate
-
         all_dims = (*rule.operand_dims, *rule.result_dims)
-        from .op_cost import project_tensor
-
         mine = project_tensor(ts[i], all_dims[i], rule, mesh)
         alt = list(steps.common)
         taken: list[AxisRef] = []
@@ -377,7 +375,7 @@ class _Planner:
             taken.extend(fs.axes)
         for f in range(rule.num_factors):
             if f not in mine.factors:
-                alt[f] = _truncate(alt[f], taken, mesh)
+                alt[f] = truncate(alt[f], taken, mesh)
         other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.operand_fix(op, i, rule, ts, steps, other)
 
@@ -385,8 +383,6 @@ class _Planner:
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
     ) -> str:
         """Replicate the reduction factors instead."""
-        from shardc.dialect.rules.model import FactorKind
-
         alt = [
             () if k == FactorKind.REDUCTION else a
             for k, a in zip(rule.kinds, steps.common, strict=True)
@@ -424,8 +420,6 @@ class _Planner:
         steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh, self.options.model)
         unreduced = tuple(a for a in t.unreduced if dst is None or a not in dst.unreduced)
         if unreduced:
-            from .cost import ALL_REDUCE, sort_axes
-
             steps.insert(
                 0,
                 Step(
@@ -588,8 +582,6 @@ class _Planner:
 
     def _group_axes(self, op: Operation, manual: frozenset[str]) -> tuple[str, ...]:
         """The mesh axes along which the devices of one replica group differ."""
-        import re
-
         mesh = next(iter(m for m in self.meshes.values() if m.axes), None)
         raw = str(op.attr("replica_groups", "") or op.attr("source_target_pairs", ""))
         m = re.search(r"\[\[([\d,\s]+)\]", raw)
