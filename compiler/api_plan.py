@@ -18,6 +18,7 @@ __all__ = [
     "PlanDiff",
     "diff",
     "diff_lowered",
+    "explicit",
     "plan",
     "plan_lowered",
     "plan_propagated",
@@ -89,13 +90,9 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     if source is None:  # no traced module kept: plan the propagated IR as it is
         module = lowered.ir.clone()
         return module, plan_module(module, None)
-    from shardc.importer import import_module
-    from shardc.passes.verify import verify_module
-
-    traced, options = source
+    unpropagated, options = source
     with suspended_gc():
-        module = import_module(traced, "<shardc.jit>")
-        verify_module(module)
+        module = unpropagated.clone()
         return module, plan_propagated(module, options)
 
 
@@ -109,3 +106,35 @@ def diff_lowered(a: Any, b: Any) -> PlanDiff:
     ma, pa = _lowered_module(a)
     mb, pb = _lowered_module(b)
     return diff_modules(ma, pa, mb, pb)
+
+
+def explicit(
+    text: str,
+    *,
+    options: PropagationOptions | None = None,
+    format: str = "pretty",
+    source_name: str = "<input>",
+    verify: bool = True,
+    constraints: bool = False,
+) -> str:
+    """Propagate, then write the plan into the module as explicit `sdy` collectives, as Shardy's
+    explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
+    (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
+    `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
+    from shardc.api_propagate import propagate_module
+    from shardc.exporter import export_text
+    from shardc.passes.export import export_module
+    from shardc.passes.plan.explicit import as_constraints, write_explicit
+    from shardc.passes.plan.plan import plan_with_rewrites
+
+    with suspended_gc():
+        module = _import(text, source_name, verify)
+        report = propagate_module(module, options or PropagationOptions())
+        _, rewrites = plan_with_rewrites(
+            module, report.origins, PlanOptions(model="shardy", fixes=False)
+        )
+        export_module(module, "annotate")
+        write_explicit(module, rewrites)
+        if constraints:
+            as_constraints(module)
+        return export_text(module, "generic" if format == "generic" else "pretty")

@@ -451,11 +451,12 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
     name = getattr(jitted.fun, "__name__", "fun")
     ir_module = import_module(module, f"<shardc.jit {name}>")
+    source = ir_module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
     jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
     lowered = Lowered(jitted, record, ir_module)
-    lowered.plan_source = (module, options)
+    lowered.plan_source = (source, options)
     lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
     lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
     lowered.argument_paths = paths  # type: ignore[attr-defined]

@@ -192,7 +192,7 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._exports: dict[tuple[str, bool], Exported] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
-        self.plan_source: tuple[Any, Any] | None = None  # (traced jaxlib module, options)
+        self.plan_source: tuple[Module, Any] | None = None  # (unpropagated IR, options)
 
     def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
@@ -399,9 +399,10 @@ class Jitted:
         name = getattr(self.fun, "__name__", "fun")
         module = import_module(traced.module, f"<shardc.jit {name}>")
         options = _options(self.options, strategy)
+        source = module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
         self.run_pipeline(module, options)
         lowered = Lowered(self, traced, module)
-        lowered.plan_source = (traced.module, options)
+        lowered.plan_source = (source, options)
         return lowered
 
     def run_pipeline(self, module: Module, options: Any = None) -> None:

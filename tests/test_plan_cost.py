@@ -22,8 +22,8 @@ X1, X2 = AxisRef("x", (1, 2)), AxisRef("x", (2, 2))
 SHAPE = (16, 8)  # f32: 512 B global
 
 
-def kinds(src, dst, shape=SHAPE):  # noqa: ANN001, ANN202 - terse helpers for the table below
-    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH)]
+def kinds(src, dst, shape=SHAPE, style="xla"):  # noqa: ANN001, ANN202 - terse helpers for the table below
+    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH, style)]
 
 
 def test_local_shape_and_bytes_round_up_like_xla_pads() -> None:
@@ -62,16 +62,31 @@ def test_collective_permute_for_other_blocks_of_the_same_size() -> None:
     assert [(s.kind, s.bytes) for s in steps] == [("collective-permute", 4 * 4 * 4)]
 
 
-def test_nested_blocks_slice_locally_then_permute() -> None:
-    # y (2 blocks of 8 rows) -> x (4 blocks of 4 rows): each target block lies in one source
-    # block, so only the 4-row blocks move (XLA: dynamic-slice + collective-permute)
-    assert kinds(((Y,), ()), ((X,), ())) == [("collective-permute", (X, Y), 128)]
-
-
-def test_unrelated_axes_gather_then_slice() -> None:
-    # x (4 blocks) -> y (2 blocks) on the same dim: gather, then slice
+def test_aligned_blocks_slice_permute_gather() -> None:
+    # y (2 blocks of 8 rows) -> x (4 blocks of 4 rows): slice the major half of x locally,
+    # then one collective-permute of the 4-row blocks (XLA: dynamic-slice + permute)
+    assert kinds(((Y,), ()), ((X,), ())) == [
+        ("all-slice", (X1,), 0),
+        ("collective-permute", (X,), 128),
+    ]
+    # x -> y: Shardy permutes the 4-row blocks into place, then gathers the minor half of x;
+    # XLA gathers x whole and slices y (what it compiled on the differential suite)
+    assert kinds(((X,), ()), ((Y,), ()), style="shardy") == [
+        ("collective-permute", (Y,), 128),
+        ("all-gather", (X2,), 256),
+    ]
+    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH, "shardy") == 384
     assert kinds(((X,), ()), ((Y,), ())) == [("all-gather", (X,), 512), ("all-slice", (Y,), 0)]
-    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH) == 512
+
+
+def test_unaligned_axes_gather_then_slice() -> None:
+    mesh = Mesh.of(a=3, b=2)
+    a, b = AxisRef("a"), AxisRef("b")
+    steps = reshard_steps((12, 2), 4, ((a,), ()), ((b,), ()), mesh)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [
+        ("all-gather", (a,), 96),
+        ("all-slice", (b,), 0),
+    ]
 
 
 def test_reduction_all_reduce_or_reduce_scatter() -> None:
@@ -148,10 +163,43 @@ def test_elementwise_at_result_layout_or_shardy_choice() -> None:
     b = Tensor((16, 8), 4, ((Y,), ()))
     out = Tensor((16, 8), 4, ((), ()))
     # XLA (pinned result replicated): both operands gathered, no result reshard
-    xla = op_steps(pw, [a, b, out], MESH, results_win=True)
+    xla = op_steps(pw, [a, b, out], MESH, style="xla")
     assert [s.kind for st in xla.operands for s in st] == ["all-gather", "all-gather"]
     assert xla.results == ((),)
     # Shardy: tie on size, the larger axis x wins; b resharded to x, result gathered after
-    shardy = op_steps(pw, [a, b, out], MESH, results_win=False)
+    shardy = op_steps(pw, [a, b, out], MESH, style="shardy")
     assert shardy.common[0] == (X,)
     assert [s.kind for s in shardy.results[0]] == ["all-gather"]
+
+
+def test_cost_function_on_the_ir() -> None:
+    # the API automatic sharding uses: a reshard of a value, an op under given shardings,
+    # the memory of a module's layout
+    from shardc import import_text
+    from shardc.dialect.shardings import DimSharding, TensorSharding
+    from shardc.passes.plan.plan import layout_memory, op_cost_of, reshard_cost
+
+    module = import_text(
+        'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+        "func.func @main(%arg0: tensor<8x16xf32>, %arg1: tensor<16x32xf32>) -> tensor<8x32xf32> {\n"
+        "  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]"
+        " : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
+        "  return %0 : tensor<8x32xf32>\n}\n"
+    )
+    main = module.funcs["main"]
+    body = main.regions[0].entry
+    dot = body.ops[0]
+
+    def s(*dims: tuple[AxisRef, ...]) -> TensorSharding:
+        return TensorSharding("mesh", tuple(DimSharding(d) for d in dims))
+
+    lhs = body.args[0]
+    assert reshard_cost(lhs, s((X,), ()), None, MESH) == 8 * 16 * 4  # all-gather to replicated
+    assert reshard_cost(lhs, None, s((X,), ()), MESH) == 0  # a slice is free
+    # contraction on x on both sides, result replicated: all-reduce of the 8x32 f32 result
+    assert op_cost_of(dot, [s((), (X,)), s((X,), ())], [s((), ())], MESH) == 8 * 32 * 4
+    assert op_cost_of(dot, [s((X,), ()), s((), ())], [s((X,), ())], MESH) == 0
+    mem = layout_memory(module)  # nothing sharded: whole tensors
+    assert (mem.arguments, mem.results) == (8 * 16 * 4 + 16 * 32 * 4, 8 * 32 * 4)
+    lhs.sharding = s((X,), ())
+    assert layout_memory(module).arguments == 2 * 16 * 4 + 16 * 32 * 4

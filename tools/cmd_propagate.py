@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also pin every op result with a closed sdy.sharding_constraint (export mode pin)",
     )
+    parser.add_argument(
+        "--explicit",
+        action="store_true",
+        help="write the communication plan into the module as explicit sdy collectives "
+        "(sdy.all_gather, sdy.all_reduce, ...), as Shardy's explicit-reshard pipeline does",
+    )
     add_option_arguments(parser)
 
 
@@ -75,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     text, name = read_input(args.input)
+    if args.explicit:
+        from shardc.api_plan import explicit
+
+        out = explicit(
+            text, options=options, format=args.format, source_name=name, verify=not args.no_verify
+        )
+        write_output(args.output, out)
+        return 0
 
     def run_one(chunk: str) -> str:
         out, report = propagate_text(

@@ -100,11 +100,11 @@ def _unary(
         taken.extend(fs.axes)
     for f, fs in projs[other].factors.items():
         if f not in projs[first].factors:
-            out[f] = _truncate(fs.axes, taken, mesh)
+            out[f] = truncate(fs.axes, taken, mesh)
     return out
 
 
-def _truncate(
+def truncate(
     axes: tuple[AxisRef, ...], taken: Sequence[AxisRef], mesh: Mesh
 ) -> tuple[AxisRef, ...]:
     """The longest prefix of `axes` that overlaps nothing in `taken`."""
@@ -157,16 +157,52 @@ def _heuristic(
                 if len(axes) > len(baxes) and axes[: len(baxes)] == baxes:
                     nxt[(f, axes)] = total
                 continue
-            cut = _truncate(axes, baxes, mesh)
+            cut = truncate(axes, baxes, mesh)
             if not cut or cut == assigned[f] or (cut[: len(assigned[f])] != assigned[f]):
                 continue
             key = (f, cut)
             nxt[key] = max(nxt.get(key, 0), total)
         live = nxt
-    for f in range(rule.num_factors):
-        if rule.kinds[f] == FactorKind.NEED_REPLICATION:
-            assigned[f] = ()
+    _distribute_need_replication(assigned, rule, mesh)
     return assigned
+
+
+def _batching_factors(rule: OpShardingRule) -> list[int]:
+    """Pass-through factors every non-scalar tensor of the op has."""
+    tensors = [t for t in (*rule.operand_dims, *rule.result_dims) if t]
+    out = []
+    for f, kind in enumerate(rule.kinds):
+        if kind != FactorKind.PASS_THROUGH:
+            continue
+        if all(any(f in fl for fl in t) for t in tensors):
+            out.append(f)
+    return out
+
+
+def _distribute_need_replication(assigned: AxesPerFactor, rule: OpShardingRule, mesh: Mesh) -> None:
+    """A need-replication factor ends unsharded; when every tensor has it, its axes move to the
+    batching factors that can take them (Shardy: the sort dim's axis moves to a batch dim, one
+    all-to-all instead of an all-gather)."""
+    tensors = [t for t in (*rule.operand_dims, *rule.result_dims) if t]
+    for f, kind in enumerate(rule.kinds):
+        if kind != FactorKind.NEED_REPLICATION:
+            continue
+        axes = list(assigned[f])
+        assigned[f] = ()
+        if not axes or not all(any(f in fl for fl in t) for t in tensors):
+            continue
+        for b in _batching_factors(rule):
+            size = rule.factor_sizes[b]
+            have = axes_size(assigned[b], mesh)
+            if size == 0 or size % have:
+                continue
+            capacity = size // have
+            while axes and capacity % axes[0].size(mesh) == 0:
+                a = axes.pop(0)
+                assigned[b] = (*assigned[b], a)
+                capacity //= a.size(mesh)
+            if not axes:
+                break
 
 
 def results_first(
@@ -200,9 +236,7 @@ def results_first(
         for f in range(rule.num_factors):
             if f not in fixed:
                 out[f] = sub[f]
-    for f in range(rule.num_factors):
-        if rule.kinds[f] == FactorKind.NEED_REPLICATION:
-            out[f] = ()
+    _distribute_need_replication(out, rule, mesh)
     return out
 
 
@@ -216,7 +250,7 @@ def _elementwise(rule: OpShardingRule) -> bool:
 
 
 def _cut(fs: FactorSharding, taken: Sequence[AxisRef], mesh: Mesh) -> FactorSharding:
-    return FactorSharding(axes=_truncate(fs.axes, taken, mesh))
+    return FactorSharding(axes=truncate(fs.axes, taken, mesh))
 
 
 def common_axes(

@@ -34,12 +34,18 @@ KINDS = (ALL_GATHER, ALL_SLICE, ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL, COLLECTI
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after."""
+    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after.
+
+    `per_dim` holds the axes gathered or sliced on each dim (all-gather, all-slice,
+    reduce-scatter), `move` the source and target dim of an all-to-all: what an explicit
+    `sdy` collective op needs."""
 
     kind: str
     axes: tuple[AxisRef, ...]
     bytes: int
     after: Dims
+    per_dim: Dims | None = None
+    move: tuple[int, int] | None = None
 
 
 def local_shape(shape: tuple[int, ...], dims: Dims, mesh: Mesh) -> tuple[int, ...]:
@@ -109,13 +115,21 @@ def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
 
 
 def reshard_steps(
-    shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: Dims,
+    dst: Dims,
+    mesh: Mesh,
+    style: str = "xla",
 ) -> list[Step]:
     """The collectives that reshard a tensor from `src` to `dst` dim axes, in Shardy's order.
 
     Per round: all-slice the target axes the tensor does not use yet (free), collective-permute
     when every dim keeps its local size but devices hold other blocks, all-to-all the axes that
     move to another dim, all-gather what is left over; repeat until the shardings match.
+    Between block-aligned layouts (`_aligned`) `style="shardy"` slices, permutes and gathers
+    as Shardy does; `style="xla"` does so only where nothing is gathered (XLA's partitioner
+    gathers a merge of blocks whole and slices it, measured on the differential suite).
     """
     rank = len(shape)
     src = tuple(src) + ((),) * (rank - len(src))
@@ -127,13 +141,20 @@ def reshard_steps(
     cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
     tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
     steps: list[Step] = []
-    nested = _nested_permute(shape, elem_bytes, cur, tgt, mesh)
-    if nested is not None:
-        return [nested]
+    aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
+    if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
+        return aligned
 
-    def emit(kind: str, axes: list[AxisRef], nbytes: int) -> None:
+    def emit(
+        kind: str,
+        axes: list[AxisRef],
+        nbytes: int,
+        per_dim: list[list[AxisRef]] | None = None,
+        move: tuple[int, int] | None = None,
+    ) -> None:
         after = tuple(merge_axes(d, mesh) for d in cur)
-        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after))
+        pd = _dims(per_dim, mesh) if per_dim is not None else None
+        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after, pd, move))
 
     def nbytes() -> int:
         return local_bytes(shape, elem_bytes, tuple(tuple(d) for d in cur), mesh)
@@ -148,6 +169,7 @@ def reshard_steps(
         # 1. all-slice: target axes the tensor does not use at all, on dims with nothing
         #    misplaced (slicing appends at the minor end of the dim).
         sliced: list[AxisRef] = []
+        slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
         for d in range(rank):
             if ins[d]:
                 continue
@@ -156,8 +178,9 @@ def reshard_steps(
                     break
                 cur[d].append(a)
                 sliced.append(a)
+                slice_dims[d].append(a)
         if sliced:
-            emit(ALL_SLICE, sliced, 0)
+            emit(ALL_SLICE, sliced, 0, slice_dims)
             continue
         # 2. collective-permute: the same local shape on every dim, other blocks per device.
         if (
@@ -187,48 +210,117 @@ def reshard_steps(
                 moving = outs[t][:k]
                 cur[d] = cur[d][: len(cur[d]) - k]
                 cur[t].extend(moving)
-                emit(ALL_TO_ALL, moving, max(before, nbytes()))
+                emit(ALL_TO_ALL, moving, max(before, nbytes()), move=(d, t))
                 moved_any = True
                 break
             if moved_any:
                 break
         if moved_any:
             continue
-        # 4. all-gather: every misplaced axis still on a dim, one collective per dim.
-        for d in range(rank):
+        # 4. all-gather: every misplaced axis still on a dim, one collective per dim, the
+        #    minor dims first (as XLA orders them: the bigger gathers come last).
+        for d in reversed(range(rank)):
             if not ins[d]:
                 continue
             gathered = ins[d]
             cur[d] = cur[d][: pre[d]]
-            emit(ALL_GATHER, gathered, nbytes())
+            per_dim: list[list[AxisRef]] = [[] for _ in range(rank)]
+            per_dim[d] = list(gathered)
+            emit(ALL_GATHER, gathered, nbytes(), per_dim)
     return steps
 
 
-def _nested_permute(
+def _aligned(
     shape: tuple[int, ...],
     elem_bytes: int,
     cur: list[list[AxisRef]],
     tgt: list[list[AxisRef]],
     mesh: Mesh,
-) -> Step | None:
-    """A reshard where every target block lies inside one source block (each dim's target
-    sharding is a multiple of its source's) but the devices differ: XLA slices locally and
-    moves only the target-sized blocks with one collective-permute."""
-    if cur == tgt or all(c == t[: len(c)] for c, t in zip(cur, tgt, strict=True)):
-        return None  # equal, or a pure slice
+) -> list[Step] | None:
+    """A reshard between block-aligned layouts that no prefix relation explains: on every dim
+    the target splits the source's blocks evenly or merges whole ones (`[{"y"}]` <-> `[{"x"}]`
+    on x=4, y=2). Then the tensor is sliced locally down to the finer of the two blocks (free),
+    one collective-permute brings every device the fine blocks it needs, and an all-gather
+    merges them into the target's coarser blocks (what Shardy's reshard-to-collectives and
+    XLA's partitioner both do; the generic path would gather everything first)."""
+    if cur == tgt:
+        return None
+    prefix = all(c == t[: len(c)] or t == c[: len(t)] for c, t in zip(cur, tgt, strict=True))
+    if prefix:
+        return None  # pure slices and gathers: the generic path
+    used = {a for d in cur for a in d}
     for d, size in enumerate(shape):
         n_src, n_tgt = _size(cur[d], mesh), _size(tgt[d], mesh)
-        if n_tgt % n_src or size % n_tgt:
+        if (n_tgt % n_src and n_src % n_tgt) or size % max(n_src, n_tgt):
             return None
-    moved = [a for c, t in zip(cur, tgt, strict=True) for a in t if a not in c]
-    moved += [a for c, t in zip(cur, tgt, strict=True) for a in c if a not in t]
-    after = tuple(merge_axes(t, mesh) for t in tgt)
-    return Step(
-        COLLECTIVE_PERMUTE,
-        sort_axes(list(dict.fromkeys(moved)), mesh),
-        local_bytes(shape, elem_bytes, after, mesh),
-        after,
+    steps: list[Step] = []
+    rank = len(shape)
+    fine: list[list[AxisRef]] = [list(c) for c in cur]
+    slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    for d in range(rank):
+        need = _size(tgt[d], mesh) // _size(cur[d], mesh)  # 0 when the dim coarsens
+        for a in tgt[d]:
+            if need <= 1:
+                break
+            if a in used or a in cur[d]:
+                continue
+            size = a.size(mesh)
+            if size > need:  # only the major part of it (`"x":(1)2`)
+                if size % need:
+                    return None
+                a = make_axis_ref(a.name, a.pre_size(), need, mesh)
+                size = need
+            fine[d].append(a)
+            slice_dims[d].append(a)
+            need //= size
+        if need > 1:
+            return None
+    if any(slice_dims):
+        sliced = [a for d in slice_dims for a in d]
+        steps.append(
+            Step(ALL_SLICE, sort_axes(sliced, mesh), 0, _dims(fine, mesh), _dims(slice_dims, mesh))
+        )
+    # what the all-gather after the permute merges: the minor part of the fine blocks
+    gather_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    for d in range(rank):
+        g = _size(fine[d], mesh) // _size(tgt[d], mesh)
+        for a in reversed([a for a in fine[d] if a not in tgt[d]]):
+            if g <= 1:
+                break
+            size = a.size(mesh)
+            if size > g:  # the minor part of it (`"x":(2)2`)
+                a = make_axis_ref(a.name, a.pre_size() * (size // g), g, mesh)
+                size = g
+            gather_dims[d].insert(0, a)
+            g //= size
+    permuted = [list(t) + gather_dims[d] for d, t in enumerate(tgt)]
+    # named by the target axes it delivers (or the source's, when the target's dims are empty)
+    moved = [a for c, t in zip(fine, tgt, strict=True) if c != t for a in t]
+    moved = moved or [a for c, t in zip(fine, tgt, strict=True) if c != t for a in c]
+    steps.append(
+        Step(
+            COLLECTIVE_PERMUTE,
+            sort_axes(list(dict.fromkeys(moved)), mesh),
+            local_bytes(shape, elem_bytes, _dims(fine, mesh), mesh),
+            _dims(permuted, mesh),
+        )
     )
+    if any(gather_dims):
+        after = tuple(merge_axes(t, mesh) for t in tgt)
+        steps.append(
+            Step(
+                ALL_GATHER,
+                sort_axes([a for d in gather_dims for a in d], mesh),
+                local_bytes(shape, elem_bytes, after, mesh),
+                after,
+                _dims(gather_dims, mesh),
+            )
+        )
+    return steps
+
+
+def _dims(axes: list[list[AxisRef]] | tuple[tuple[AxisRef, ...], ...], mesh: Mesh) -> Dims:
+    return tuple(merge_axes(d, mesh) for d in axes)
 
 
 def _size(axes: list[AxisRef], mesh: Mesh) -> int:
@@ -238,9 +330,16 @@ def _size(axes: list[AxisRef], mesh: Mesh) -> int:
     return n
 
 
-def reshard_bytes(shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh) -> int:
+def reshard_bytes(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: Dims,
+    dst: Dims,
+    mesh: Mesh,
+    style: str = "xla",
+) -> int:
     """Bytes per device of resharding a tensor from `src` to `dst` (the sum of its collectives)."""
-    return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh))
+    return sum(s.bytes for s in reshard_steps(shape, elem_bytes, src, dst, mesh, style))
 
 
 def reduction_steps(
@@ -250,6 +349,7 @@ def reduction_steps(
     reduce_axes: tuple[AxisRef, ...],
     wanted: Dims,
     mesh: Mesh,
+    style: str = "xla",
 ) -> list[Step]:
     """The reduction a result computed at `computed` with partial sums over `reduce_axes` needs,
     then the reshard to `wanted`.
@@ -259,8 +359,8 @@ def reduction_steps(
     scattered (smaller) tensor.
     """
     if not reduce_axes:
-        return reshard_steps(shape, elem_bytes, computed, wanted, mesh)
-    after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh)
+        return reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
+    after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
     reduce_names = {a for a in reduce_axes}
     out: list[Step] = []
     scattered: list[AxisRef] = []
@@ -268,16 +368,19 @@ def reduction_steps(
     first_slice = after_reshard[0] if after_reshard and after_reshard[0].kind == ALL_SLICE else None
     if first_slice is not None:
         scattered = [a for a in first_slice.axes if _covered(a, reduce_names, mesh)]
-    if scattered:
+    if scattered and first_slice is not None:
         full = local_bytes(shape, elem_bytes, computed, mesh)
-        out.append(Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, first_slice.after))  # type: ignore[union-attr]
+        after = first_slice.after
+        out.append(
+            Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, after, first_slice.per_dim)
+        )
         remaining = [a for a in reduce_axes if not any(a.overlaps(s, mesh) for s in scattered)]
-        unsliced = [a for a in first_slice.axes if a not in scattered]  # type: ignore[union-attr]
+        unsliced = [a for a in first_slice.axes if a not in scattered]
         if unsliced:
-            out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, first_slice.after))  # type: ignore[union-attr]
+            out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, after))
         if remaining:
-            small = local_bytes(shape, elem_bytes, first_slice.after, mesh)  # type: ignore[union-attr]
-            out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, first_slice.after))  # type: ignore[union-attr]
+            small = local_bytes(shape, elem_bytes, after, mesh)
+            out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, after))
         rest = after_reshard[1:]
     else:
         full = local_bytes(shape, elem_bytes, computed, mesh)

@@ -50,6 +50,16 @@ def constraint_sharding(op: Operation) -> TensorSharding | None:
     return ShardingConstraint(op).sharding
 
 
+def set_constraint_sharding(op: Operation, s: TensorSharding) -> None:
+    """Change what an `sdy.sharding_constraint` asks for (the plan's what-if fixes)."""
+    ShardingConstraint(op).sharding = s
+
+
+def set_declared_result_sharding(func: Operation, index: int, s: TensorSharding | None) -> None:
+    """Change the `sdy.sharding` of result `index` of a `func.func` (the plan's what-if fixes)."""
+    Func(func).set_result_sharding(index, s)
+
+
 def manual_in_shardings(op: Operation) -> list[TensorSharding]:
     """The `in_shardings` of an `sdy.manual_computation` (global view, manual axes included)."""
     return list(ManualComputation(op).in_shardings)

@@ -88,18 +88,21 @@ def op_steps(
     mesh: Mesh,
     common: AxesPerFactor | None = None,
     skip_operands: frozenset[int] = frozenset(),
-    results_win: bool = True,
+    style: str = "xla",
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
     `common` forces the factor axes the op is computed at (default: Shardy's choice);
     `skip_operands` are operands resharded for free (constants XLA materializes per layout);
-    `results_win`: element-wise ops are computed at their result's layout, as XLA partitions a
-    pinned layout (False: Shardy's explicit-reshard choice, see `common_axes`)."""
+    `style="xla"`: element-wise ops are computed at their result's layout and merged blocks
+    gathered whole, as XLA partitions a pinned layout; `"shardy"`: Shardy's explicit reshards
+    (see `common_axes` and `cost.reshard_steps`)."""
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
-        common = common_axes(projs, rule, [t.num_elements for t in tensors], mesh, results_win)
+        common = common_axes(
+            projs, rule, [t.num_elements for t in tensors], mesh, results_win=style == "xla"
+        )
     n = len(rule.operand_dims)
     computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
     reduce: list[AxisRef] = []
@@ -112,7 +115,9 @@ def op_steps(
         if i in skip_operands or _same(t.dims, computed[i]):
             operands.append(())
             continue
-        operands.append(tuple(reshard_steps(t.shape, t.elem_bytes, t.dims, computed[i], mesh)))
+        operands.append(
+            tuple(reshard_steps(t.shape, t.elem_bytes, t.dims, computed[i], mesh, style))
+        )
     results: list[tuple[Step, ...]] = []
     for j in range(len(tensors) - n):
         t = tensors[n + j]
@@ -121,7 +126,7 @@ def op_steps(
             results.append(())
             continue
         results.append(
-            tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh))
+            tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh, style))
         )
     return OpSteps(common, computed, tuple(operands), tuple(results), tuple(reduce))
 
@@ -136,7 +141,7 @@ def op_cost(
     tensors: Sequence[Tensor],
     mesh: Mesh,
     common: AxesPerFactor | None = None,
-    results_win: bool = True,
+    style: str = "xla",
 ) -> int:
     """Bytes per device of the collectives op `rule` needs with `tensors` (operands, results)."""
-    return op_steps(rule, tensors, mesh, common, results_win=results_win).bytes
+    return op_steps(rule, tensors, mesh, common, style=style).bytes

@@ -17,20 +17,23 @@ Shardings are read through `layout.py` only; causes and fixes come from `causes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
-from shardc.dialect.rules.model import OpShardingRule
-from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
-from .cost import Dims, Step, local_bytes, reshard_steps
+from .common_axes import truncate
+from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .memory import memory_estimate
-from .op_cost import OpSteps, Tensor, op_steps
-from .report import Collective, Plan, axis_text
+from .op_cost import OpSteps, Tensor, op_steps, project_tensor
+from .report import Collective, Memory, Plan, axis_text, fmt_bytes
 from .trip_count import trip_count
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -65,6 +68,11 @@ _BOUNDARY_OPS = frozenset(
         "stablehlo.optimization_barrier",
     }
 )
+# ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
+# every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
+_XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
+# what-if plans per module (each is one more plan of the whole module)
+_WHAT_IF_LIMIT = 16
 _EXPLICIT = {
     "stablehlo.all_reduce": "all-reduce",
     "stablehlo.all_gather": "all-gather",
@@ -73,6 +81,20 @@ _EXPLICIT = {
     "stablehlo.collective_permute": "collective-permute",
     "stablehlo.collective_broadcast": "collective-permute",
 }
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Where an explicit form reshards: before `op`'s operand `index` (`where="operand"`) or
+    after its result `index` (`"result"`, which the op then computes at `start`), from dims
+    `start` through `steps` (see `explicit.py`)."""
+
+    op: Operation
+    where: str
+    index: int
+    start: Dims
+    mesh: str | Mesh | None
+    steps: tuple[Step, ...]
 
 
 @dataclass(frozen=True)
@@ -89,6 +111,14 @@ def plan_module(module: Module, origins: object = None, options: PlanOptions | N
     """The plan of a propagated `module`; `origins` is the propagation's `OriginRecorder`
     (from `PropagationOptions(debug_origins=True)`), used for causes when given."""
     return _Planner(module, origins, options or PlanOptions()).run()
+
+
+def plan_with_rewrites(
+    module: Module, origins: object = None, options: PlanOptions | None = None
+) -> tuple[Plan, list[Rewrite]]:
+    """The plan and where each of its reshards sits in the IR (for `explicit.py`)."""
+    planner = _Planner(module, origins, options or PlanOptions())
+    return planner.run(), planner.rewrites
 
 
 def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
@@ -113,12 +143,17 @@ class _Planner:
         self.causes = Causes(module, self.names, origins)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
+        self.xla = options.model == "xla"  # constants are free, reshards of a value shared
         self.funcs = module.funcs
         self.meshes = module.meshes
         self.func = ""
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: set[tuple[int, int, Dims]] = set()
+        # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
+        self.what_ifs: list[tuple[int, int, object, Callable[[], Callable[[], None]]]] = []
+        # where an explicit form reshards: every planned reshard, in program order
+        self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
         self.override: dict[int, TensorSharding] = {}
 
@@ -139,7 +174,28 @@ class _Planner:
             self._func_results(func, n, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
         self.plan.memory = memory_estimate(self.module, roots, self._mesh)
+        if self.options.fixes:
+            self._what_if()
         return self.plan
+
+    def _what_if(self) -> None:
+        """For reshards at a constraint or a func result: the whole plan again with that
+        annotation changed to the layout the value already has (the fix's cost instead; the
+        rest of the layout stays as propagated, nothing is propagated again)."""
+        total = self.plan.total_bytes
+        for start, count, holder, swap in self.what_ifs[:_WHAT_IF_LIMIT]:
+            restore = swap()
+            try:
+                alt = _Planner(self.module, None, replace(self.options, fixes=False)).run()
+            finally:
+                restore()
+            note = (
+                f"; giving {self.causes.name(holder)} that layout, the program would move "
+                f"{fmt_bytes(alt.total_bytes)} in all instead of {fmt_bytes(total)}"
+            )
+            for k in range(start, start + count):
+                c = self.plan.collectives[k]
+                self.plan.collectives[k] = replace(c, fix=c.fix + note)
 
     def _callees(self) -> set[str]:
         out: set[str] = set()
@@ -212,6 +268,7 @@ class _Planner:
                 op.results[0],
                 trips,
                 "constraint",
+                site=(op, "operand", 0),
             )
         elif name == "func.call":
             self._call(op, trips)
@@ -225,7 +282,13 @@ class _Planner:
                 for i, r in enumerate(op.results):
                     if i < len(ret.operands):
                         self._boundary(
-                            op, ret.operands[i], layout.value_sharding(r), r, trips, "branch result"
+                            op,
+                            ret.operands[i],
+                            layout.value_sharding(r),
+                            r,
+                            trips,
+                            "branch result",
+                            site=(ret, "operand", i),
                         )
         elif name == "sdy.manual_computation":
             self._manual(op, trips)
@@ -265,17 +328,23 @@ class _Planner:
         ts: list[Tensor] = tensors  # type: ignore[assignment]
         if not any(a for t in ts for d in t.dims for a in d) and not any(t.unreduced for t in ts):
             return
-        skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v))
-        win = self.options.model == "xla"
-        steps = op_steps(rule, ts, mesh, skip_operands=skip, results_win=win)
+        skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v) and self.xla)
+        common = None
+        if self.xla and op.name in _XLA_REPLICATED:
+            common = [()] * rule.num_factors
+        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
                 fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
                 self._emit(st, trips, op.operands[i], op, cause, fix)
+                ref = self._ref(op)
+                self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
+        n = len(op.operands)
         for j, st in enumerate(steps.results):
             if not st:
                 continue
+            self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
                     cause = self.causes.reduction(op, rule, ts, steps, mesh)
@@ -297,11 +366,7 @@ class _Planner:
         mesh: Mesh,
     ) -> str:
         """Follow operand i instead: the op computed at operand i's own factor axes."""
-        from .common_axes import _truncate
-
         all_dims = (*rule.operand_dims, *rule.result_dims)
-        from .op_cost import project_tensor
-
         mine = project_tensor(ts[i], all_dims[i], rule, mesh)
         alt = list(steps.common)
         taken: list[AxisRef] = []
@@ -310,21 +375,19 @@ class _Planner:
             taken.extend(fs.axes)
         for f in range(rule.num_factors):
             if f not in mine.factors:
-                alt[f] = _truncate(alt[f], taken, mesh)
-        other = op_steps(rule, ts, mesh, common=alt).bytes
+                alt[f] = truncate(alt[f], taken, mesh)
+        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.operand_fix(op, i, rule, ts, steps, other)
 
     def _reduction_fix(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
     ) -> str:
         """Replicate the reduction factors instead."""
-        from shardc.dialect.rules.model import FactorKind
-
         alt = [
             () if k == FactorKind.REDUCTION else a
             for k, a in zip(rule.kinds, steps.common, strict=True)
         ]
-        other = op_steps(rule, ts, mesh, common=alt).bytes
+        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.reduction_fix(op, rule, ts, steps, other)
 
     # -- boundaries ----------------------------------------------------------------------------
@@ -337,10 +400,12 @@ class _Planner:
         trips: int,
         what: str,
         src_sharding: TensorSharding | None = None,
+        site: tuple[Operation, str, int] | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
-        sharding of `holder`) at `op`."""
-        if self._is_constant(src):
+        sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
+        of an op, or a result after it)."""
+        if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
         mesh = self._mesh(s) or self._mesh(dst)
@@ -352,11 +417,9 @@ class _Planner:
         if t is None:
             return
         want = _dims(dst, len(t.shape))
-        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh)
+        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh, self.options.model)
         unreduced = tuple(a for a in t.unreduced if dst is None or a not in dst.unreduced)
         if unreduced:
-            from .cost import ALL_REDUCE, sort_axes
-
             steps.insert(
                 0,
                 Step(
@@ -370,7 +433,14 @@ class _Planner:
             return
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
+        start = len(self.plan.collectives)
         self._emit(steps, trips, src, op, cause, fix)
+        swap = self._swap(op, holder, what, s, t.dims)
+        if swap is not None:
+            self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
+        if site is not None:
+            ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
+            self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
 
     def _call(self, op: Operation, trips: int) -> None:
         callee = self.funcs.get(callee_name(op))
@@ -380,14 +450,31 @@ class _Planner:
         for i, v in enumerate(op.operands):
             if i < len(body.args):
                 arg = body.args[i]
-                self._boundary(op, v, layout.value_sharding(arg), arg, trips, "call argument")
+                self._boundary(
+                    op,
+                    v,
+                    layout.value_sharding(arg),
+                    arg,
+                    trips,
+                    "call argument",
+                    site=(op, "operand", i),
+                )
         ret = body.terminator
         for i, r in enumerate(op.results):
             src = ret.operands[i] if ret is not None and i < len(ret.operands) else None
             if src is None:
                 continue
             declared = layout.declared_result_sharding(callee, i)
-            self._boundary(op, src, layout.value_sharding(r), r, trips, "call result", declared)
+            self._boundary(
+                op,
+                src,
+                layout.value_sharding(r),
+                r,
+                trips,
+                "call result",
+                declared,
+                site=(op, "result", i),
+            )
 
     def _while(self, op: Operation, trips: int) -> None:
         n = trip_count(op) or 1
@@ -400,16 +487,34 @@ class _Planner:
                 if carry is not None and region.blocks and i < len(region.entry.args):
                     self.override[id(region.entry.args[i])] = carry
             if i < len(op.operands):
-                self._boundary(op, op.operands[i], carry, r, trips, "loop carry (init)")
+                self._boundary(
+                    op,
+                    op.operands[i],
+                    carry,
+                    r,
+                    trips,
+                    "loop carry (init)",
+                    site=(op, "operand", i),
+                )
             if ret is not None and i < len(ret.operands):
-                self._boundary(op, ret.operands[i], carry, r, trips * n, "loop carry (body)")
+                self._boundary(
+                    op,
+                    ret.operands[i],
+                    carry,
+                    r,
+                    trips * n,
+                    "loop carry (body)",
+                    site=(ret, "operand", i),
+                )
 
     def _manual(self, op: Operation, trips: int) -> None:
         ins = layout.manual_in_shardings(op)
         for i, v in enumerate(op.operands):
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
-                self._boundary(op, v, ins[i], holder, trips, "shard_map in_specs")
+                self._boundary(
+                    op, v, ins[i], holder, trips, "shard_map in_specs", site=(op, "operand", i)
+                )
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
@@ -431,7 +536,15 @@ class _Planner:
             if declared is None or not isinstance(t, TensorType):
                 continue
             declared = layout.io_sharding(declared, t.shape, self._mesh(declared), main)
-            self._boundary(ret, v, declared, f"@{self.func} result {i}", trips, "func result")
+            self._boundary(
+                ret,
+                v,
+                declared,
+                f"@{self.func} result {i}",
+                trips,
+                "func result",
+                site=(ret, "operand", i),
+            )
 
     # -- explicit collectives in manual regions ------------------------------------------------
     def _explicit(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
@@ -463,13 +576,12 @@ class _Planner:
                 "written in the program (a collective of a shard_map body)",
                 "none needed: explicit collectives are the program's own",
                 trips,
+                written=True,
             )
         )
 
     def _group_axes(self, op: Operation, manual: frozenset[str]) -> tuple[str, ...]:
         """The mesh axes along which the devices of one replica group differ."""
-        import re
-
         mesh = next(iter(m for m in self.meshes.values() if m.axes), None)
         raw = str(op.attr("replica_groups", "") or op.attr("source_target_pairs", ""))
         m = re.search(r"\[\[([\d,\s]+)\]", raw)
@@ -488,7 +600,46 @@ class _Planner:
         cs = [coords(d) for d in group]
         return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
 
+    def _swap(
+        self, op: Operation, holder: object, what: str, s: TensorSharding | None, have: Dims
+    ) -> Callable[[], Callable[[], None]] | None:
+        """A change of the annotation that asked for this reshard to the layout the value has
+        (constraints and func results), as a function that applies it and returns its undo."""
+        ref = s.mesh if s is not None else self._ref(op)
+        if ref is None:
+            return None
+        new = TensorSharding(ref, tuple(DimSharding(d) for d in have))
+        if what == "constraint":
+            old = layout.constraint_sharding(op)
+
+            def swap_constraint() -> Callable[[], None]:
+                layout.set_constraint_sharding(op, new)
+                return lambda: layout.set_constraint_sharding(op, old)  # type: ignore[arg-type]
+
+            return swap_constraint
+        if what == "func result" and isinstance(holder, str):
+            func = self.funcs.get(self.func)
+            index = int(holder.rsplit(" ", 1)[1])
+            if func is None:
+                return None
+            old_r = layout.declared_result_sharding(func, index)
+
+            def swap_result() -> Callable[[], None]:
+                layout.set_declared_result_sharding(func, index, new)  # type: ignore[arg-type]
+                return lambda: layout.set_declared_result_sharding(func, index, old_r)  # type: ignore[arg-type]
+
+            return swap_result
+        return None
+
     # -- helpers -------------------------------------------------------------------------------
+    def _ref(self, op: Operation) -> str | Mesh | None:
+        """The mesh reference (`"mesh"` for `@mesh`) the op's shardings use."""
+        for v in (*op.operands, *op.results):
+            s = self._sharding(v)
+            if s is not None and self._mesh(s) is not None and self._mesh(s).axes:  # type: ignore[union-attr]
+                return s.mesh
+        return None
+
     def _sharding(self, v: Value) -> TensorSharding | None:
         s = self.override.get(id(v))
         return s if s is not None else layout.value_sharding(v)
@@ -498,6 +649,8 @@ class _Planner:
 
     def _first(self, op: Operation, v: Value, target: Dims) -> bool:
         """Whether this is the first reshard of `v` to `target` in `op`'s block."""
+        if self.options.model != "xla":
+            return True  # Shardy reshards per use
         key = (id(op.parent), id(v), target)
         if key in self.done:
             return False
@@ -551,3 +704,56 @@ def _dims(s: TensorSharding | None, rank: int) -> Dims:
     if s is None or len(s.dims) != rank:
         return ((),) * rank
     return tuple(d.axes for d in s.dims)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cost function for other passes (automatic sharding): IR in, bytes out, nothing changed.
+
+
+def _as_tensor(v: Value, s: TensorSharding | None) -> Tensor | None:
+    t = tensor_of(v, s)
+    if t is None or s is None or len(s.dims) != len(t.shape):
+        return t
+    return Tensor(t.shape, t.elem_bytes, tuple(d.axes for d in s.dims), s.unreduced)
+
+
+def reshard_cost(
+    v: Value, a: TensorSharding | None, b: TensorSharding | None, mesh: Mesh, model: str = "xla"
+) -> int:
+    """Bytes per device of resharding value `v` from sharding `a` to `b` (None: replicated)."""
+    t = _as_tensor(v, a)
+    if t is None:
+        return 0
+    return sum(
+        s.bytes
+        for s in reshard_steps(t.shape, t.elem_bytes, t.dims, _dims(b, len(t.shape)), mesh, model)
+    )
+
+
+def op_cost_of(
+    op: Operation,
+    operands: list[TensorSharding | None],
+    results: list[TensorSharding | None],
+    mesh: Mesh,
+    model: str = "xla",
+) -> int:
+    """Bytes per device of the collectives `op` needs with these operand and result shardings
+    (0 for an op without a sharding rule: propagation moves nothing through it)."""
+    rule = layout.op_rule(op)
+    if rule is None:
+        return 0
+    tensors = [
+        _as_tensor(v, s)
+        for v, s in zip([*op.operands, *op.results], [*operands, *results], strict=True)
+    ]
+    if any(t is None for t in tensors):
+        return 0
+    return op_steps(rule, tensors, mesh, style=model).bytes  # type: ignore[arg-type]
+
+
+def layout_memory(module: Module) -> Memory:
+    """The per-device memory of `module`'s current layout (see `memory.memory_estimate`)."""
+    funcs = module.funcs
+    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == "func.call"}
+    roots = [f for n, f in funcs.items() if n not in called]
+    return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))

@@ -20,7 +20,7 @@ class Collective:
 
     `axes` are mesh axis names, sub-axes spelled `"x":(1)2`. `trips` is the product of the known
     trip counts of the enclosing loops and of the calls of the enclosing func (already in
-    `bytes`)."""
+    `bytes`). `written` marks the program's own collectives (in shard_map bodies)."""
 
     kind: str
     axes: tuple[str, ...]
@@ -32,6 +32,7 @@ class Collective:
     cause: str
     fix: str
     trips: int = 1
+    written: bool = False  # a collective the program writes itself (shard_map body), no reshard
 
     def to_json(self) -> dict[str, Any]:
         """The issue's JSON object for this collective."""

@@ -27,21 +27,14 @@ KNOWN_OUTSIDE: dict[str, str] = {
         "plan counts one reshard of a value to one layout per block (GSPMD's reshard cache "
         "merges them elsewhere, e.g. attention_2d's q/k/v): plan 4736 B, XLA 5760 B"
     ),
-    "top_k": (
-        "XLA's TopK custom call is partitioned replicated: it gathers the batch dim too, which "
-        "the layout keeps sharded (the plan gathers only the top-k dim): plan 2048 B, XLA 6144 B"
-    ),
-    "rfft": (
-        "XLA partitions this fft replicated: it gathers the batch dim the layout keeps sharded "
-        "(no communication in the layout's terms): plan 0 B, XLA 4096 B"
-    ),
     "cholesky_solve": (
         "XLA reshards the LAPACK custom calls' operands its own way (collective-permute, extra "
         "gathers of the triangular solve): plan 2560 B, XLA 4864 B"
     ),
     "argsort_cumsum": (
-        "XLA moves the sort dim with all-to-alls of both sort operands and gathers the cumsum's "
-        "window dim (a permutation factor the plan treats as free): plan 512 B, XLA 1792 B"
+        "XLA gathers the cumsum's window dim (a reduce_window over the whole dim: a permutation "
+        "factor, which the plan, as Shardy, treats as needing no communication): plan 768 B "
+        "(the sort's all-to-alls, as XLA's), XLA 1792 B"
     ),
 }
 

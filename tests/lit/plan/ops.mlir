@@ -6,10 +6,12 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // Element-wise: %arg1 is on y where the result (and %arg0) are on x. XLA computes an
 // element-wise op at its result's layout; every x block (4 rows) lies inside one y block (8
-// rows), so %arg1 is sliced locally and one 4x16 f32 block (256 B) moves.
-// CHECK-LABEL: collective-permute {x, y} 256 B: %arg1 of stablehlo.add in @elementwise
+// rows), so %arg1 is sliced locally (by the major half of x, free) and one 4x16 f32 block
+// (256 B) moves.
+// CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg1 of stablehlo.add in @elementwise
 // CHECK-NEXT: cause: %arg1 dim 0 {"y"} (annotated) vs %arg0 dim 0 {"x"} (annotated)
 // CHECK-NEXT: fix: shard %arg1 as [{"x"}, {}] (annotation at %arg1)
+// CHECK-NEXT: collective-permute {x} 256 B: %arg1 of stablehlo.add in @elementwise
 func.func @elementwise(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = stablehlo.add %arg0, %arg1 : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
@@ -52,12 +54,13 @@ func.func @reduce(%arg0: tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
   return %0 : tensor<32xf32>
 }
 
-// Sort along a dim sharded on x: the sort dim needs replication, so the operand is gathered
-// along it (to 16x4 f32 per device: its columns stay on y, 256 B) and the result sliced back.
-// CHECK-LABEL: all-gather {x} 256 B: %arg0 of stablehlo.sort in @sort
+// Sort along a dim sharded on x: the sort dim needs replication, so (as Shardy and XLA do) x
+// moves to the other dim, which can take it: one all-to-all of the 2x4 f32 block (64 B) to
+// [{}, {"y", "x"}] before the sort and one back after it.
+// CHECK-LABEL: all-to-all {x} 64 B: %arg0 of stablehlo.sort in @sort
 // CHECK-NEXT: cause: %arg0 dim 0 {"x"} (annotated) vs stablehlo.sort needs dim 0 replicated
 // CHECK-NEXT: fix: stablehlo.sort cannot work on dim 0 split: shard %arg0 on another dim
-// CHECK: all-slice {x} 0 B: %0 of stablehlo.sort in @sort
+// CHECK: all-to-all {x} 64 B: %0 of stablehlo.sort in @sort
 func.func @sort(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
   %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -78,13 +81,13 @@ func.func @transpose(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mes
   return %0 : tensor<16x16xf32>
 }
 
-// CHECK-LABEL: total: 4.8 KiB per device in 8 collectives
-// CHECK-NEXT: all-gather 2 x 2.2 KiB
+// CHECK-LABEL: total: 4.7 KiB per device in 9 collectives
+// CHECK-NEXT: all-gather 1 x 2.0 KiB
 // CHECK-NEXT: all-slice 1 x 0 B
 // CHECK-NEXT: all-reduce 2 x 1.0 KiB
 // CHECK-NEXT: reduce-scatter 1 x 1.0 KiB
-// CHECK-NEXT: all-to-all 1 x 256 B
+// CHECK-NEXT: all-to-all 3 x 384 B
 // CHECK-NEXT: collective-permute 1 x 256 B
-// CHECK-NEXT: axis x 4.8 KiB
-// CHECK-NEXT: axis y 288 B
+// CHECK-NEXT: axis x 4.6 KiB
+// CHECK-NEXT: axis y 32 B
 // CHECK-NEXT: memory per device: arguments 4.1 KiB, results 3.8 KiB, peak intermediates 0 B

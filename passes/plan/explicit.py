@@ -1,0 +1,164 @@
+"""The plan written into the module as explicit `sdy` collectives, as Shardy's pipeline
+`sdy-insert-explicit-reshards{enable-full-version=true}` + `sdy-reshard-to-collectives` writes
+them: `sdy.all_gather`, `sdy.all_slice`, `sdy.all_reduce`, `sdy.all_to_all`,
+`sdy.collective_permute`, each with its `out_sharding`. An op computed at another layout than
+its result's gets that layout on its result, and the collectives after it bring the value back.
+
+`as_constraints` turns every explicit collective into an `sdy.sharding_constraint` to its
+out_sharding: XLA 0.10.2 does not compile the collectives themselves (reference/
+export-and-xla.md 18), and the constraint form partitions to the same layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shardc.dialect.ir import AttrDict, Module, Operation, Value
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+
+from .cost import (
+    ALL_GATHER,
+    ALL_REDUCE,
+    ALL_SLICE,
+    ALL_TO_ALL,
+    COLLECTIVE_PERMUTE,
+    REDUCE_SCATTER,
+    Dims,
+    Step,
+)
+from .plan import Rewrite
+
+EXPLICIT_OPS = (
+    "sdy.all_gather",
+    "sdy.all_slice",
+    "sdy.all_reduce",
+    "sdy.all_to_all",
+    "sdy.collective_permute",
+)
+
+
+def _axes(axes: Sequence[AxisRef]) -> str:
+    return "{" + ", ".join(str(a) for a in axes) + "}"
+
+
+def _per_dim(dims: Dims) -> str:
+    return "#sdy<list_of_axis_ref_lists[" + ", ".join(_axes(d) for d in dims) + "]>"
+
+
+def _sharding(mesh: str | Mesh, dims: Dims) -> TensorSharding:
+    return TensorSharding(mesh, tuple(DimSharding(tuple(d)) for d in dims))
+
+
+def _ops_for(step: Step, before: Dims, mesh: str | Mesh) -> list[tuple[str, dict[str, object]]]:
+    """The sdy op(s) of one step: (name, properties)."""
+    out = _sharding(mesh, step.after)
+    rank = len(step.after)
+    if step.kind == ALL_GATHER:
+        per_dim = step.per_dim or _diff(before, step.after, rank, gathered=True)
+        return [("sdy.all_gather", {"gathering_axes": _per_dim(per_dim), "out_sharding": out})]
+    if step.kind == ALL_SLICE:
+        per_dim = step.per_dim or _diff(before, step.after, rank, gathered=False)
+        return [("sdy.all_slice", {"slicing_axes": _per_dim(per_dim), "out_sharding": out})]
+    if step.kind == ALL_REDUCE:
+        reduce = "#sdy<axis_ref_list" + _axes(step.axes) + ">"
+        return [("sdy.all_reduce", {"reduction_axes": reduce, "out_sharding": out})]
+    if step.kind == REDUCE_SCATTER:  # Shardy writes it as an all-reduce, then an all-slice
+        reduce = "#sdy<axis_ref_list" + _axes(step.axes) + ">"
+        per_dim = step.per_dim or _diff(before, step.after, rank, gathered=False)
+        return [
+            ("sdy.all_reduce", {"reduction_axes": reduce, "out_sharding": _sharding(mesh, before)}),
+            ("sdy.all_slice", {"slicing_axes": _per_dim(per_dim), "out_sharding": out}),
+        ]
+    if step.kind == ALL_TO_ALL:
+        src, tgt = step.move if step.move is not None else (0, 0)
+        params = f"#sdy<all_to_all_param_list[{_axes(step.axes)}: {src}->{tgt}]>"
+        return [("sdy.all_to_all", {"params": params, "out_sharding": out})]
+    if step.kind == COLLECTIVE_PERMUTE:
+        return [("sdy.collective_permute", {"out_sharding": out})]
+    raise ValueError(f"unknown collective kind {step.kind}")
+
+
+def _diff(before: Dims, after: Dims, rank: int, gathered: bool) -> Dims:
+    """Per dim, the axes one layout has beyond the other (the suffix a gather or slice moves)."""
+    out = []
+    for d in range(rank):
+        b = before[d] if d < len(before) else ()
+        a = after[d] if d < len(after) else ()
+        long, short = (b, a) if gathered else (a, b)
+        out.append(tuple(long[len(short) :]))
+    return tuple(out)
+
+
+def _chain(
+    value: Value, start: Dims, steps: Sequence[Step], mesh: str | Mesh, loc: str | None
+) -> list[Operation]:
+    """The explicit ops that take `value` from `start` through `steps` (no-op steps skipped)."""
+    ops: list[Operation] = []
+    cur, before = value, start
+    for step in steps:
+        if step.after == before and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
+            continue
+        for name, props in _ops_for(step, before, mesh):
+            op = Operation(name, [cur], [cur.type], properties=AttrDict(items=dict(props)), loc=loc)
+            ops.append(op)
+            cur = op.results[0]
+        before = step.after
+    return ops
+
+
+def _default_mesh(module: Module) -> str | None:
+    for name, mesh in module.meshes.items():
+        if mesh.axes:
+            return name
+    return None
+
+
+def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
+    """Insert the explicit collectives of `rewrites` (from `plan_with_rewrites`, on this
+    module); returns how many ops were inserted."""
+    default = _default_mesh(module)
+    count = 0
+    for rw in rewrites:
+        mesh = rw.mesh if rw.mesh is not None else default
+        if mesh is None:
+            continue
+        op, block = rw.op, rw.op.parent
+        if block is None:
+            continue
+        if rw.where == "operand":
+            value = op.operands[rw.index]
+            chain = _chain(value, rw.start, rw.steps, mesh, op.loc)
+            if not chain:
+                continue
+            at = block.ops.index(op)
+            for k, new in enumerate(chain):
+                block.insert(at + k, new)
+            op.set_operand(rw.index, chain[-1].results[0])
+        else:
+            result = op.results[rw.index]
+            users = list(result.uses)
+            chain = _chain(result, rw.start, rw.steps, mesh, op.loc)
+            if not chain:
+                continue
+            at = block.ops.index(op) + 1
+            for k, new in enumerate(chain):
+                block.insert(at + k, new)
+            for u, i in users:
+                u.set_operand(i, chain[-1].results[0])
+            result.sharding = _sharding(mesh, rw.start)
+        count += len(chain)
+    return count
+
+
+def as_constraints(module: Module) -> int:
+    """Every explicit sdy collective becomes an `sdy.sharding_constraint` to its out_sharding
+    (what XLA compiles); returns how many were rewritten."""
+    count = 0
+    for op in list(module.walk()):
+        if op.name not in EXPLICIT_OPS:
+            continue
+        out = op.properties.get("out_sharding")
+        op.name = "sdy.sharding_constraint"
+        op.properties = AttrDict(items={"sharding": out})
+        count += 1
+    return count
