@@ -12,6 +12,7 @@ import re
 from shardc.dialect.ir import (
     Module,
     Operation,
+    OpResult,
     Value,
     callee_name,
     func_body,
@@ -36,6 +37,7 @@ from .report import PropagationReport
 from .units import (
     Holder,
     ManualArgSlot,
+    ManualBoundarySlot,
     ManualResultSlot,
     Slot,
     Unit,
@@ -187,6 +189,17 @@ class ModuleUnits:
         if id(v) in self.split_values and v.uses and v.uses[0] != (op, index):
             h = Holder(v.type, v.sharding, f"use {index} of {op.name}")
             return Slot(h)
+        return self.value_slot(v)
+
+    def value_slot(self, v: Value) -> Slot:
+        """`v` as a reader sees it; a manual computation's result keeps its manual axes."""
+        if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
+            from shardc.dialect.sharding_syntax import parse_manual_axes
+
+            raw = v.owner.properties.get("manual_axes")
+            axes = raw if isinstance(raw, ManualAxes) else parse_manual_axes(str(raw))
+            if axes.axes:  # (size-one axes among them are dropped later: none can be added)
+                return ManualBoundarySlot(v, frozenset(axes.axes))
         return Slot(v)
 
     def _load_op(self, op: Operation) -> None:
@@ -221,7 +234,7 @@ class ModuleUnits:
                 "func_result",
                 "func.return",
                 identity_rule(shape, 1, 1),
-                [Slot(v)],
+                [self.value_slot(v)],
                 [Slot(h)],
                 fixed_direction=Directions.BOTH,
             )
@@ -324,7 +337,7 @@ class ModuleUnits:
                 continue
             sources = [self.operand_slot(op, i)]
             if body_ret is not None and i < len(body_ret.operands):
-                sources.append(Slot(body_ret.operands[i]))
+                sources.append(self.value_slot(body_ret.operands[i]))
             self._add_edge(op, sources, Slot(r))
             groups.append([("edge", id(r)), r, cond.args[i], body.args[i]])  # type: ignore
 
@@ -334,7 +347,7 @@ class ModuleUnits:
             for region in op.regions:
                 ret = region.entry.terminator
                 if ret is not None and i < len(ret.operands):
-                    sources.append(Slot(ret.operands[i]))
+                    sources.append(self.value_slot(ret.operands[i]))
             self._add_edge(op, sources, Slot(r))
 
     def _add_manual(self, op: Operation) -> None:
@@ -397,7 +410,7 @@ class ModuleUnits:
                 if s is not None:
                     r.sharding = self.norm(s)
             if ret is not None and i < len(ret.operands):
-                self._add_edge(op, [Slot(ret.operands[i])], Slot(r))
+                self._add_edge(op, [self.value_slot(ret.operands[i])], Slot(r))
                 self.callee_returns.append((callee, i, ret.operands[i]))
 
     def _finish_unit(self, u: Unit) -> None:
