@@ -150,7 +150,9 @@ def check_module(module: Module, *, check_replication_flag: bool = True) -> Chec
         check_replication(module, value)
     reports = []
     for region in value.regions:
-        cols = tuple(c for op, c in value.collectives.items() if _region_of(op, value) is region)
+        cols = tuple(
+            c for op, c in value.collectives.items() if value.collective_regions.get(op) is region
+        )
         v_ret = value.returned_variance(region)
         t_region = next(r for r in typing.regions if r.op is region.op)
         t_ret = typing.returned_variance(t_region)
