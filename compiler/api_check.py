@@ -145,7 +145,9 @@ def check_module(
     typing = analyze_variance(module, View.TYPING)
     reports = []
     for region in value.regions:
-        cols = tuple(c for op, c in value.collectives.items() if _region_of(op, value) is region)
+        cols = tuple(
+            c for op, c in value.collectives.items() if value.collective_regions.get(op) is region
+        )
         v_ret = value.returned_variance(region)
         t_region = next(r for r in typing.regions if r.op is region.op)
         t_ret = typing.returned_variance(t_region)

@@ -31,6 +31,7 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
+from shardc.passes.pin_hazards import pinnable
 from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
 
 from .context import PassContext
@@ -275,6 +276,9 @@ class _Exporter:
                 if s is None:
                     continue
                 s = finalize(s, False)
+                safe = pinnable(op, s)
+                if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one too
+                    s = r.sharding = safe
                 uses = list(r.uses)
                 c = Operation(
                     "sdy.sharding_constraint",

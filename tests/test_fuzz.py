@@ -87,3 +87,55 @@ def test_shrink_list_and_text() -> None:
     assert shrink_text("a\nkeep ME\nb", lambda t: "ME" in t) == "ME"
     with pytest.raises(AssertionError):
         assert shrink_list([1, 2], lambda xs: False) == []
+
+
+# -- the differential fuzzer ----------------------------------------------------------------------
+
+PROGRAM_SEED = 13
+PROGRAM_BUDGET = 6
+
+
+def test_differential_fuzzer_finds_nothing() -> None:
+    from tests.fuzz import differential as D
+
+    stats = D.run_programs(PROGRAM_SEED, PROGRAM_BUDGET)
+    report = stats.summary() + "\n" + "\n\n".join(D.describe(r) for r in stats.failures)
+    assert stats.programs == PROGRAM_BUDGET
+    assert stats.skipped == 0, report  # the generator makes only programs JAX lowers
+    assert not stats.failures, report
+    assert stats.compared > 100 and stats.agreement >= 0.99, report
+    assert stats.more_bytes == 0, report
+
+
+def test_programs_are_reproducible_and_lower() -> None:
+    from tests.fuzz import programs as G
+
+    a = [G.generate(3, i) for i in range(10)]
+    assert a == [G.generate(3, i) for i in range(10)]
+    assert all(5 <= len(p.ops) <= 30 for p in a)
+    kinds = {o.kind for p in a for o in p.ops}
+    assert {"einsum", "shard_map", "fori", "wsc"} <= kinds, kinds
+    text = G.lower(a[0])
+    assert "sdy.mesh" in text and "func.func public @main" in text
+
+
+def test_a_failing_program_shrinks_to_the_op_that_fails(monkeypatch) -> None:
+    import shardc
+    from tests.fuzz import differential as D
+    from tests.fuzz import programs as G
+
+    real = shardc.propagate
+
+    def rejects_pad(text: str, **kw: object) -> str:  # a "bug": any pad is refused
+        if "stablehlo.pad" in text:
+            raise shardc.ShardcError("pad refused")
+        return real(text, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shardc, "propagate", rejects_pad)
+    prog = next(p for p in (G.generate(21, i) for i in range(40))
+                if sum(o.kind == "pad" for o in p.ops) == 1 and len(p.ops) >= 8)  # fmt: skip
+    assert D.check_program(prog).failure == "rejects a valid program"
+    small = D.shrink_program(prog, lambda p: D.check_program(p, with_bytes=False).failure
+                             == "rejects a valid program")  # fmt: skip
+    assert [o.kind for o in small.ops].count("pad") == 1
+    assert len(small.ops) < len(prog.ops) and len(small.ops) <= 3, small.describe()

@@ -66,6 +66,8 @@ class VarianceResult:
     regions: list[ManualRegion]
     var: dict[Value, Var] = field(default_factory=dict)
     collectives: dict[Operation, Collective] = field(default_factory=dict)
+    # the manual region each collective runs in (a called func's ops have no enclosing one)
+    collective_regions: dict[Operation, ManualRegion] = field(default_factory=dict)
     axis_index: dict[Value, str] = field(default_factory=dict)
     # partition_id where some mesh axes are free: its value depends on XLA's partitioning
     misplaced_partition_ids: list[tuple[Operation, ManualRegion]] = field(default_factory=list)
@@ -187,6 +189,7 @@ class _Analyzer:
         if col is not None:
             col = _with_loc(col, self.module)
             self.result.collectives[op] = col
+            self.result.collective_regions.setdefault(op, region)
             out = self.collective(col, region, _union(*ins))
             for r in op.results:
                 var[r] = out

@@ -26,25 +26,36 @@ class Namer:
         self.module = module
         self.names: dict[int, str] = {}
         self.funcs: list[tuple[str, list[int]]] = []  # per func, its values in program order
+        # every func numbers its values from zero: a private func's values say whose they are
+        self.func_of: dict[int, str] = {}
         for fname, func in module.funcs.items():
             names = func_value_names(func)
             self.names.update(names)
             self.funcs.append((fname, list(names)))
+            if "private" in str(func.attr("sym_visibility", "")):
+                self.func_of.update(dict.fromkeys(names, fname))
 
     def short(self, holder: Any) -> str:
         name = self.names.get(id(holder))
-        return name if name is not None else str(getattr(holder, "name", "?"))
+        if name is None:
+            return str(getattr(holder, "name", "?"))
+        fname = self.func_of.get(id(holder))
+        return f"{name} in @{fname}" if fname is not None else name
 
     def long(self, holder: Any) -> str:
-        name = self.short(holder)
+        name = self.names.get(id(holder))
+        if name is None:
+            return self.short(holder)
+        fname = self.func_of.get(id(holder))
+        where = f" in @{fname}" if fname is not None else ""
         if isinstance(holder, OpResult):
-            return f"{name} = {holder.owner.name}{self.loc(holder.owner)}"
+            return f"{name} = {holder.owner.name}{self.loc(holder.owner)}{where}"
         region = holder.block.parent if isinstance(holder, BlockArgument) else None
         owner = region.parent if region is not None else None
         if region is not None and owner is not None and owner.name != "func.func":
             r = owner.regions.index(region)
-            return f"{name} (region {r} arg of {owner.name}{self.loc(owner)})"
-        return name
+            return f"{name} (region {r} arg of {owner.name}{self.loc(owner)}){where}"
+        return name + where
 
     def loc(self, op: Operation | None) -> str:
         where = self.module.resolve_loc(op.loc) if op is not None else None

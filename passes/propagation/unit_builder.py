@@ -14,6 +14,7 @@ from __future__ import annotations
 from shardc.dialect.ir import (
     Module,
     Operation,
+    OpResult,
     Value,
     callee_name,
     func_body,
@@ -32,6 +33,7 @@ from .report import PropagationReport
 from .units import (
     Holder,
     ManualArgSlot,
+    ManualBoundarySlot,
     ManualResultSlot,
     Slot,
     Unit,
@@ -132,6 +134,14 @@ class ModuleUnits:
         if id(v) in self.split_values and v.uses and v.uses[0] != (op, index):
             h = Holder(v.type, v.sharding, f"use {index} of {op.name}")
             return Slot(h)
+        return self.value_slot(v)
+
+    def value_slot(self, v: Value) -> Slot:
+        """`v` as a reader sees it; a manual computation's result keeps its manual axes."""
+        if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
+            axes = ManualComputation(v.owner).manual_axes
+            if axes:  # (size-one axes among them are dropped later: none can be added)
+                return ManualBoundarySlot(v, frozenset(axes))
         return Slot(v)
 
     def _load_op(self, op: Operation) -> None:
@@ -159,7 +169,7 @@ class ModuleUnits:
                 "func_result",
                 "func.return",
                 identity_rule(tuple(shape)),
-                [Slot(v)],
+                [self.value_slot(v)],
                 [Slot(h)],
                 fixed_direction=Directions.BOTH,
             )
@@ -255,7 +265,7 @@ class ModuleUnits:
                 continue
             sources = [self.operand_slot(op, i)]
             if body_ret is not None and i < len(body_ret.operands):
-                sources.append(Slot(body_ret.operands[i]))
+                sources.append(self.value_slot(body_ret.operands[i]))
             self._add_edge(op, sources, Slot(r))
 
     def _add_case(self, op: Operation) -> None:
@@ -264,7 +274,7 @@ class ModuleUnits:
             for region in op.regions:
                 ret = region.entry.terminator
                 if ret is not None and i < len(ret.operands):
-                    sources.append(Slot(ret.operands[i]))
+                    sources.append(self.value_slot(ret.operands[i]))
             self._add_edge(op, sources, Slot(r))
 
     def _add_manual(self, op: Operation) -> None:
@@ -306,7 +316,7 @@ class ModuleUnits:
         ret = body.terminator
         for i, r in enumerate(op.results):
             if ret is not None and i < len(ret.operands):
-                self._add_edge(op, [Slot(ret.operands[i])], Slot(r))
+                self._add_edge(op, [self.value_slot(ret.operands[i])], Slot(r))
                 self.callee_returns.append((callee, i, ret.operands[i]))
 
     def _finish_unit(self, u: Unit) -> None:

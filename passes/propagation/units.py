@@ -192,3 +192,23 @@ def parse_direction(raw: str) -> Direction:
         if raw == key or raw.endswith(" " + key + ">") or raw.endswith(key):
             return d
     return Directions.NONE
+
+
+class ManualBoundarySlot(Slot):
+    """A manual_computation result as the ops outside see it: whole, but propagation from
+    outside never adds or moves its manual axes (they are the region's, fixed by its
+    out_sharding; Shardy leaves them alone too)."""
+
+    __slots__ = ("manual",)
+
+    def __init__(self, result: Value, manual: frozenset[str]):
+        super().__init__(result)
+        self.manual = manual
+
+    def set(self, sharding: TensorSharding, prop: Writer) -> None:
+        cur = self.holder.sharding
+        parts = _manual_part(cur, sharding.rank, self.manual)
+        rep = tuple(a for a in (cur.replicated if cur else ()) if a.name in self.manual)
+        new = _with_manual(strip_manual(sharding, self.manual), parts, rep)
+        if new != cur:
+            prop.write(self.holder, new)

@@ -19,6 +19,8 @@ def main() -> int:
     p.add_argument("--start", type=int, default=0, help="first mutant / program index")
     p.add_argument("--only", choices=("mutation", "programs"), default=None)
     p.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
+    p.add_argument("--verbose", action="store_true",
+                   help="also print every program that disagrees with Shardy or moves more bytes")
     args = p.parse_args()
     print(f"seed {args.seed}", flush=True)
     failed = False
@@ -33,7 +35,7 @@ def main() -> int:
         from .differential import run_programs
 
         stats = run_programs(args.seed, args.count, start=args.start, shrink=not args.no_shrink,
-                             log=lambda s: print(s, flush=True))
+                             log=lambda s: print(s, flush=True), verbose=args.verbose)
         print(stats.summary(), flush=True)
         failed |= bool(stats.failures)
     return 1 if failed else 0

@@ -70,8 +70,11 @@ def _pin_without_propagation(text: str) -> str:
     return export_text(module, "pretty")
 
 
-def check_program(prog: G.ProgramSpec, *, with_bytes: bool = True) -> ProgramResult:
-    """Run every check on one program."""
+def check_program(
+    prog: G.ProgramSpec, *, with_bytes: bool = True, stage: Callable[[str], None] | None = None
+) -> ProgramResult:
+    """Run every check on one program; `stage(name)` is told before each XLA compile (XLA may
+    abort the process: the caller then knows whose layout did it)."""
     import jax
 
     import shardc
@@ -116,12 +119,16 @@ def check_program(prog: G.ProgramSpec, *, with_bytes: bool = True) -> ProgramRes
     n = int(np.prod(prog.mesh_shape[0]))
     shardy_exe = None
     try:
+        if stage:
+            stage("shardy-compile")
         shardy_exe = H.compile_mlir(_pin_without_propagation(shardy_out), n)
         res.shardy_bytes = H.collective_stats(H.hlo_text(shardy_exe)).total_bytes
         res.shardy_numbers_ok = _numbers_ok(H.run_executable(shardy_exe, args), ref)
     except Exception:  # noqa: BLE001 - Shardy's pinned layout fails too: not shardc's to answer
         res.shardy_numbers_ok = False
     try:
+        if stage:
+            stage("shardc-compile")
         exe = H.compile_mlir(pinned, n)
     except Exception as e:  # noqa: BLE001
         if shardy_exe is not None:
@@ -137,6 +144,8 @@ def check_program(prog: G.ProgramSpec, *, with_bytes: bool = True) -> ProgramRes
     if not _numbers_ok(outs, ref) and res.shardy_numbers_ok:
         res.failure = "wrong numbers"
         res.detail = "shardc's pinned output differs from the unsharded run; Shardy's is right"
+    if stage:
+        stage("done")
     return res
 
 
@@ -228,23 +237,103 @@ def describe(r: ProgramResult) -> str:
 
 def run_programs(
     seed: int, count: int, *, start: int = 0, shrink: bool = True,
-    log: Callable[[str], None] | None = None, verbose: bool = False,
+    log: Callable[[str], None] | None = None, verbose: bool = False, hang_s: float = 600.0,
 ) -> FuzzStats:  # fmt: skip
-    """Programs `start`..`start+count-1` of campaign `seed`; failures shrunk and logged."""
+    """Programs `start`..`start+count-1` of campaign `seed`, in worker subprocesses (XLA aborts
+    the process on some layouts: the campaign goes on, and says whose layout it was)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from .mutation import ROOT, _lines_with_timeout
+
     stats = FuzzStats()
+    env = dict(os.environ)
+    env.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    nxt, end = start, start + count
+    while nxt < end:
+        cmd = [sys.executable, "-m", "tests.fuzz.differential", "--worker", str(seed), str(nxt),
+               str(end - nxt), "1" if shrink else "0"]  # fmt: skip
+        errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read after the worker ends
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=errlog,
+                                text=True)  # fmt: skip
+        current, stage = nxt, ""
+        try:
+            for line in _lines_with_timeout(proc, hang_s):
+                rec = json.loads(line)
+                if "start" in rec:
+                    current, stage = rec["start"], ""
+                elif "stage" in rec:
+                    stage = rec["stage"]
+                else:
+                    r = _result_from_json(seed, rec)
+                    stats.add(r)
+                    if log and (r.failure or (verbose and (r.mismatches or r.more_bytes))):
+                        log(describe(r))
+                    nxt = rec["index"] + 1
+        except TimeoutError:
+            proc.kill()
+            stage = f"hang after {stage or 'start'}"
+        proc.wait()
+        if nxt >= end:
+            errlog.close()
+            break
+        errlog.seek(0)
+        tail = errlog.read()[-400:].strip().splitlines()
+        errlog.close()
+        r = ProgramResult(G.generate(seed, current))
+        why = tail[-1] if tail else f"exit {proc.returncode}"
+        if stage == "shardy-compile":
+            r.skipped = f"XLA dies on Shardy's pinned layout too: {why}"
+        elif stage == "shardc-compile":
+            r.failure = "XLA dies on the pinned output (Shardy's pinned layout compiles)"
+            r.detail = why
+        else:
+            r.failure, r.detail = f"worker died ({stage or 'before XLA'})", why
+        stats.add(r)
+        if log and r.failure:
+            log(describe(r))
+        nxt = current + 1
+    return stats
+
+
+def _result_to_json(index: int, r: ProgramResult) -> dict[str, object]:
+    return {
+        "index": index, "skipped": r.skipped, "failure": r.failure, "detail": r.detail,
+        "compared": r.compared, "agreed": r.agreed, "mismatches": r.mismatches,
+        "shardc_bytes": r.shardc_bytes, "shardy_bytes": r.shardy_bytes,
+        "shardy_numbers_ok": r.shardy_numbers_ok,
+    }  # fmt: skip
+
+
+def _result_from_json(seed: int, rec: dict[str, object]) -> ProgramResult:
+    r = ProgramResult(G.generate(seed, int(rec["index"])))  # type: ignore[arg-type]
+    for k, v in rec.items():
+        if k != "index":
+            setattr(r, k, v)
+    return r
+
+
+def _worker(seed: int, start: int, count: int, shrink: bool) -> None:
+    import json
+
+    def say(obj: dict[str, object]) -> None:
+        print(json.dumps(obj), flush=True)
+
     for index in range(start, start + count):
+        say({"start": index})
         prog = G.generate(seed, index)
-        r = check_program(prog)
+        r = check_program(prog, stage=lambda s: say({"stage": s}))
         if r.failure and shrink:
             kind = r.failure
             small = shrink_program(prog, lambda p, k=kind: check_program(p).failure == k)
             r2 = check_program(small)
             if r2.failure == kind:
                 r.detail += "\nshrunk to:\n" + small.describe() + f"\n({r2.detail})"
-        stats.add(r)
-        if log and (r.failure or (verbose and (r.mismatches or r.more_bytes))):
-            log(describe(r))
-    return stats
+        say(_result_to_json(index, r))
 
 
 def shrink_disagreement(prog: G.ProgramSpec, budget: int = 40) -> G.ProgramSpec:
@@ -255,3 +344,12 @@ def shrink_disagreement(prog: G.ProgramSpec, budget: int = 40) -> G.ProgramSpec:
         return bool(r.mismatches) and not r.failure
 
     return shrink_program(prog, fails, budget)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) == 6 and sys.argv[1] == "--worker":
+        _worker(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1")
+    else:
+        sys.exit("usage: python -m tests.fuzz.differential --worker SEED START COUNT SHRINK")

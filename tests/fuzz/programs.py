@@ -191,7 +191,7 @@ def _step(g: _Gen) -> None:
             g.add_op("reshape", (x,), (), (s[0] * s[1],) + s[2:])
         elif r <= 3:
             d = rng.randrange(r)
-            if s[d] >= 4:
+            if s[d] >= 4 and s[d] % 2 == 0:
                 g.add_op("reshape", (x,), (), s[:d] + (2, s[d] // 2) + s[d + 1 :])
     elif kind == "broadcast" and r <= 3:
         g.add_op("broadcast", (x,), (), (rng.choice((2, 4)),) + s)

@@ -127,3 +127,31 @@ func.func public @g31_jax_partial_manual(%arg0: tensor<16x8xf32> {sdy.sharding =
   } : (tensor<16x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// Issue 13 class 5: a manual axis never enters a region's boundary from outside. The result's
+// out_sharding leaves dim 0 open; the transpose/broadcast after it (and the func result) ask for
+// "y" there, but "y" is the region's manual axis: Shardy keeps out_shardings [{}] and puts "y"
+// on the ops outside only (checked against sdy-propagation-pipeline)
+// CHECK-LABEL: func.func @manual_axis_stays_out_of_the_boundary(
+// CHECK-NEXT: %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"y"} (%arg1: tensor<4xf32>) {
+// CHECK: %1 = stablehlo.broadcast_in_dim %0, dims = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
+// CHECK-NEXT: %2 = stablehlo.transpose %1, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {"x"}]>]>}
+// CHECK-LABEL: func.func @manual_result_returned(
+// CHECK-SAME: -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>})
+// CHECK-NEXT: %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"y"} (%arg1: tensor<4xf32>) {
+func.func @manual_axis_stays_out_of_the_boundary(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y", ?}]>] out_shardings=[<@mesh, [{?}]>] manual_axes={"y"} (%a: tensor<4xf32>) {
+    %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3], [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}> : (tensor<4xf32>) -> tensor<8xf32>
+    sdy.return %g : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}
+func.func @manual_result_returned(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y", ?}]>] out_shardings=[<@mesh, [{?}]>] manual_axes={"y"} (%a: tensor<4xf32>) {
+    %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3], [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}> : (tensor<4xf32>) -> tensor<8xf32>
+    sdy.return %g : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

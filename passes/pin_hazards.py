@@ -1,0 +1,67 @@
+"""Layouts XLA is known to partition wrongly when pinned: the op/dim patterns `pin` must not force.
+
+Each entry maps an op name to a function giving the dims of that op's result that the pinned
+layout keeps replicated (reference/export-and-xla.md, 19; each pattern has a test in
+`tests/test_pin_hazards.py` that compiles and runs it). Such a result is pinned with those dims
+closed and empty, so XLA reshards around the op instead of partitioning it along them; its other
+dims keep their axes. Data, not control flow: a new pattern is one entry and one test.
+
+Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, not no pin:
+
+* `stablehlo.pad` with a negative edge padding and interior padding on a dim: partitioned along
+  that dim, XLA aborts (`Check failed: get_first_valid_element_offset_on_dilated_shard(0) ==
+  swd->padding_low()`) or its HLO verifier rejects the module. Leaving the result unpinned does
+  not help: XLA's own propagation then shards the pad from its neighbours' pinned layouts and
+  aborts the same way; a pin that keeps the dim replicated compiles and computes right.
+
+Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
+f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the
+pinned slice result is replicated and only a later op is sharded there, and also under XLA's own
+layout of the unpinned module (so Shardy's output fails the same way).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from shardc.dialect.ir import Operation
+from shardc.dialect.shardings import DimSharding, TensorSharding
+
+
+def _ints(op: Operation, key: str) -> list[int]:
+    raw = op.properties.get(key) if op.properties else None
+    if raw is None and op.attributes:
+        raw = op.attributes.get(key)
+    return [int(x) for x in re.findall(r"-?\d+", str(raw).split(":", 1)[-1])] if raw else []
+
+
+def pad_negative_edge_with_interior(op: Operation) -> frozenset[int]:
+    """Dims of a pad with interior padding and a negative low or high edge padding."""
+    low = _ints(op, "edge_padding_low")
+    high = _ints(op, "edge_padding_high")
+    interior = _ints(op, "interior_padding")
+    return frozenset(
+        d
+        for d, (lo, hi, it) in enumerate(zip(low, high, interior, strict=False))
+        if it > 0 and (lo < 0 or hi < 0)
+    )
+
+
+PIN_HAZARDS: dict[str, Callable[[Operation], frozenset[int]]] = {
+    "stablehlo.pad": pad_negative_edge_with_interior,
+}
+
+
+def pinnable(op: Operation, sharding: TensorSharding) -> TensorSharding:
+    """`sharding` for `op`'s result with the dims XLA mis-partitions made closed and empty."""
+    hazard = PIN_HAZARDS.get(op.name)
+    if hazard is None:
+        return sharding
+    dims = hazard(op)
+    if not any(d < len(sharding.dims) and sharding.dims[d].axes for d in dims):
+        return sharding
+    new = tuple(
+        DimSharding((), True) if i in dims else d for i, d in enumerate(sharding.dims)
+    )
+    return TensorSharding(sharding.mesh, new, sharding.replicated, sharding.unreduced)

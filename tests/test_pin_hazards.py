@@ -1,0 +1,69 @@
+"""The op/dim patterns `pin` must not force (passes/pin_hazards.py), each compiled and run.
+
+XLA aborts the whole process on some of these layouts, so each end-to-end case compiles in a
+child process: before the pattern was listed, the child died with XLA's `Check failed`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (mesh axis the input is sharded over, pad low, high, interior on dim 0 of f32[16, 8])
+PAD_CASES = [("Y", -1, 1, 1), ("X", -3, 0, 1)]
+
+CHILD = r"""
+import os, sys
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+import numpy as np, jax, jax.numpy as jnp
+from jax import lax
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+import shardc
+from tests.differential import harness as H
+axis, lo, hi, it = sys.argv[1], *map(int, sys.argv[2:5])
+mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+def f(x):
+    return jnp.tanh(lax.pad(jnp.tanh(x), jnp.float32(0.5), [(lo, hi, it), (0, 0, 0)]))
+x = np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32)
+text = jax.jit(f, in_shardings=NamedSharding(mesh, P(axis))).lower(x).as_text()
+pinned = shardc.propagate(text, mode="pin")
+out = H.run_executable(H.compile_mlir(pinned), [x])[0]
+print("RIGHT" if np.allclose(out, np.asarray(jax.jit(f)(x)), atol=1e-5) else "WRONG")
+"""
+
+
+@pytest.mark.parametrize("axis,lo,hi,interior", PAD_CASES)
+def test_pad_with_negative_edge_and_interior_compiles_and_is_right(axis, lo, hi, interior) -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, axis, str(lo), str(hi), str(interior)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().endswith("RIGHT"), r.stdout + r.stderr[-2000:]
+
+
+def test_pad_hazard_dims_and_the_pinned_layout() -> None:
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+    from shardc.importer import import_text
+    from shardc.passes.pin_hazards import pad_negative_edge_with_interior, pinnable
+
+    text = (
+        'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
+        "func.func @main(%x: tensor<16x8x4xf32>) -> tensor<31x9x7xf32> {\n"
+        "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+        "  %d = stablehlo.pad %x, %z, low = [-1, 1, 0], high = [1, 0, 0], interior = [1, 0, 1] "
+        ": (tensor<16x8x4xf32>, tensor<f32>) -> tensor<31x9x7xf32>\n"
+        "  return %d : tensor<31x9x7xf32>\n}\n"
+    )
+    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    assert pad_negative_edge_with_interior(pad) == {0}  # dim 1: no interior; dim 2: no negative
+    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"Y"}, {"X"}, {}]>')
+    assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{}, {"X"}, {}]>'
+    safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"X"}, {"Y"}]>')
+    assert pinnable(pad, safe) is safe
