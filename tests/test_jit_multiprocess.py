@@ -41,4 +41,7 @@ def test_two_processes_run_an_mlp_and_train_it() -> None:
         assert f"ok {i} 4" in out, out[-3000:]
     # jax.debug.print runs once per step on device 0 (process 0's), under jax.jit and shardc.jit
     prints = [line for line in outputs[0].splitlines() if line.startswith("loss ")]
-    assert len(prints) == 6 and prints[:3] == prints[3:], prints
+    values = [float(line.split()[1]) for line in prints]
+    assert len(values) == 6, prints
+    for ref, got in zip(values[:3], values[3:], strict=True):
+        assert abs(ref - got) <= 1e-5 * abs(ref), prints
