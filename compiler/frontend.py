@@ -207,11 +207,11 @@ def _check_layouts(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, .
     naming the argument's or output's path."""
     import jax
 
-    from .calling import ArgSpec, _leaf_paths, argument_paths, check_divisible
+    from .calling import ArgSpec, argument_paths, check_divisible, leaf_paths
 
     in_paths = argument_paths(fun, args, ArgSpec(static_argnums=static_argnums), dyn, {})
     out_avals = jax.tree.leaves(out_info)
-    out_paths = _leaf_paths(out_info, "output")
+    out_paths = leaf_paths(out_info, "output")
     for label, shardings, avals, paths in (("argument", ins, in_avals, in_paths),
                                            ("", outs, out_avals, out_paths)):
         kind = "in_shardings" if label else "out_shardings"

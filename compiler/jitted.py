@@ -296,7 +296,7 @@ class Lowered:
         from .backend import build_executable
 
         if getattr(self, "jax_lowered", None) is not None:
-            from .calling import compile_lowered
+            from .jax_compile import compile_lowered
 
             return compile_lowered(self, compiler_options)  # type: ignore[no-any-return]
         if compiler_options:
@@ -380,7 +380,8 @@ class Jitted:
         from .frontend import trace_function
 
         if self._fits_machine():
-            from .calling import lower_for_call, normalize_call
+            from .calling import normalize_call
+            from .jax_compile import lower_for_call
 
             args, kwargs = normalize_call(self.fun, args, kwargs)
             return lower_for_call(self, args, kwargs, _options(self.options, strategy))
@@ -417,7 +418,7 @@ class Jitted:
     def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         """Lower a call on the mesh's devices (every keyword is the function's, even one named
         `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
-        from .calling import lower_for_call
+        from .jax_compile import lower_for_call
 
         return lower_for_call(self, args, kwargs, _options(self.options))
 

@@ -41,7 +41,7 @@ def _constrain_all(
     import jax
 
     from .annotations import constrain
-    from .calling import _leaf_paths, check_divisible
+    from .calling import check_divisible, leaf_paths
     from .frontend import flat_shardings
 
     if given is None:
@@ -51,7 +51,7 @@ def _constrain_all(
     abstract = jax.tree.unflatten(tree, avals)
     shardings: list[TensorSharding | None] = flat_shardings(given, abstract, avals, mesh, label, mesh)
     if paths is None:
-        paths = _leaf_paths(abstract, "output")
+        paths = leaf_paths(abstract, "output")
     for s, a, path in zip(shardings, avals, paths, strict=True):
         check_divisible(s, tuple(a.shape), mesh, f"{path} ({label} = {s.body() if s else None})")
     out = [v if s is None else constrain(v, s, mesh=mesh) for v, s in zip(leaves, shardings, strict=True)]
