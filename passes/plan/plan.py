@@ -442,10 +442,11 @@ class _Planner:
         what: str,
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
+        shown: Value | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
-        of an op, or a result after it)."""
+        of an op, or a result after it); `shown` the value the entry names (default `src`)."""
         if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
@@ -475,7 +476,7 @@ class _Planner:
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
         start = len(self.plan.collectives)
-        self._emit(steps, trips, src, op, cause, fix)
+        self._emit(steps, trips, shown if shown is not None else src, op, cause, fix)
         swap = self._swap(op, holder, what, s, t.dims)
         if swap is not None:
             self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
@@ -515,6 +516,7 @@ class _Planner:
                 "call result",
                 declared,
                 site=(op, "result", i),
+                shown=r,
             )
 
     def _while(self, op: Operation, trips: int) -> None:
