@@ -169,7 +169,7 @@ class Causes:
         return "; ".join(parts) or "partial sums over " + axes_text(steps.reduce_axes)
 
     # -- fixes ---------------------------------------------------------------------------------
-    def _annotation(self, holder: Any, d: int) -> str:
+    def annotation(self, holder: Any, d: int) -> str:
         r = self.root_holder(holder, d)
         return self.name(r) if r is not None else self.name(holder)
 
@@ -188,12 +188,12 @@ class Causes:
         if any(rule.kinds[f] == FactorKind.NEED_REPLICATION for f in factors):
             return (
                 f"{op.name} cannot work on dim {d} split: shard {self.name(v)} on another dim "
-                f"(annotation at {self._annotation(v, d)}), e.g. as "
+                f"(annotation at {self.annotation(v, d)}), e.g. as "
                 f"{dims_text(steps.computed[i])}, to remove this"
             )
         return (
             f"shard {self.name(v)} as {dims_text(steps.computed[i])} (annotation at "
-            f"{self._annotation(v, d)}) to remove this; or compute {op.name} at "
+            f"{self.annotation(v, d)}) to remove this; or compute {op.name} at "
             f"{self.name(v)}'s layout {dims_text(ts[i].dims)}: {fmt_bytes(alternative)} at this "
             f"op instead of {fmt_bytes(steps.bytes)}"
         )
@@ -204,7 +204,7 @@ class Causes:
         d = self._differing_dim(ts[i], steps.computed[i])
         return (
             f"let {self.name(r)} be {dims_text(steps.computed[i])} (annotation at "
-            f"{self._annotation(r, d)}): its users then reshard it if they need "
+            f"{self.annotation(r, d)}): its users then reshard it if they need "
             f"{dims_text(ts[i].dims)}"
         )
 
@@ -249,6 +249,6 @@ class Causes:
                 break
         return (
             f"shard {self.name(src)} as {dims_text(want)} where it is produced (annotation at "
-            f"{self._annotation(src, d)}), or give {self.name(holder)} {dims_text(have)}; "
+            f"{self.annotation(src, d)}), or give {self.name(holder)} {dims_text(have)}; "
             "either moves this reshard to that value's producers or users"
         )

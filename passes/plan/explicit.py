@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from shardc.dialect.ir import AttrDict, Module, Operation, Value
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
+from . import layout
 from .cost import (
     ALL_GATHER,
     ALL_REDUCE,
@@ -145,7 +146,7 @@ def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
                 block.insert(at + k, new)
             for u, i in users:
                 u.set_operand(i, chain[-1].results[0])
-            result.sharding = _sharding(mesh, rw.start)
+            layout.set_value_sharding(result, _sharding(mesh, rw.start))
         count += len(chain)
     return count
 
@@ -157,7 +158,7 @@ def as_constraints(module: Module) -> int:
     for op in list(module.walk()):
         if op.name not in EXPLICIT_OPS:
             continue
-        out = op.properties.get("out_sharding")
+        out = layout.out_sharding(op)
         op.name = "sdy.sharding_constraint"
         op.properties = AttrDict(items={"sharding": out})
         count += 1

@@ -50,6 +50,16 @@ def constraint_sharding(op: Operation) -> TensorSharding | None:
     return ShardingConstraint(op).sharding
 
 
+def set_value_sharding(v: Value, s: TensorSharding | None) -> None:
+    """Give a value a sharding (the explicit form: an op computed at another layout)."""
+    v.sharding = s
+
+
+def out_sharding(op: Operation) -> object:
+    """The `out_sharding` of an explicit sdy collective (as stored: parsed or raw text)."""
+    return op.properties.get("out_sharding")
+
+
 def set_constraint_sharding(op: Operation, s: TensorSharding) -> None:
     """Change what an `sdy.sharding_constraint` asks for (the plan's what-if fixes)."""
     ShardingConstraint(op).sharding = s

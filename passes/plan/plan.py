@@ -29,7 +29,7 @@ from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
-from .common_axes import truncate
+from .common_axes import common_axes, truncate
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .memory import memory_estimate
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
@@ -150,6 +150,8 @@ class _Planner:
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: set[tuple[int, int, Dims]] = set()
+        # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
+        self.full_windows: dict[int, set[int]] = {}
         # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
         self.what_ifs: list[tuple[int, int, object, Callable[[], Callable[[], None]]]] = []
         # where an explicit form reshards: every planned reshard, in program order
@@ -332,11 +334,27 @@ class _Planner:
         common = None
         if self.xla and op.name in _XLA_REPLICATED:
             common = [()] * rule.num_factors
+        elif self.xla and op.name == "stablehlo.reduce_window":
+            common = self._full_window_replicated(op, rule, ts, mesh)
         steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
                 fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
+                full = self.full_windows.get(id(op), set())
+                gathered = [d for d in full if i == 0 and ts[i].dims[d]]
+                if gathered:
+                    d = gathered[0]
+                    v = self.causes.name(op.operands[i])
+                    cause = (
+                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])} vs the window of "
+                        f"{op.name}, which spans all of dim {d}: XLA needs the dim whole"
+                    )
+                    fix = (
+                        f"shard {v} on another dim (annotation at "
+                        f"{self.causes.annotation(op.operands[i], d)}), e.g. as "
+                        f"{_text(steps.computed[i])}, to remove this"
+                    )
                 self._emit(st, trips, op.operands[i], op, cause, fix)
                 ref = self._ref(op)
                 self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
@@ -355,6 +373,29 @@ class _Planner:
                     cause = self.causes.result(op, j, rule, ts, steps, mesh)
                     fix = self.causes.result_fix(op, j, ts, steps)
                 self._emit([s], trips, op.results[j], op, cause, fix)
+
+    def _full_window_replicated(
+        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
+    ) -> list[tuple[AxisRef, ...]] | None:
+        """XLA gathers a dim whose window spans all of it (a cumsum): its halo is the whole
+        dim. The factors of such dims are computed unsharded, the rest as Shardy would."""
+        m = re.search(r"array<i64:([^>]*)>", str(op.attr("window_dimensions", "")))
+        shape = ts[0].shape
+        if m is None or not shape:
+            return None
+        window = [int(x) for x in m.group(1).split(",") if x.strip()]
+        full = {d for d, w in enumerate(window) if d < len(shape) and w >= shape[d] > 1}
+        if not full:
+            return None
+        self.full_windows[id(op)] = full
+        all_dims = (*rule.operand_dims, *rule.result_dims)
+        projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(ts)]
+        common = common_axes(projs, rule, [t.num_elements for t in ts], mesh, results_win=True)
+        for d in full:
+            for f in rule.operand_dims[0][d]:
+                if rule.kinds[f] == FactorKind.PERMUTATION:
+                    common[f] = ()
+        return common
 
     def _operand_fix(
         self,
@@ -401,10 +442,11 @@ class _Planner:
         what: str,
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
+        shown: Value | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
-        of an op, or a result after it)."""
+        of an op, or a result after it); `shown` the value the entry names (default `src`)."""
         if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
@@ -434,7 +476,7 @@ class _Planner:
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
         start = len(self.plan.collectives)
-        self._emit(steps, trips, src, op, cause, fix)
+        self._emit(steps, trips, shown if shown is not None else src, op, cause, fix)
         swap = self._swap(op, holder, what, s, t.dims)
         if swap is not None:
             self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
@@ -474,6 +516,7 @@ class _Planner:
                 "call result",
                 declared,
                 site=(op, "result", i),
+                shown=r,
             )
 
     def _while(self, op: Operation, trips: int) -> None:
@@ -757,3 +800,7 @@ def layout_memory(module: Module) -> Memory:
     called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == "func.call"}
     roots = [f for n, f in funcs.items() if n not in called]
     return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
+
+
+def _text(dims: Dims) -> str:
+    return "[" + ", ".join("{" + ", ".join(str(a) for a in d) + "}" for d in dims) + "]"

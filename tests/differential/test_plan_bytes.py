@@ -31,11 +31,6 @@ KNOWN_OUTSIDE: dict[str, str] = {
         "XLA reshards the LAPACK custom calls' operands its own way (collective-permute, extra "
         "gathers of the triangular solve): plan 2560 B, XLA 4864 B"
     ),
-    "argsort_cumsum": (
-        "XLA gathers the cumsum's window dim (a reduce_window over the whole dim: a permutation "
-        "factor, which the plan, as Shardy, treats as needing no communication): plan 768 B "
-        "(the sort's all-to-alls, as XLA's), XLA 1792 B"
-    ),
 }
 
 

@@ -25,6 +25,19 @@ func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding
   return %0 : tensor<16x16xf32>
 }
 
+// A callee whose result is declared on dim 1 while the call site keeps x on dim 0: the call's
+// result is resharded after the call (one all-to-all of the 4x16 f32 block).
+// CHECK-LABEL: all-to-all {x} 256 B: %0 of func.call in @caller_result
+// CHECK-NEXT: cause: call result: %0 dim 0 {} vs %0 dim 0 {"x"} (annotated)
+func.func @caller_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = func.call @callee_result(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+func.func private @callee_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
 // A counted loop (0 to 5) whose body moves the carry (one layout for the loop, [{"x"}, {}])
 // to another dim and back: both reshards run 5 times (5 x 256 B each). The loop's init and
 // result have the carry's layout and need nothing.
@@ -32,7 +45,7 @@ func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding
 // reshards in the loop go (2 x 1.2 KiB less).
 // CHECK-LABEL: all-to-all {x} 1.2 KiB (x5): %iterArg_0 of sdy.sharding_constraint in @loop
 // CHECK-NEXT: cause: constraint: %iterArg_0 dim 0 {"x"}
-// CHECK-NEXT: fix: {{.*}}giving %2 that layout, the program would move 3.0 KiB in all instead of 5.5 KiB
+// CHECK-NEXT: fix: {{.*}}giving %2 that layout, the program would move 3.2 KiB in all instead of 5.8 KiB
 // CHECK: all-to-all {x} 1.2 KiB (x5): %2 of stablehlo.negate in @loop
 // CHECK-NOT: in @loop
 func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
@@ -94,9 +107,9 @@ func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding =
 // The func's own result declared replicated while the returned value is sharded on x.
 // CHECK-LABEL: all-gather {x} 1.0 KiB: %0 of func.return in @func_result
 // CHECK-NEXT: cause: func result: %0 dim 0 {"x"} (annotated) vs @func_result result 0 dim 0 {}
-// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 4.5 KiB in all instead of 5.5 KiB
+// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 4.8 KiB in all instead of 5.8 KiB
 
-// CHECK-LABEL: total: 5.5 KiB per device in 10 collectives
+// CHECK-LABEL: total: 5.8 KiB per device in 11 collectives
 func.func @func_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>

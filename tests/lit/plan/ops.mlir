@@ -81,13 +81,30 @@ func.func @transpose(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mes
   return %0 : tensor<16x16xf32>
 }
 
-// CHECK-LABEL: total: 4.7 KiB per device in 9 collectives
-// CHECK-NEXT: all-gather 1 x 2.0 KiB
-// CHECK-NEXT: all-slice 1 x 0 B
+// A cumsum: a reduce_window whose window spans its sharded dim. Shardy's rule makes that a
+// permutation factor and moves nothing; XLA needs the whole dim (its halo is all of it) and
+// gathers it: 16x32 f32 on [{"x"}, {"y"}] gathers y to 4x32 (512 B), the result sliced back.
+// CHECK-LABEL: all-gather {y} 512 B: %arg0 of stablehlo.reduce_window in @cumsum
+// CHECK-NEXT: cause: %arg0 dim 1 {"y"} (annotated) vs the window of stablehlo.reduce_window, which spans all of dim 1: XLA needs the dim whole
+// CHECK-NEXT: fix: shard %arg0 on another dim (annotation at %arg0), e.g. as [{"x"}, {}], to remove this
+// CHECK: all-slice {y} 0 B: %0 of stablehlo.reduce_window in @cumsum
+func.func @cumsum(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%arg0, %cst) <{padding = dense<[[0, 0], [31, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 32>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %1 : tensor<f32>
+  }) : (tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+
+// CHECK-LABEL: total: 5.2 KiB per device in 11 collectives
+// CHECK-NEXT: all-gather 2 x 2.5 KiB
+// CHECK-NEXT: all-slice 2 x 0 B
 // CHECK-NEXT: all-reduce 2 x 1.0 KiB
 // CHECK-NEXT: reduce-scatter 1 x 1.0 KiB
 // CHECK-NEXT: all-to-all 3 x 384 B
 // CHECK-NEXT: collective-permute 1 x 256 B
 // CHECK-NEXT: axis x 4.6 KiB
-// CHECK-NEXT: axis y 32 B
-// CHECK-NEXT: memory per device: arguments 4.1 KiB, results 3.8 KiB, peak intermediates 0 B
+// CHECK-NEXT: axis y 544 B
+// CHECK-NEXT: memory per device: arguments 4.3 KiB, results 4.1 KiB, peak intermediates 0 B
