@@ -440,6 +440,8 @@ class ModuleUnits:
     def _apply_closed_constraints(self) -> None:
         """§7.2: a fully closed constraint is copied onto its unsharded input."""
         for op in self.constraints:
+            if id(op) in self.dead:
+                continue
             s = op.results[0].sharding
             v = op.operands[0]
             if s is None or v.sharding is not None:
@@ -523,7 +525,8 @@ _EFFECTFUL = frozenset({
 
 
 def dead_ops(module: Module) -> set[int]:
-    """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
+    """ids of the side-effect-free ops (stablehlo, chlo, sdy.sharding_constraint) whose results
+    only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
     fixed point), so they pull no axes into the values they read; shardc keeps them in its
@@ -546,7 +549,8 @@ def dead_ops(module: Module) -> set[int]:
 def _removable(op: Operation) -> bool:
     if op.regions or not op.results or op.name in _EFFECTFUL:
         return False
-    return op.name.startswith(("stablehlo.", "chlo."))
+    # a constraint nothing reads is erased too (Shardy: its result had no use, so no effect)
+    return op.name.startswith(("stablehlo.", "chlo.")) or op.name == "sdy.sharding_constraint"
 
 
 def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
