@@ -440,8 +440,6 @@ class ModuleUnits:
     def _apply_closed_constraints(self) -> None:
         """§7.2: a fully closed constraint is copied onto its unsharded input."""
         for op in self.constraints:
-            if id(op) in self.dead:
-                continue
             s = op.results[0].sharding
             v = op.operands[0]
             if s is None or v.sharding is not None:
@@ -525,8 +523,7 @@ _EFFECTFUL = frozenset({
 
 
 def dead_ops(module: Module) -> set[int]:
-    """ids of the side-effect-free ops (stablehlo, chlo, sdy.sharding_constraint) whose results
-    only dead ops use.
+    """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
     fixed point), so they pull no axes into the values they read; shardc keeps them in its
@@ -549,8 +546,7 @@ def dead_ops(module: Module) -> set[int]:
 def _removable(op: Operation) -> bool:
     if op.regions or not op.results or op.name in _EFFECTFUL:
         return False
-    # a constraint nothing reads is erased too (Shardy: its result had no use, so no effect)
-    return op.name.startswith(("stablehlo.", "chlo.")) or op.name == "sdy.sharding_constraint"
+    return op.name.startswith(("stablehlo.", "chlo."))
 
 
 def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
