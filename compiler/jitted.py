@@ -396,7 +396,9 @@ class Jitted:
             check_replication(module)
         except ManualComputationError as e:
             # check_vma=False does not reach shardc.jit; its own switch does
-            hint = (e.hint or "").replace("check_vma=False", "shardc.jit(..., check_replication=False)")
+            hint = (e.hint or "").replace(
+                "check_replication=False;", "shardc.jit(..., check_replication=False);"
+            )
             raise ManualComputationError(e.message, location=e.location, hint=hint or None) from None
 
     def _signature(self, args: tuple[Any, ...]) -> Any:

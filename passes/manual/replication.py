@@ -117,7 +117,8 @@ def describe_violation(module: Module, v: Violation) -> tuple[str, str]:
         fixes.append(f"mention {named} in out_specs[{j}], e.g. "
                      f"{_suggested_spec(s, region, v.axes)}, to keep every device's block")
     fixes.append("or, if every device computes the same value in a way shardc cannot prove, "
-                 "turn the check off (check_vma=False, --no-check-replication)")
+                 "turn shardc's check off (--no-check-replication, check_replication=False; "
+                 "JAX's check_vma=False does not reach it)")
     return what, ", ".join(fixes)
 
 
