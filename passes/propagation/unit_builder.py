@@ -83,11 +83,13 @@ class ModuleUnits:
         self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
         self.holders: list[Value | Holder] = []
+        self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
 
     def build(self) -> None:
         funcs = self.module.funcs
         callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
         self._find_constant_exprs()
+        self.dead = dead_ops(self.module)
         for name, func in funcs.items():
             body = func_body(func)
             if body is None:
@@ -99,7 +101,8 @@ class ModuleUnits:
                 if op is func:
                     continue
                 self._load_op(op)
-                self._add_unit_for(op, funcs)
+                if id(op) not in self.dead:
+                    self._add_unit_for(op, funcs)
         self._build_aliases()
         for u in self.units:
             self._index(u)
@@ -329,7 +332,7 @@ class ModuleUnits:
         for s in u.operands:
             h = s.holder
             if rank_of(s.type) > 0 and isinstance(h, Value) and id(h) not in self.split_values:
-                if len(h.uses) > 1:
+                if sum(id(user) not in self.dead for user, _ in h.uses) > 1:
                     multi = True
                     break
         u.multi_use = multi
@@ -350,3 +353,42 @@ class ModuleUnits:
             aliased: list[Value | Holder] = list(members)
             for m in members:
                 self.aliases[id(m)] = aliased
+
+
+# stablehlo ops with effects (or that MLIR's dead-code rules keep): never dead
+_EFFECTFUL = frozenset({
+    "stablehlo.custom_call", "stablehlo.all_reduce", "stablehlo.all_gather",
+    "stablehlo.all_to_all", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast", "stablehlo.send", "stablehlo.recv", "stablehlo.infeed",
+    "stablehlo.outfeed", "stablehlo.after_all", "stablehlo.create_token",
+    "stablehlo.optimization_barrier", "stablehlo.rng_bit_generator", "stablehlo.rng",
+    "stablehlo.composite",
+})  # fmt: skip
+
+
+def dead_ops(module: Module) -> set[int]:
+    """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
+
+    Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
+    fixed point), so they pull no axes into the values they read; shardc keeps them in its
+    output (the same ops in the same order) but lets them decide nothing."""
+    ops = [op for op in module.walk() if _removable(op)]
+    ops.reverse()  # users before producers, nested regions before the ops holding them
+    dead: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            if id(op) in dead:
+                continue
+            if all(id(user) in dead for r in op.results for user, _ in r.uses):
+                dead.add(id(op))
+                changed = True
+    return dead
+
+
+def _removable(op: Operation) -> bool:
+    if op.regions or not op.results or op.name in _EFFECTFUL:
+        return False
+    return op.name.startswith(("stablehlo.", "chlo."))
+
