@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from shardc.dialect.ir import Module, suspended_gc
+from shardc.passes.pipeline import Caller, ExportMode, PipelineOptions, run_pipeline
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan
@@ -29,23 +29,40 @@ def plan_propagated(
     module: Module,
     options: PropagationOptions | None = None,
     plan_options: PlanOptions | None = None,
+    *,
+    checks: bool = False,
+    caller: Caller | None = None,
 ) -> Plan:
-    """Propagate `module` in place (origins recorded for causes) and plan its communication."""
-    from shardc.api_propagate import propagate_module
+    """Run the pipeline on `module` in place up to the plan (propagation records origins for
+    the causes); `checks` also runs verify and the shard_map shape checks first."""
+    ctx = run_pipeline(module, _pipeline(options, plan_options, checks), caller or _CALLER)
+    assert ctx.plan is not None
+    return ctx.plan
 
-    options = replace(options or PropagationOptions(), debug_origins=True)
-    report = propagate_module(module, options)
-    return plan_module(module, report.origins, plan_options)
+
+_CALLER = Caller(function="shardc.plan")
 
 
-def _import(text: str, source_name: str, verify: bool) -> Module:
+def _pipeline(
+    options: PropagationOptions | None,
+    plan_options: PlanOptions | None,
+    checks: bool,
+    export: ExportMode | None = None,
+) -> PipelineOptions:
+    return PipelineOptions(
+        verify=checks,
+        check_manual=checks,
+        check_replication=False,  # a cost question, not a correctness one: propagate checks it
+        propagation=options or PropagationOptions(),
+        plan=plan_options or PlanOptions(),
+        export=export,
+    )
+
+
+def _import(text: str, source_name: str) -> Module:
     from shardc.importer import import_text
-    from shardc.passes.verify import verify_module
 
-    module = import_text(text, source_name)
-    if verify:
-        verify_module(module)
-    return module
+    return import_text(text, source_name)
 
 
 def plan(
@@ -63,8 +80,8 @@ def plan(
     propagated module (propagation keeps its shardings). `Plan.to_json()` is the issue's schema.
     """
     with suspended_gc():
-        module = _import(text, source_name, verify)
-        return plan_propagated(module, options, plan_options)
+        module = _import(text, source_name)
+        return plan_propagated(module, options, plan_options, checks=verify)
 
 
 def diff(
@@ -77,10 +94,11 @@ def diff(
     """What changes from layout A to layout B of the same program: values whose sharding
     differs, collectives added and removed, and B's planned total minus A's."""
     with suspended_gc():
-        ma = _import(a, "A", verify)
-        mb = _import(b, "B", verify)
-        pa = plan_propagated(ma, options)
-        pb = plan_propagated(mb, options)
+        ma = _import(a, "A")
+        mb = _import(b, "B")
+        caller = Caller(function="shardc.diff")
+        pa = plan_propagated(ma, options, checks=verify, caller=caller)
+        pb = plan_propagated(mb, options, checks=verify, caller=caller)
         return diff_modules(ma, pa, mb, pb)
 
 
@@ -121,20 +139,14 @@ def explicit(
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
     (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
     `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
-    from shardc.api_propagate import propagate_module
     from shardc.exporter import export_text
-    from shardc.passes.export import export_module
     from shardc.passes.plan.explicit import as_constraints, write_explicit
-    from shardc.passes.plan.plan import plan_with_rewrites
 
     with suspended_gc():
-        module = _import(text, source_name, verify)
-        report = propagate_module(module, options or PropagationOptions())
-        _, rewrites = plan_with_rewrites(
-            module, report.origins, PlanOptions(model="shardy", fixes=False)
-        )
-        export_module(module, "annotate")
-        write_explicit(module, rewrites)
+        module = _import(text, source_name)
+        pipeline = _pipeline(options, PlanOptions(model="shardy", fixes=False), verify, "annotate")
+        ctx = run_pipeline(module, pipeline, Caller(function="shardc.api_plan.explicit"))
+        write_explicit(module, ctx.plan_rewrites)
         if constraints:
             as_constraints(module)
         return export_text(module, "generic" if format == "generic" else "pretty")

@@ -15,6 +15,8 @@ from shardc.dialect.ir import Module
 
 if TYPE_CHECKING:
     from .manual.variance import VarianceResult
+    from .plan.plan import Rewrite
+    from .plan.report import Plan
     from .propagation.report import PropagationReport
 
 
@@ -42,6 +44,8 @@ class PassContext:
     removed_collectives: list[str] = field(default_factory=list)
     kept_collectives: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # import steps' (the report gets them)
+    plan: Plan | None = None  # set by the plan pass
+    plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
     _variance: VarianceResult | None = None
 
     def value_variance(self, module: Module) -> VarianceResult:

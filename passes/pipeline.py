@@ -19,7 +19,7 @@ NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from shardc.dialect.errors import ShardcError
@@ -37,6 +37,8 @@ from .manual.partition_id import PartitionIdCheck
 from .manual.redundant import RemoveRedundantCollectives
 from .manual.replication import ReplicationCheck
 from .manual.shapes import ManualShapesCheck
+from .plan.plan import PlanOptions
+from .plan.plan_pass import PlanPass
 from .propagation.driver import PropagatePass
 from .propagation.options import PropagationOptions
 from .verify import VerifyPass
@@ -71,6 +73,7 @@ PASS_NAMES: tuple[str, ...] = (
     ReplicationCheck.name,
     *(p.name for p in IMPORT_STEPS),
     PropagatePass.name,
+    PlanPass.name,
     RemoveRedundantCollectives.name,
     ExportPass.name,
 )
@@ -87,6 +90,8 @@ class PipelineOptions:
     check_replication: bool = True
     propagate: bool = True
     propagation: PropagationOptions = field(default_factory=PropagationOptions)
+    # the communication plan of the propagated layout (ctx.plan); propagation records origins
+    plan: PlanOptions | None = None
     remove_redundant_collectives: bool = False
     export: ExportMode | None = None  # None: leave the propagated IR as it is (no export)
     dump_after: tuple[str, ...] = ()
@@ -118,7 +123,12 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         passes.append(ReplicationCheck())
     if options.propagate:
         passes += IMPORT_STEPS
-        passes.append(PropagatePass(options.propagation))
+        propagation = options.propagation
+        if options.plan is not None and not propagation.debug_origins:
+            propagation = replace(propagation, debug_origins=True)  # the plan's causes
+        passes.append(PropagatePass(propagation))
+    if options.plan is not None:
+        passes.append(PlanPass(options.plan))
     if options.remove_redundant_collectives:
         passes.append(RemoveRedundantCollectives())
     if options.export is not None:

@@ -14,6 +14,7 @@ import pytest
 import shardc
 from shardc.dialect.errors import ManualComputationError
 from shardc.passes.pipeline import PASS_NAMES, Caller, PipelineOptions, build_pipeline
+from shardc.passes.plan.plan import PlanOptions
 from shardc.passes.propagation.options import PropagationOptions
 
 LIT = Path(__file__).parent / "lit"
@@ -27,7 +28,11 @@ def _partition_id_text() -> str:
 
 def test_build_pipeline_follows_the_options() -> None:
     names = [p.name for p in build_pipeline(PipelineOptions(export="pin"))]
-    assert names == [n for n in PASS_NAMES if n != "remove-redundant-collectives"]
+    assert names == [n for n in PASS_NAMES if n not in ("remove-redundant-collectives", "plan")]
+    planned = build_pipeline(PipelineOptions(plan=PlanOptions()))
+    assert [p.name for p in planned][-2:] == ["propagate", "plan"]
+    # the plan's causes read propagation origins: asking for a plan records them
+    assert planned[-2].options.debug_origins  # type: ignore[attr-defined]
     opt = PipelineOptions(propagate=False, check_replication=False, remove_redundant_collectives=True)
     assert [p.name for p in build_pipeline(opt)] == [
         "verify", "check-manual-shapes", "check-partition-id", "remove-redundant-collectives"
