@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Module, suspended_gc
 from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
 
 from . import mlir_bridge
@@ -23,6 +23,7 @@ def import_text(text: str, source_name: str = "<input>") -> Module:
 def import_module(jmod: Any, source_name: str = "<input>") -> Module:
     """Convert a jaxlib `ir.Module` into shardc IR."""
     generic = mlir_bridge.generic_text(jmod)
-    module = parse_generic(generic, source_name)
-    absorb_sharding_attrs(module)
+    with suspended_gc():  # both build many objects that live on (see suspended_gc)
+        module = parse_generic(generic, source_name)
+        absorb_sharding_attrs(module)
     return module

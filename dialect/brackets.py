@@ -12,10 +12,6 @@ BRACKET_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\](){}<>,]')
 _OPEN = "([{<"
 
 
-def _is_arrow(text: str, i: int) -> bool:
-    return text[i] == ">" and i > 0 and text[i - 1] == "-"
-
-
 def split_top_level(text: str) -> list[str]:
     """Split `text` at commas outside brackets, `<...>` and strings (`->` is not a bracket)."""
     out: list[str] = []
@@ -32,8 +28,12 @@ def split_top_level(text: str) -> list[str]:
             continue  # a string literal
         elif c in _OPEN:
             depth += 1
-        elif not _is_arrow(text, m.start()):
+        elif c != ">":
             depth -= 1
+        else:
+            i = m.start()
+            if i == 0 or text[i - 1] != "-":  # `->` is an arrow
+                depth -= 1
     tail = text[start:]
     if tail.strip() or out:
         out.append(tail)
@@ -50,7 +50,7 @@ def match_close(text: str, i: int) -> int:
         if c in _OPEN:
             depth += 1
             continue
-        if _is_arrow(text, m.start()):
+        if c == ">" and text[m.start() - 1] == "-":
             continue
         depth -= 1
         if depth == 0:
@@ -67,7 +67,7 @@ def top_level_arrow(text: str) -> int:
             continue
         if c in _OPEN:
             depth += 1
-        elif _is_arrow(text, m.start()):
+        elif c == ">" and m.start() > 0 and text[m.start() - 1] == "-":
             if depth == 0:
                 return m.start() - 1
         else:

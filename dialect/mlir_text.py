@@ -29,6 +29,7 @@ from .ir import (
     parse_dict_list,
     suspended_gc,
 )
+from .op_views import SDY_COLLECTIVES
 from .sharding_syntax import (
     parse_manual_axes,
     parse_mesh,
@@ -452,6 +453,12 @@ def _interpret_sharding_prop(op: Operation) -> None:
         op.properties["sharding"] = parse_tensor_sharding(raw)
 
 
+def _interpret_out_sharding(op: Operation) -> None:
+    raw = op.properties.get("out_sharding")
+    if isinstance(raw, str):
+        op.properties["out_sharding"] = parse_tensor_sharding(raw)
+
+
 def _interpret_mesh(op: Operation) -> None:
     raw = op.properties.get("mesh")
     if isinstance(raw, str):
@@ -489,6 +496,7 @@ _INTERPRETED_PROPERTIES = {
     "sdy.sharding_constraint": _interpret_sharding_prop,
     "sdy.reshard": _interpret_sharding_prop,
     "sdy.manual_computation": _interpret_manual,
+    **{name: _interpret_out_sharding for name in SDY_COLLECTIVES},
 }
 
 

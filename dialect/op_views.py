@@ -24,6 +24,7 @@ Where shardings live (and nowhere else):
 - a func result's: `FuncOp.result_shardings`, read through `Func(op).result_sharding(i)`;
 - a constraint's or reshard's target: `ShardingConstraint(op).sharding`;
 - a manual computation's in/out shardings and manual axes: `ManualComputation(op)`;
+- an sdy collective's result sharding: `SdyCollective(op).out_sharding`;
 - a mesh: `MeshOp(op).mesh`, or `Module.meshes` for all of them by name.
 """
 
@@ -40,6 +41,15 @@ MANUAL_COMPUTATION = "sdy.manual_computation"
 MESH = "sdy.mesh"
 SHARDING_GROUP = "sdy.sharding_group"
 FUNC = "func.func"
+# sdy's explicit collectives (their `out_sharding` is interpreted; the axes lists stay text)
+SDY_COLLECTIVES = (
+    "sdy.all_reduce",
+    "sdy.all_gather",
+    "sdy.all_slice",
+    "sdy.reduce_scatter",
+    "sdy.all_to_all",
+    "sdy.collective_permute",
+)
 
 __all__ = [
     "Func",
@@ -47,6 +57,7 @@ __all__ = [
     "MeshOp",
     "ShardingConstraint",
     "ShardingGroup",
+    "SdyCollective",
     "enclosing_module_op",
     "mesh_of_op",
     "rewrite_shardings",
@@ -142,6 +153,21 @@ class ManualComputation(_View):
             return ()
         bound = {*self.manual_axes, *self.outer_manual_axes}
         return tuple(a for a in mesh.axis_names if a not in bound)
+
+
+class SdyCollective(_View):
+    """`sdy.all_gather`, `sdy.all_reduce`, ...: the sharding of the collective's result."""
+
+    __slots__ = ()
+    OP_NAMES = SDY_COLLECTIVES
+
+    @property
+    def out_sharding(self) -> TensorSharding | None:
+        return self.op.properties.get("out_sharding")  # type: ignore[no-any-return]
+
+    @out_sharding.setter
+    def out_sharding(self, value: TensorSharding) -> None:
+        self.op.properties["out_sharding"] = value
 
 
 class Func(_View):
@@ -252,6 +278,11 @@ def rewrite_shardings(module: Module, fn: Callable[[TensorSharding], TensorShard
         elif name in ShardingConstraint.OP_NAMES:
             c = ShardingConstraint(op)
             c.sharding = fn(c.sharding)
+        elif name in SDY_COLLECTIVES:
+            coll = SdyCollective(op)
+            out = coll.out_sharding
+            if out is not None:
+                coll.out_sharding = fn(out)
         elif name == MANUAL_COMPUTATION:
             m = ManualComputation(op)
             if "in_shardings" in op.properties:

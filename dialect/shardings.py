@@ -258,6 +258,9 @@ class TensorSharding:
     dims: tuple[DimSharding, ...]
     replicated: tuple[AxisRef, ...] = ()
     unreduced: tuple[AxisRef, ...] = ()
+    # `body()` once computed: a parsed sharding is one shared object per distinct text, so the
+    # printer writes most of them without rebuilding the text
+    _body: str | None = field(default=None, init=False, compare=False, hash=False, repr=False)
 
     @staticmethod
     def open(mesh: str | Mesh, rank: int) -> TensorSharding:
@@ -306,6 +309,14 @@ class TensorSharding:
 
     def body(self) -> str:
         """The stripped form `<@mesh, [...]>` used inside lists and constraint ops."""
+        cached = self._body
+        if cached is not None:
+            return cached
+        text = self._make_body()
+        object.__setattr__(self, "_body", text)
+        return text
+
+    def _make_body(self) -> str:
         mesh = f"@{self.mesh}" if isinstance(self.mesh, str) else "mesh" + self.mesh.body()
         text = f"<{mesh}, [" + ", ".join(str(d) for d in self.dims) + "]"
         if self.replicated:

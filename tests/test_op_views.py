@@ -89,3 +89,26 @@ def test_clone_keeps_result_shardings_independent() -> None:
     Func(copy.funcs["main"]).set_result_sharding(0, None)
     assert Func(module.funcs["main"]).result_sharding(0) is not None
     assert Func(copy.funcs["main"]).result_sharding(0) is None
+
+
+SDY_COLLECTIVE = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%arg1: tensor<2x8xf32>) {
+    %1 = sdy.all_slice [{}, {"y"}] %arg1 out_sharding=<@mesh, [{}, {"y"}]> : tensor<2x8xf32>
+    sdy.return %1 : tensor<2x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_sdy_collective_out_sharding_is_an_object() -> None:
+    from shardc.dialect.op_views import SdyCollective
+
+    module = import_text(SDY_COLLECTIVE, "collective.mlir")
+    (op,) = _ops(module, "sdy.all_slice")
+    out = SdyCollective(op).out_sharding
+    assert isinstance(op.properties["out_sharding"], TensorSharding)
+    assert out is not None and out.body() == '<@mesh, [{}, {"y"}]>'
+    assert 'out_sharding=<@mesh, [{}, {"y"}]>' in export_text(module)

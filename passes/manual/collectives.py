@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from shardc.dialect.ir import Operation, Value
+from shardc.dialect.op_views import SDY_COLLECTIVES, SdyCollective
 from shardc.dialect.shardings import Mesh
 from shardc.dialect.types import TensorType
 
@@ -32,14 +33,6 @@ STABLEHLO_COLLECTIVES = (
     "stablehlo.all_to_all",
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
-)
-SDY_COLLECTIVES = (
-    "sdy.all_reduce",
-    "sdy.all_gather",
-    "sdy.all_slice",
-    "sdy.reduce_scatter",
-    "sdy.all_to_all",
-    "sdy.collective_permute",
 )
 
 
@@ -322,8 +315,8 @@ def _sdy_axes(op: Operation) -> tuple[str, ...]:
                 if a not in seen:
                     seen.append(a)
             return tuple(seen)
-    out = op.properties.get("out_sharding")
-    return tuple(dict.fromkeys(_AXIS.findall(str(out)))) if out is not None else ()
+    out = SdyCollective(op).out_sharding
+    return tuple(dict.fromkeys(a.name for a in out.all_axes())) if out is not None else ()
 
 
 def decode_collective(op: Operation, region: ManualRegion, grid: DeviceGrid) -> Collective | None:
