@@ -23,6 +23,15 @@ def test_mutation_fuzzer_finds_nothing() -> None:
     assert not res.failures, res.summary() + "\n" + "\n".join(map(str, res.failures))
 
 
+def test_mutation_campaign_survives_a_crashing_run(monkeypatch) -> None:
+    monkeypatch.setenv("SHARDC_FUZZ_ABORT_AT", "1")
+    res = M.run_campaign(MUTATION_SEED, 3, shrink=False)
+    assert res.mutants == 3 and len(res.failures) == 1, res.summary()
+    f = res.failures[0]
+    assert f.index == 1 and f.signature.startswith("worker died"), f
+    assert res.runs == 2 * len(M.COMMANDS)  # mutants 0 and 2 ran
+
+
 def test_mutants_are_reproducible() -> None:
     pool = M.corpus()
     assert len(pool) > 50
@@ -105,6 +114,19 @@ def test_differential_fuzzer_finds_nothing() -> None:
     assert not stats.failures, report
     assert stats.compared > 100 and stats.agreement >= 0.99, report
     assert stats.more_bytes == 0, report
+
+
+def test_program_campaign_blames_an_xla_abort_on_the_layout_compiled(monkeypatch) -> None:
+    from tests.fuzz import differential as D
+
+    monkeypatch.setenv("SHARDC_FUZZ_ABORT_AT", "0:shardc-compile")
+    stats = D.run_programs(PROGRAM_SEED, 2, shrink=False)
+    assert stats.programs == 2 and len(stats.failures) == 1, stats.summary()
+    assert stats.failures[0].prog.index == 0
+    assert stats.failures[0].failure.startswith("XLA dies on the pinned output")
+    monkeypatch.setenv("SHARDC_FUZZ_ABORT_AT", "0:shardy-compile")
+    stats = D.run_programs(PROGRAM_SEED, 1, shrink=False)
+    assert stats.skipped == 1 and not stats.failures, stats.summary()
 
 
 def test_programs_are_reproducible_and_lower() -> None:

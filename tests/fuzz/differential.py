@@ -323,10 +323,19 @@ def _worker(seed: int, start: int, count: int, shrink: bool) -> None:
     def say(obj: dict[str, object]) -> None:
         print(json.dumps(obj), flush=True)
 
+    import os
+
+    die_at = os.environ.get("SHARDC_FUZZ_ABORT_AT")  # tests: act out an XLA abort there
+
+    def stage(name: str, index: int) -> None:
+        say({"stage": name})
+        if die_at == f"{index}:{name}":
+            os.abort()
+
     for index in range(start, start + count):
         say({"start": index})
         prog = G.generate(seed, index)
-        r = check_program(prog, stage=lambda s: say({"stage": s}))
+        r = check_program(prog, stage=lambda s, i=index: stage(s, i))
         if r.failure and shrink:
             kind = r.failure
             small = shrink_program(prog, lambda p, k=kind: check_program(p).failure == k)

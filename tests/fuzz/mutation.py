@@ -303,8 +303,11 @@ class CampaignResult:
 def _worker(seed: int, start: int, count: int, shrink: bool) -> None:
     """Run mutants start..start+count-1, one JSON line per mutant on stdout."""
     pool = corpus()
+    die_at = os.environ.get("SHARDC_FUZZ_ABORT_AT")  # tests: act out a crash there
     for index in range(start, start + count):
         print(json.dumps({"start": index}), flush=True)
+        if die_at == str(index):
+            os.abort()
         base, data = mutant(seed, index, pool)
         runs = []
         for argv in COMMANDS:
