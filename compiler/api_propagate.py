@@ -25,9 +25,35 @@ def propagate_module(
     manual computations updated. The report names every op without a sharding rule (`notes()`),
     the rounds run and, with `debug_origins`, one `explanation` line per dim propagation decided
     (its axes, the annotation they trace back to, the round, the op that wrote them); with
-    `dump_rounds`, every sharding after every round (`round_dumps`).
+    `dump_rounds`, every sharding after every round (`round_dumps`). With `auto`, the
+    auto-sharding pass then decides the dims nothing decided (`report.auto` says how).
     """
-    return _run(module, options or PropagationOptions())
+    options = options or PropagationOptions()
+    report = _run(module, options)
+    if options.auto:
+        run_auto(module, options, report)
+    return report
+
+
+def run_auto(module: Module, options: PropagationOptions, report: PropagationReport) -> None:
+    """The auto-sharding pass after propagation, then propagation again so that what it does
+    not model (region bodies, ops without rules) follows; its report lands in `report.auto`
+    and, with `debug_origins`, its explanation in `report.explanation`."""
+    import dataclasses
+
+    from shardc.passes.auto.auto_sharding import AutoShardingPass
+
+    auto = AutoShardingPass(
+        memory_budget=options.memory_budget,
+        axis_cost=options.axis_cost,
+        time_limit=float(options.auto_time_limit),
+        explain=True,
+    ).run(module)
+    report.auto = auto
+    again = dataclasses.replace(options, debug_origins=False, dump_rounds=False, auto=False)
+    report.warnings.extend(w for w in _run(module, again).warnings if w not in report.warnings)
+    if options.debug_origins:
+        report.explanation.extend(auto.lines())
 
 
 def propagate(

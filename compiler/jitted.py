@@ -31,11 +31,11 @@ from . import specs
 # The pipeline steps owned by other modules, called through one place each
 
 
-def propagate_ir(module: Module, options: Any = None) -> None:
-    """Run shardc's propagation on `module` (in place)."""
+def propagate_ir(module: Module, options: Any = None) -> Any:
+    """Run shardc's propagation on `module` (in place); returns its report."""
     from shardc.api_propagate import propagate_module
 
-    propagate_module(module, options)
+    return propagate_module(module, options)
 
 
 def export_ir(
@@ -224,6 +224,13 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._texts: dict[tuple[str, str, bool], str] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
+        self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
+
+    def auto_explanation(self) -> list[str]:
+        """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
+        their bytes and memory (the lines `shardc propagate --auto --explain` prints)."""
+        auto = getattr(self.report, "auto", None)
+        return auto.lines() if auto is not None else []
 
     # shardings --------------------------------------------------------------------------
     @property
@@ -379,8 +386,10 @@ class Jitted:
         module = import_module(traced.module, f"<shardc.jit {name}>")
         verify_module(module)
         self._check_manual(module)
-        propagate_ir(module, _options(self.options, strategy))
-        return Lowered(self, traced, module)
+        report = propagate_ir(module, _options(self.options, strategy))
+        lowered = Lowered(self, traced, module)
+        lowered.report = report
+        return lowered
 
     def _check_manual(self, module: Module) -> None:
         """The shard_map checks of `shardc check`: local shapes, and (unless turned off) that no
@@ -428,6 +437,9 @@ def jit(
     options: Any = None,
     check_replication: bool = True,
     remove_redundant_collectives: bool = True,
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
@@ -441,7 +453,11 @@ def jit(
     `remove_redundant_collectives`: what `.compile()` and calls run has collectives of shard_map
     regions that act on device-invariant values rewritten (a psum of an invariant value becomes
     a multiply); `as_text()` shows the module as traced either way.
+    `auto`, `memory_budget`, `axis_cost`: cost-based choice of what no annotation decided
+    (`PropagationOptions.auto` and its fields; `Lowered.auto_explanation()` says why).
     """
+    if auto or memory_budget is not None or axis_cost is not None:
+        options = _auto_options(options, auto, memory_budget, axis_cost)
     if fun is None:
         return functools.partial(
             jit,
@@ -463,6 +479,21 @@ def jit(
         check_replication,
         remove_redundant_collectives,
     )
+
+
+def _auto_options(
+    options: Any, auto: bool, memory_budget: int | str | None, axis_cost: str | None
+) -> Any:
+    """`options` with the auto-sharding keywords of `shardc.jit` folded in."""
+    import dataclasses
+
+    options = _options(options) or _options({})
+    extra: dict[str, Any] = {"auto": auto or options.auto}
+    if memory_budget is not None:
+        extra["memory_budget"] = memory_budget
+    if axis_cost is not None:
+        extra["axis_cost"] = axis_cost
+    return dataclasses.replace(options, **extra)
 
 
 def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted]:

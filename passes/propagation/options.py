@@ -50,6 +50,18 @@ class PropagationOptions:
         True, "give each use of a constant expression its own view, as Shardy's splitter does"
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
+    auto: bool = _option(
+        False,
+        "after propagation, give mesh axes to the dims nothing decided, minimizing planned "
+        "collective bytes within --memory-budget (annotations, closed dims and priorities stay)",
+    )
+    memory_budget: int | str = _option(
+        "", "with --auto: per-device memory budget, bytes or with KiB/MiB/GiB (empty: none)"
+    )
+    axis_cost: str = _option(
+        "", "with --auto: weight of a collective's bytes per mesh axis, e.g. data=4,model=1"
+    )
+    auto_time_limit: int = _option(20, "with --auto: seconds for the exact solve (CP-SAT)")
 
 
 STRATEGIES: tuple[str, ...] = ("aggressive", "basic")

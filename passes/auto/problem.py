@@ -1,0 +1,178 @@
+"""The strategy graph as plain numbers: the exact problem the solver sees (no IR, no shardings).
+
+Node costs (the collectives a strategy implies, plus resharding a node's own values and the
+layouts the function's results must have), edge cost tables between a producer's and a
+consumer's strategies, each value's local bytes per strategy of its node, and the live sets
+(values live at one program point, arguments and outputs at every point) over which the
+per-device memory is bounded. Nodes with the same structure in the same surroundings (repeated
+layers) are tied to one representative, so a stack of identical layers is one set of choices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .graph import StrategyGraph, edge_bytes, value_bytes
+
+
+@dataclass
+class Problem:
+    """Costs in weighted bytes; memory in bytes; `rep[n]` is the node whose choice n shares."""
+
+    num_strategies: list[int]
+    node_cost: list[list[float]]
+    # (u, v) -> cost table [k_u][k_v]; u != v; one table per pair (parallel edges summed)
+    edges: dict[tuple[int, int], list[list[float]]]
+    value_node: list[int]
+    value_bytes: list[list[int]]
+    live_sets: list[list[int]]
+    rep: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.rep:
+            self.rep = list(range(len(self.num_strategies)))
+
+    def objective(self, choice: list[int]) -> float:
+        total = sum(c[choice[n]] for n, c in enumerate(self.node_cost))
+        for (u, v), table in self.edges.items():
+            total += table[choice[u]][choice[v]]
+        return total
+
+    def peak_memory(self, choice: list[int]) -> int:
+        if not self.live_sets:
+            return 0
+        vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
+        return max(sum(vb[i] for i in s) for s in self.live_sets)
+
+
+def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
+    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets."""
+    mesh = g.mesh
+    weights = g.weights
+    nodes = g.nodes
+    fp = [hash(tuple((tuple(s.outs), tuple(s.ins)) for s in n.strategies)) for n in nodes]
+    ns = [len(n.strategies) for n in nodes]
+    cost = [[s.cost for s in n.strategies] for n in nodes]
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    memo: dict[tuple, float] = {}
+
+    def eb(v, src, req) -> float:  # noqa: ANN001 - IR values and shardings
+        key = (v.type, src, req)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = edge_bytes(v, src, req, mesh, weights)
+        return r
+
+    table_memo: dict[tuple, list[list[float]]] = {}
+    for vi, node in enumerate(nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is None:
+                continue
+            ui, j = loc
+            producer = nodes[ui]
+            if ui == vi:
+                for k, s in enumerate(node.strategies):
+                    cost[vi][k] += eb(x, s.outs[j], s.ins[i])
+                continue
+            key = (fp[ui], j, fp[vi], i, x.type)
+            tbl = table_memo.get(key)
+            if tbl is None:
+                tbl = [
+                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+                table_memo[key] = tbl
+            _add_table(edges, ui, vi, tbl)
+    for x, req in g.sinks:
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        for k, s in enumerate(nodes[ui].strategies):
+            cost[ui][k] += eb(x, s.outs[j], req)
+    value_node: list[int] = []
+    vbytes: list[list[int]] = []
+    index: dict[tuple[int, int], int] = {}
+    for n, node in enumerate(nodes):
+        for j, v in enumerate(node.values):
+            index[(n, j)] = len(value_node)
+            value_node.append(n)
+            vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
+    live_sets = _live_sets(g, index)
+    p = Problem(ns, cost, edges, value_node, vbytes, live_sets)
+    if tie:
+        p.rep = tie_repeated(g, p)
+    return p
+
+
+def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
+    if not any(any(row) for row in tbl):
+        return
+    key = (u, v)
+    if key in edges:
+        old = edges[key]
+        edges[key] = [[a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)]
+    else:
+        edges[key] = tbl
+
+
+def _live_sets(g: StrategyGraph, index: dict[tuple[int, int], int]) -> list[list[int]]:
+    """The values live at each program point, without repeats or sets inside the previous."""
+    starts: dict[int, list[int]] = {}
+    ends: dict[int, list[int]] = {}
+    for key, (first, last) in g.live.items():
+        vi = index[key]
+        starts.setdefault(first, []).append(vi)
+        ends.setdefault(last, []).append(vi)
+    live: set[int] = set()
+    out: list[list[int]] = []
+    prev: set[int] = set()
+    for t in range(-1, g.num_positions + 1):
+        live.update(starts.get(t, ()))
+        if live and not live <= prev:
+            if out and prev <= live:
+                out[-1] = sorted(live)
+            else:
+                out.append(sorted(live))
+            prev = set(live)
+        live.difference_update(ends.get(t, ()))
+    return out
+
+
+def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3) -> list[int]:
+    """Representatives of nodes that are alike up to `rounds` hops (Weisfeiler-Lehman labels
+    over op, types, strategies and neighbours): identical repeated layers share one choice."""
+    nodes = g.nodes
+    label = []
+    for node in nodes:
+        h = hashlib.blake2b(digest_size=12)
+        h.update(node.kind.encode())
+        h.update(node.signature.encode())
+        for s in node.strategies:
+            h.update(repr((s.outs, s.ins)).encode())
+        label.append(h.hexdigest())
+    preds: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    succs: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    for vi, node in enumerate(nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is not None:
+                preds[vi].append((i, loc[0]))
+                succs[loc[0]].append((i, vi))
+    for _ in range(rounds):
+        new = []
+        for n in range(len(nodes)):
+            h = hashlib.blake2b(digest_size=12)
+            h.update(label[n].encode())
+            h.update(repr(sorted((i, label[u]) for i, u in preds[n])).encode())
+            h.update(repr(sorted((i, label[v]) for i, v in succs[n])).encode())
+            new.append(h.hexdigest())
+        label = new
+    first: dict[str, int] = {}
+    rep = []
+    for n in range(len(nodes)):
+        r = first.setdefault(label[n], n)
+        rep.append(r if p.num_strategies[r] == p.num_strategies[n] else n)
+    return rep

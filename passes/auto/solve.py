@@ -1,0 +1,222 @@
+"""Solving the strategy problem: exact with OR-tools CP-SAT, greedy where it is too big.
+
+The formulation is Alpa's / XLA auto-sharding's: one Boolean per (node, strategy), exactly one
+per node; node costs linear in them; each edge's resharding cost an element of its table indexed
+by the pair of choices; for every live set, the sum of its values' local bytes under the chosen
+strategies at most the budget. Tied nodes (repeated layers) share their representative's
+variables, so identical layers are one set of choices. When no layout fits, a second model
+minimizes the peak memory alone, and its answer is the smallest budget found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .problem import Problem
+
+# above this many (node, strategy) variables after tying, the greedy solver runs instead
+EXACT_LIMIT = 60_000
+
+
+@dataclass
+class Solution:
+    """A choice per node, its objective (weighted bytes), peak memory and how it was found."""
+
+    choice: list[int]
+    objective: float
+    peak: int
+    method: str  # "cp-sat optimal", "cp-sat feasible (time limit)", "greedy"
+    feasible: bool
+
+
+def _scaled(x: float) -> int:
+    return int(round(x))
+
+
+def solve(
+    p: Problem, budget: int | None, time_limit: float = 20.0, exact_limit: int = EXACT_LIMIT
+) -> Solution:
+    """The cheapest choice whose peak memory is within `budget` (None: no bound)."""
+    size = sum(p.num_strategies[r] for r in set(p.rep))
+    if size <= exact_limit:
+        sol = solve_exact(p, budget, time_limit)
+        if sol is not None:
+            return sol
+    return solve_greedy(p, budget)
+
+
+def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    reps = sorted(set(p.rep))
+    x: dict[int, list] = {}
+    for r in reps:
+        x[r] = [m.NewBoolVar(f"x{r}_{k}") for k in range(p.num_strategies[r])]
+        m.AddExactlyOne(x[r])
+    return m, x
+
+
+def _memory_terms(p: Problem, x: dict[int, list], live: list[int]) -> dict:
+    coef: dict = {}
+    for vi in live:
+        n = p.value_node[vi]
+        xs = x[p.rep[n]]
+        for k, b in enumerate(p.value_bytes[vi]):
+            if b:
+                coef[xs[k]] = coef.get(xs[k], 0) + b
+    return coef
+
+
+def _objective_terms(p: Problem, m, x: dict[int, list]) -> list:  # noqa: ANN001
+    """Linear objective terms; edge tables become element constraints on the choice indexes."""
+    coef: dict = {}
+    for n, costs in enumerate(p.node_cost):
+        xs = x[p.rep[n]]
+        for k, c in enumerate(costs):
+            if c:
+                coef[xs[k]] = coef.get(xs[k], 0) + _scaled(c)
+    idx: dict[int, object] = {}
+
+    def index(r: int):  # noqa: ANN202
+        if r not in idx:
+            v = m.NewIntVar(0, p.num_strategies[r] - 1, f"i{r}")
+            m.Add(v == sum(k * b for k, b in enumerate(x[r])))
+            idx[r] = v
+        return idx[r]
+
+    pair_tables: dict[tuple[int, int], list[list[int]]] = {}
+    for (u, v), tbl in p.edges.items():
+        ru, rv = p.rep[u], p.rep[v]
+        if ru == rv:
+            xs = x[ru]
+            for k in range(p.num_strategies[ru]):
+                c = _scaled(tbl[k][k])
+                if c:
+                    coef[xs[k]] = coef.get(xs[k], 0) + c
+            continue
+        ints = [[_scaled(c) for c in row] for row in tbl]
+        old = pair_tables.get((ru, rv))
+        if old is None:
+            pair_tables[(ru, rv)] = ints
+        else:
+            pair_tables[(ru, rv)] = [
+                [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, ints, strict=True)
+            ]
+    terms = [c * var for var, c in coef.items()]
+    for (ru, rv), tbl in pair_tables.items():
+        nu, nv = len(tbl), len(tbl[0])
+        # a table that depends on one side only is a node cost
+        if all(row == tbl[0] for row in tbl):
+            for k, c in enumerate(tbl[0]):
+                if c:
+                    terms.append(c * x[rv][k])
+            continue
+        if all(len(set(row)) == 1 for row in tbl):
+            for k, row in enumerate(tbl):
+                if row[0]:
+                    terms.append(row[0] * x[ru][k])
+            continue
+        flat = [c for row in tbl for c in row]
+        e = m.NewIntVar(0, max(flat), f"e{ru}_{rv}")
+        pos = m.NewIntVar(0, nu * nv - 1, f"p{ru}_{rv}")
+        m.Add(pos == index(ru) * nv + index(rv))
+        m.AddElement(pos, flat, e)
+        terms.append(e)
+    return terms
+
+
+def _solver(time_limit: float):  # noqa: ANN202
+    from ortools.sat.python import cp_model
+
+    s = cp_model.CpSolver()
+    s.parameters.max_time_in_seconds = time_limit
+    s.parameters.num_workers = 2
+    s.parameters.random_seed = 0
+    return s
+
+
+def _choice(p: Problem, x: dict[int, list], s) -> list[int]:  # noqa: ANN001
+    out = []
+    for n in range(len(p.num_strategies)):
+        xs = x[p.rep[n]]
+        out.append(next(k for k, b in enumerate(xs) if s.Value(b)))
+    return out
+
+
+def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+    """CP-SAT on the exact formulation; None when it finds nothing in time (or none exists)."""
+    from ortools.sat.python import cp_model
+
+    m, x = _model(p)
+    if budget is not None:
+        for live in p.live_sets:
+            coef = _memory_terms(p, x, live)
+            m.Add(sum(c * v for v, c in coef.items()) <= budget)
+    m.Minimize(sum(_objective_terms(p, m, x)))
+    s = _solver(time_limit)
+    status = s.Solve(m)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    choice = _choice(p, x, s)
+    method = "cp-sat optimal" if status == cp_model.OPTIMAL else "cp-sat feasible (time limit)"
+    return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
+
+
+def min_peak(p: Problem, time_limit: float = 10.0) -> Solution:
+    """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
+    from ortools.sat.python import cp_model
+
+    size = sum(p.num_strategies[r] for r in set(p.rep))
+    if size <= EXACT_LIMIT:
+        m, x = _model(p)
+        hi = sum(max(b) for b in p.value_bytes) or 1
+        peak = m.NewIntVar(0, hi, "peak")
+        for live in p.live_sets:
+            coef = _memory_terms(p, x, live)
+            m.Add(sum(c * v for v, c in coef.items()) <= peak)
+        m.Minimize(peak)
+        s = _solver(time_limit)
+        if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            choice = _choice(p, x, s)
+            return Solution(choice, p.objective(choice), p.peak_memory(choice), "cp-sat", False)
+    return solve_greedy(p, None, memory_only=True)
+
+
+def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> Solution:
+    """Program-order greedy: each node takes the strategy cheapest against the choices made
+    before it, memory priced at `lam` per byte; `lam` grows until the peak fits."""
+    n_nodes = len(p.num_strategies)
+    incoming: list[list[tuple[int, list[list[float]]]]] = [[] for _ in range(n_nodes)]
+    for (u, v), tbl in p.edges.items():
+        incoming[v].append((u, tbl))
+    node_mem = [[0.0] * p.num_strategies[n] for n in range(n_nodes)]
+    for vi, n in enumerate(p.value_node):
+        for k, b in enumerate(p.value_bytes[vi]):
+            node_mem[n][k] += b
+    best: Solution | None = None
+    lams = [float("inf")] if memory_only else [0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, 1e3, float("inf")]
+    for lam in lams:
+        choice = [-1] * n_nodes
+        for n in range(n_nodes):
+            r = p.rep[n]
+            if choice[r] >= 0:
+                choice[n] = choice[r]
+                continue
+            scores = []
+            for k in range(p.num_strategies[n]):
+                c = p.node_cost[n][k]
+                for u, tbl in incoming[n]:
+                    if choice[u] >= 0:
+                        c += tbl[choice[u]][k]
+                m = node_mem[n][k]
+                scores.append((m, c) if lam == float("inf") else (c + lam * m, m))
+            choice[n] = min(range(len(scores)), key=scores.__getitem__)
+        peak = p.peak_memory(choice)
+        sol = Solution(choice, p.objective(choice), peak, "greedy", budget is None or peak <= budget)
+        if sol.feasible:
+            return sol
+        if best is None or sol.peak < best.peak:
+            best = sol
+    assert best is not None
+    return best
