@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
+    AttrDict,
     Module,
     Operation,
+    Value,
     func_num_results,
     func_result_sharding,
     set_func_result_sharding,
@@ -24,7 +26,14 @@ from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.dialect.value_names import value_names
 
 from .cost import AxisWeights, format_bytes, parse_axis_costs, parse_size
-from .graph import StrategyGraph, build_graph, current_sharding, decided, set_sharding
+from .graph import (
+    StrategyGraph,
+    build_graph,
+    current_sharding,
+    decided,
+    resolve_required,
+    set_sharding,
+)
 from .problem import Problem, build_problem
 from .solve import Solution, min_peak, solve
 
@@ -52,6 +61,7 @@ class FunctionResult:
     strategies: int
     seconds: float
     decisions: list[Decision] = field(default_factory=list)
+    reshards: int = 0
     explanation: list[str] = field(default_factory=list)
 
 
@@ -71,7 +81,8 @@ class AutoReport:
                 f"auto @{f.func}: {f.method} in {f.seconds:.2f}s over {f.nodes} nodes "
                 f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies); planned "
                 f"collectives {format_bytes(f.objective)}, peak memory estimate "
-                f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided"
+                f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
+                f"{f.reshards} reshards made explicit"
             )
             out.extend(f.explanation)
         return out
@@ -144,11 +155,12 @@ def auto_shard(module: Module, opts: AutoShardingPass) -> AutoReport:
                 hint=f"give --memory-budget {best.peak} or more, or a mesh with more devices",
             )
         decisions = apply_solution(g, sol.choice, names)
+        reshards = insert_reshards(g, sol.choice)
         _set_func_results(module.funcs[fname])
         res = FunctionResult(
             fname, sol.method, sol.objective, sol.peak, budget, len(g.nodes),
             sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
-            time.perf_counter() - t0, decisions,
+            time.perf_counter() - t0, decisions, reshards,
         )  # fmt: skip
         if opts.explain:
             res.explanation = explain(g, p, sol, names, budget)
@@ -181,6 +193,49 @@ def apply_solution(g: StrategyGraph, choice: list[int], names: dict[int, str]) -
             unr = cur.unreduced if cur is not None else ()
             set_sharding(v, TensorSharding(mesh, tuple(dims), rep, unr))
     return out
+
+
+def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
+    """Make each reshard the plan relies on explicit: a closed `sdy.sharding_constraint` right
+    before each op that reads the value in the new layout (one per reader: a shared one would
+    keep the resharded copy alive between readers, which the memory plan does not count), so
+    that XLA runs the plan's collectives rather than re-deriving its own. Returns how many."""
+    needs: list[tuple[int, Operation, int, Value, TensorSharding]] = []
+    for n, node in enumerate(g.nodes):
+        if node.kind != "op":
+            continue
+        s = node.strategies[choice[n]]
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is None:
+                continue
+            u, j = loc
+            src = g.nodes[u].strategies[choice[u]].outs[j]
+            req = resolve_required(src, s.ins[i])
+            if [d.axes for d in req.dims] == [d.axes for d in src.dims]:
+                continue
+            op, idx = node.input_at[i]
+            needs.append((g.position.get(id(op), 0), op, idx, x, req))
+    needs.sort(key=lambda t: t[0])
+    made: dict[tuple[int, TensorSharding], Value] = {}
+    for _, op, idx, x, req in needs:
+        closed = TensorSharding(req.mesh, tuple(DimSharding(d.axes, True) for d in req.dims))
+        key = (id(x), closed, id(op))
+        c = made.get(key)
+        if c is None:
+            block = op.parent
+            assert block is not None
+            cop = Operation(
+                "sdy.sharding_constraint",
+                [x],
+                [x.type],
+                properties=AttrDict(items={"sharding": closed}),
+                loc=op.loc,
+            )
+            block.insert(block.ops.index(op), cop)
+            c = made[key] = cop.results[0]
+        op.set_operand(idx, c)
+    return len(made)
 
 
 def _set_func_results(func: Operation) -> None:

@@ -65,6 +65,8 @@ class Node:
     op: Operation | None
     values: list[Value]
     inputs: list[Value] = field(default_factory=list)
+    # per input: the op that reads it and the operand index there
+    input_at: list[tuple[Operation, int]] = field(default_factory=list)
     strategies: list[Strategy] = field(default_factory=list)
     followers: list[Operation] = field(default_factory=list)
     # per value: (dims auto may fill), i.e. open and empty after propagation
@@ -323,6 +325,7 @@ class StrategyGraph:
     func_name: str = ""
     sinks: list[tuple[Value, TensorSharding]] = field(default_factory=list)
     weights: AxisWeights | None = None
+    position: dict[int, int] = field(default_factory=dict)  # id(top-level op) -> index
 
 
 def _top_level(op: Operation, body: Block) -> Operation:
@@ -361,7 +364,7 @@ class GraphBuilder:
                 continue
             cur = current_sharding(a)
             cands = arg_candidates(a.type.shape, cur, self.mesh, self.mesh_ref)  # type: ignore[union-attr]
-            node = Node("arg", None, [a], [], [Strategy([c], []) for c in cands])
+            node = Node("arg", None, [a], [], [], [Strategy([c], []) for c in cands])
             node.free_dims = [free_dims_of(cur, a.type.rank)]  # type: ignore[union-attr]
             node.signature = f"arg {a.type}"
             self.add_node(node)
@@ -377,6 +380,7 @@ class GraphBuilder:
                 continue
             self.add_op(op)
         self.g.num_positions = len(body.ops)
+        self.g.position = position
         self._live_ranges(body, position)
         return self.g
 
@@ -413,10 +417,11 @@ class GraphBuilder:
             node.values.append(r)
             node.free_dims.append(node.free_dims[j])
             self.g.where[id(r)] = (n, len(node.values) - 1)
-        for v in op.operands:
+        for oi, v in enumerate(op.operands):
             if v is lead or v.type.rank == 0:  # type: ignore[union-attr]
                 continue
             node.inputs.append(v)
+            node.input_at.append((op, oi))
             for s in node.strategies:
                 s.ins.append(s.outs[j])
         node.followers.append(op)
@@ -443,18 +448,19 @@ class GraphBuilder:
             strategies = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights)
         values = [r for r in op.results if is_choice_tensor(r)]
         inputs = [v for v in op.operands if is_choice_tensor(v)]
+        input_at = [(op, i) for i, v in enumerate(op.operands) if is_choice_tensor(v)]
         if strategies:
             keep_out = [i for i, r in enumerate(op.results) if is_choice_tensor(r)]
             keep_in = [i for i, v in enumerate(op.operands) if is_choice_tensor(v)]
             for s in strategies:
                 s.outs = [s.outs[i] for i in keep_out]
                 s.ins = [s.ins[i] for i in keep_in]
-            node = Node("op", op, values, inputs, strategies)
+            node = Node("op", op, values, inputs, input_at, strategies)
             node.signature = f"{op.name} {rule}"
         else:
             outs = [as_fixed(current_sharding(r), r.type.rank, self.mesh_ref) for r in values]  # type: ignore[union-attr]
             ins = [self._fixed_in(op, i, v) for i, v in enumerate(op.operands) if is_choice_tensor(v)]
-            node = Node("fixed", op, values, inputs, [Strategy(outs, ins)])
+            node = Node("fixed", op, values, inputs, input_at, [Strategy(outs, ins)])
             node.signature = f"fixed {op.name}"
         node.free_dims = [free_dims_of(current_sharding(r), r.type.rank) for r in values]  # type: ignore[union-attr]
         node.signature += " " + " ".join(str(v.type) for v in (*inputs, *values))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .graph import StrategyGraph, edge_bytes, value_bytes
+from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
 
 
 @dataclass
@@ -26,7 +26,10 @@ class Problem:
     edges: dict[tuple[int, int], list[list[float]]]
     value_node: list[int]
     value_bytes: list[list[int]]
-    live_sets: list[list[int]]
+    # per live set: the values live there and the reshard temporaries made there
+    live_sets: list[tuple[list[int], list[int]]]
+    # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
+    temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
     rep: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -43,7 +46,8 @@ class Problem:
         if not self.live_sets:
             return 0
         vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
-        return max(sum(vb[i] for i in s) for s in self.live_sets)
+        tb = [t[choice[u]][choice[v]] for u, v, t in self.temps]
+        return max(sum(vb[i] for i in vs) + sum(tb[i] for i in ts) for vs, ts in self.live_sets)
 
 
 def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
@@ -65,6 +69,16 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         return r
 
     table_memo: dict[tuple, list[list[float]]] = {}
+    temp_memo: dict[tuple, list[list[int]]] = {}
+    temps: list[tuple[int, int, list[list[int]]]] = []
+    temp_pos: list[int] = []
+
+    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
+        r = resolve_required(src, req)
+        if [d.axes for d in r.dims] == [d.axes for d in src.dims]:
+            return 0
+        return value_bytes(v, r, mesh)
+
     for vi, node in enumerate(nodes):
         for i, x in enumerate(node.inputs):
             loc = g.where.get(id(x))
@@ -72,6 +86,16 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 continue
             ui, j = loc
             producer = nodes[ui]
+            tkey = (fp[ui], j, fp[vi], i, x.type)
+            mt = temp_memo.get(tkey)
+            if mt is None:
+                mt = temp_memo[tkey] = [
+                    [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+            if any(any(row) for row in mt):
+                temps.append((ui, vi, mt))
+                temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
             if ui == vi:
                 for k, s in enumerate(node.strategies):
                     cost[vi][k] += eb(x, s.outs[j], s.ins[i])
@@ -99,12 +123,24 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         for j, v in enumerate(node.values):
             index[(n, j)] = len(value_node)
             value_node.append(n)
-            vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
-    live_sets = _live_sets(g, index)
-    p = Problem(ns, cost, edges, value_node, vbytes, live_sets)
+            if fused(v):
+                vbytes.append([0] * len(node.strategies))
+            else:
+                vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
+    live_sets = _live_sets(g, index, temp_pos)
+    p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
     if tie:
         p.rep = tie_repeated(g, p)
     return p
+
+
+def fused(v) -> bool:  # noqa: ANN001 - an IR value
+    """A value whose only reader is element-wise: XLA fuses it into that reader, so it never
+    takes memory of its own (function results are always materialized)."""
+    if len(v.uses) != 1:
+        return False
+    user = v.uses[0][0]
+    return user.name in FOLLOW_OPS and user.name != "func.return"
 
 
 def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
@@ -118,25 +154,32 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
         edges[key] = tbl
 
 
-def _live_sets(g: StrategyGraph, index: dict[tuple[int, int], int]) -> list[list[int]]:
-    """The values live at each program point, without repeats or sets inside the previous."""
+def _live_sets(
+    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The values live at each program point and the reshard temporaries made there, without
+    repeats or sets inside the previous one."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
+    at: dict[int, list[int]] = {}
     for key, (first, last) in g.live.items():
         vi = index[key]
         starts.setdefault(first, []).append(vi)
         ends.setdefault(last, []).append(vi)
+    for ti, t in enumerate(temp_pos):
+        at.setdefault(t, []).append(ti)
     live: set[int] = set()
-    out: list[list[int]] = []
-    prev: set[int] = set()
+    out: list[tuple[list[int], list[int]]] = []
+    prev: tuple[set[int], set[int]] = (set(), set())
     for t in range(-1, g.num_positions + 1):
         live.update(starts.get(t, ()))
-        if live and not live <= prev:
-            if out and prev <= live:
-                out[-1] = sorted(live)
+        here = set(at.get(t, ()))
+        if (live or here) and not (live <= prev[0] and here <= prev[1]):
+            if out and prev[0] <= live and prev[1] <= here:
+                out[-1] = (sorted(live), sorted(here))
             else:
-                out.append(sorted(live))
-            prev = set(live)
+                out.append((sorted(live), sorted(here)))
+            prev = (set(live), here)
         live.difference_update(ends.get(t, ()))
     return out
 

@@ -57,18 +57,65 @@ def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
     return m, x
 
 
-def _memory_terms(p: Problem, x: dict[int, list], live: list[int]) -> dict:
+class _Indexes:
+    """Per representative, an integer var equal to its choice; per pair, the flat index."""
+
+    def __init__(self, p: Problem, m, x: dict[int, list]):  # noqa: ANN001
+        self.p, self.m, self.x = p, m, x
+        self.idx: dict[int, object] = {}
+        self.pos: dict[tuple[int, int], object] = {}
+        self.temp_vars: dict[tuple, object] = {}
+
+    def index(self, r: int):  # noqa: ANN201
+        if r not in self.idx:
+            v = self.m.NewIntVar(0, self.p.num_strategies[r] - 1, f"i{r}")
+            self.m.Add(v == sum(k * b for k, b in enumerate(self.x[r])))
+            self.idx[r] = v
+        return self.idx[r]
+
+    def pair(self, ru: int, rv: int):  # noqa: ANN201
+        key = (ru, rv)
+        if key not in self.pos:
+            nu, nv = self.p.num_strategies[ru], self.p.num_strategies[rv]
+            v = self.m.NewIntVar(0, nu * nv - 1, f"p{ru}_{rv}")
+            self.m.Add(v == self.index(ru) * nv + self.index(rv))
+            self.pos[key] = v
+        return self.pos[key]
+
+    def element(self, ru: int, rv: int, tbl: list[list[int]]):  # noqa: ANN201
+        """A var equal to `tbl[choice(ru)][choice(rv)]` (one per distinct table and pair)."""
+        flat = [c for row in tbl for c in row]
+        key = (ru, rv, tuple(flat))
+        v = self.temp_vars.get(key)
+        if v is None:
+            v = self.m.NewIntVar(min(flat), max(flat), f"t{len(self.temp_vars)}")
+            self.m.AddElement(self.pair(ru, rv), flat, v)
+            self.temp_vars[key] = v
+        return v
+
+
+def _memory_terms(p: Problem, x: dict[int, list], live: tuple[list[int], list[int]],
+                  ix: _Indexes) -> list:  # fmt: skip
     coef: dict = {}
-    for vi in live:
+    values, temps = live
+    for vi in values:
         n = p.value_node[vi]
         xs = x[p.rep[n]]
         for k, b in enumerate(p.value_bytes[vi]):
             if b:
                 coef[xs[k]] = coef.get(xs[k], 0) + b
-    return coef
+    terms = [c * v for v, c in coef.items()]
+    for ti in temps:
+        u, v, tbl = p.temps[ti]
+        ru, rv = p.rep[u], p.rep[v]
+        if ru == rv:
+            terms.extend(tbl[k][k] * x[ru][k] for k in range(len(tbl)) if tbl[k][k])
+        else:
+            terms.append(ix.element(ru, rv, tbl))
+    return terms
 
 
-def _objective_terms(p: Problem, m, x: dict[int, list]) -> list:  # noqa: ANN001
+def _objective_terms(p: Problem, m, x: dict[int, list], ix: _Indexes) -> list:  # noqa: ANN001
     """Linear objective terms; edge tables become element constraints on the choice indexes."""
     coef: dict = {}
     for n, costs in enumerate(p.node_cost):
@@ -76,15 +123,6 @@ def _objective_terms(p: Problem, m, x: dict[int, list]) -> list:  # noqa: ANN001
         for k, c in enumerate(costs):
             if c:
                 coef[xs[k]] = coef.get(xs[k], 0) + _scaled(c)
-    idx: dict[int, object] = {}
-
-    def index(r: int):  # noqa: ANN202
-        if r not in idx:
-            v = m.NewIntVar(0, p.num_strategies[r] - 1, f"i{r}")
-            m.Add(v == sum(k * b for k, b in enumerate(x[r])))
-            idx[r] = v
-        return idx[r]
-
     pair_tables: dict[tuple[int, int], list[list[int]]] = {}
     for (u, v), tbl in p.edges.items():
         ru, rv = p.rep[u], p.rep[v]
@@ -117,12 +155,7 @@ def _objective_terms(p: Problem, m, x: dict[int, list]) -> list:  # noqa: ANN001
                 if row[0]:
                     terms.append(row[0] * x[ru][k])
             continue
-        flat = [c for row in tbl for c in row]
-        e = m.NewIntVar(0, max(flat), f"e{ru}_{rv}")
-        pos = m.NewIntVar(0, nu * nv - 1, f"p{ru}_{rv}")
-        m.Add(pos == index(ru) * nv + index(rv))
-        m.AddElement(pos, flat, e)
-        terms.append(e)
+        terms.append(ix.element(ru, rv, tbl))
     return terms
 
 
@@ -149,11 +182,11 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution |
     from ortools.sat.python import cp_model
 
     m, x = _model(p)
+    ix = _Indexes(p, m, x)
     if budget is not None:
         for live in p.live_sets:
-            coef = _memory_terms(p, x, live)
-            m.Add(sum(c * v for v, c in coef.items()) <= budget)
-    m.Minimize(sum(_objective_terms(p, m, x)))
+            m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
+    m.Minimize(sum(_objective_terms(p, m, x, ix)))
     s = _solver(time_limit)
     status = s.Solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -170,11 +203,11 @@ def min_peak(p: Problem, time_limit: float = 10.0) -> Solution:
     size = sum(p.num_strategies[r] for r in set(p.rep))
     if size <= EXACT_LIMIT:
         m, x = _model(p)
-        hi = sum(max(b) for b in p.value_bytes) or 1
-        peak = m.NewIntVar(0, hi, "peak")
+        ix = _Indexes(p, m, x)
+        hi = sum(max(b) for b in p.value_bytes) + sum(max(map(max, t)) for _, _, t in p.temps)
+        peak = m.NewIntVar(0, hi or 1, "peak")
         for live in p.live_sets:
-            coef = _memory_terms(p, x, live)
-            m.Add(sum(c * v for v, c in coef.items()) <= peak)
+            m.Add(sum(_memory_terms(p, x, live, ix)) <= peak)
         m.Minimize(peak)
         s = _solver(time_limit)
         if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
