@@ -29,13 +29,20 @@ def propagate_module(
     auto-sharding pass then decides the dims nothing decided (`report.auto` says how).
     """
     options = options or PropagationOptions()
+    kept = None
+    if options.auto and not options.auto_keep_propagated:
+        from shardc.passes.auto.graph import Kept
+
+        kept = Kept.snapshot(module)  # the annotations, before propagation adds to them
     report = _run(module, options)
     if options.auto:
-        run_auto(module, options, report)
+        run_auto(module, options, report, kept)
     return report
 
 
-def run_auto(module: Module, options: PropagationOptions, report: PropagationReport) -> None:
+def run_auto(
+    module: Module, options: PropagationOptions, report: PropagationReport, kept: object = None
+) -> None:
     """The auto-sharding pass after propagation, then propagation again so that what it does
     not model (region bodies, ops without rules) follows; its report lands in `report.auto`
     and, with `debug_origins`, its explanation in `report.explanation`."""
@@ -47,8 +54,10 @@ def run_auto(module: Module, options: PropagationOptions, report: PropagationRep
         memory_budget=options.memory_budget,
         axis_cost=options.axis_cost,
         time_limit=float(options.auto_time_limit),
+        solver=options.auto_solver,
+        headroom=options.auto_headroom / 100,
         explain=True,
-    ).run(module)
+    ).run(module, kept)
     report.auto = auto
     again = dataclasses.replace(options, debug_origins=False, dump_rounds=False, auto=False)
     report.warnings.extend(w for w in _run(module, again).warnings if w not in report.warnings)

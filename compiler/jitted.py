@@ -386,10 +386,33 @@ class Jitted:
         module = import_module(traced.module, f"<shardc.jit {name}>")
         verify_module(module)
         self._check_manual(module)
-        report = propagate_ir(module, _options(self.options, strategy))
+        options = _options(self.options, strategy)
+        devices = self._auto_fit_devices(options)
+        if devices is not None:  # auto with a budget: checked against XLA (auto_fit.py)
+            from .auto_fit import fit_to_budget
+
+            module, report = fit_to_budget(
+                lambda: import_module(traced.module, f"<shardc.jit {name}>"),
+                options,
+                lambda m: export_ir(m, "pin", "pretty", False)[0],
+                devices,
+            )
+        else:
+            report = propagate_ir(module, options)
         lowered = Lowered(self, traced, module)
         lowered.report = report
         return lowered
+
+    def _auto_fit_devices(self, options: Any) -> list[Any] | None:
+        """The devices to check an auto plan's memory on (None: no budget, or too few)."""
+        if options is None or not options.auto or options.memory_budget in ("", None, 0):
+            return None
+        from .backend import mesh_devices
+
+        try:
+            return mesh_devices(self.mesh, self.jax_mesh)
+        except ShardcError:
+            return None
 
     def _check_manual(self, module: Module) -> None:
         """The shard_map checks of `shardc check`: local shapes, and (unless turned off) that no

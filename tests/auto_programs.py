@@ -220,6 +220,18 @@ class Measured:
     in_shardings: tuple[Any, ...] = ()
 
 
+def fresh(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """A new function object for `fun`: JAX caches lowerings per function, and shardc's
+    frontend writes a trace's shardings into that cached module, so a second trace of the same
+    function inherits the first one's specs where it passes None (seen while writing these
+    tests; reported, not fixed here)."""
+
+    def call(*args: Any) -> Any:
+        return fun(*args)
+
+    return call
+
+
 def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) -> Measured:
     """Lower with shardc.jit, compile the pinned layout with XLA, run it, read bytes/memory."""
     import jax
@@ -228,7 +240,8 @@ def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) ->
 
     from .differential.harness import compile_mlir, run_executable
 
-    f = shardc.jit(prog.fun, mesh=MESH, in_shardings=in_sh, out_shardings=out_sh, **jit_kwargs)
+    f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=in_sh, out_shardings=out_sh,
+                   **jit_kwargs)  # fmt: skip
     args = prog.args()
     lowered = f.lower(*args)
     exe = compile_mlir(lowered.as_text("pretty", "pin"))

@@ -27,6 +27,7 @@ from shardc.dialect.value_names import value_names
 
 from .cost import AxisWeights, format_bytes, parse_axis_costs, parse_size
 from .graph import (
+    Kept,
     StrategyGraph,
     build_graph,
     current_sharding,
@@ -35,7 +36,11 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import Solution, min_peak, solve
+from .solve import SOLVERS, Solution, min_peak, solve
+
+
+# fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
+PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
 
 
 @dataclass
@@ -91,16 +96,21 @@ class AutoReport:
 @dataclass(frozen=True)
 class AutoShardingPass:
     """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
-    ("data=4,model=1"), `time_limit` (seconds for the exact solve), `explain`, `tie_layers`."""
+    ("data=4,model=1"), `time_limit` (seconds for the exact solve), `solver` ("highs" or
+    "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
+    see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
+    programs), `explain`, `tie_layers`."""
 
     memory_budget: int | str | None = None
     axis_cost: str = ""
     time_limit: float = 20.0
+    solver: str = "highs"
+    headroom: float = 0.1
     explain: bool = True
     tie_layers: bool = True
 
-    def run(self, module: Module) -> AutoReport:
-        return auto_shard(module, self)
+    def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
+        return auto_shard(module, self, kept)
 
 
 def _mesh(module: Module) -> tuple[str, Mesh] | None:
@@ -122,9 +132,11 @@ def public_funcs(module: Module) -> list[str]:
     return out
 
 
-def auto_shard(module: Module, opts: AutoShardingPass) -> AutoReport:
+def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None) -> AutoReport:
     """Run the pass on a propagated module (in place); raises `ShardcError` for a budget that no
-    layout meets, naming the smallest one found."""
+    layout meets, naming the smallest one found. `kept`: what must stay (`Kept.snapshot` of the
+    module before propagation: the user's annotations; default: all propagation decided)."""
+    kept = kept or Kept.propagated(module)
     report = AutoReport()
     found = _mesh(module)
     if found is None:
@@ -138,25 +150,34 @@ def auto_shard(module: Module, opts: AutoShardingPass) -> AutoReport:
     names = value_names(module) if opts.explain else {}
     for fname in public_funcs(module):
         t0 = time.perf_counter()
-        g = build_graph(module, fname, mesh, mesh_ref, weights)
+        g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
         if not g.nodes:
             continue
         p = build_problem(g, tie=opts.tie_layers)
-        sol = solve(p, budget, opts.time_limit)
+        if opts.solver not in SOLVERS:
+            raise ShardcError(
+                f"auto solver {opts.solver!r} is not one of {', '.join(SOLVERS)}",
+                hint="use highs (the default) or cp-sat",
+            )
+        target = None if budget is None else int(budget * (1 - opts.headroom))
+        sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and opts.tie_layers:
             p = build_problem(g, tie=False)
-            sol = solve(p, budget, opts.time_limit)
+            sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible:
             best = min_peak(p, opts.time_limit)
+            need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
             raise ShardcError(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
                 f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
-                f"{format_bytes(best.peak)} ({best.peak} bytes)",
-                hint=f"give --memory-budget {best.peak} or more, or a mesh with more devices",
+                f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "
+                f"{format_bytes(need)} ({need} bytes) with the planner's "
+                f"{opts.headroom:.0%} headroom",
+                hint=f"give --memory-budget {need} or more, or a mesh with more devices",
             )
-        decisions = apply_solution(g, sol.choice, names)
+        decisions = apply_solution(g, sol.choice, names, kept)
         reshards = insert_reshards(g, sol.choice)
-        _set_func_results(module.funcs[fname])
+        _set_func_results(module.funcs[fname], kept.results.get(fname, []))
         res = FunctionResult(
             fname, sol.method, sol.objective, sol.peak, budget, len(g.nodes),
             sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
@@ -168,16 +189,21 @@ def auto_shard(module: Module, opts: AutoShardingPass) -> AutoReport:
     return report
 
 
-def apply_solution(g: StrategyGraph, choice: list[int], names: dict[int, str]) -> list[Decision]:
+def apply_solution(
+    g: StrategyGraph, choice: list[int], names: dict[int, str], kept: Kept
+) -> list[Decision]:
     """Write the chosen layouts on the values; every dim closed so that nothing moves them."""
     out: list[Decision] = []
     for n, node in enumerate(g.nodes):
         if node.kind == "fixed":
+            if node.op is not None and not node.op.regions and node.op.name not in PINLESS:
+                for v, layout in zip(node.values, node.strategies[0].outs, strict=True):
+                    set_sharding(v, layout)
             continue
         s = node.strategies[choice[n]]
         for j, v in enumerate(node.values):
             new = s.outs[j]
-            cur = current_sharding(v)
+            cur = kept.of(v)
             dims = []
             for i, d in enumerate(new.dims):
                 c = cur.dims[i] if cur is not None and i < len(cur.dims) else None
@@ -238,8 +264,9 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
     return len(made)
 
 
-def _set_func_results(func: Operation) -> None:
-    """Open dims of the function's results take the returned values' new layouts."""
+def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
+    """Dims of the function's results that no annotation decided take the returned values'
+    new layouts."""
     from shardc.dialect.ir import func_body
 
     body = func_body(func)
@@ -249,7 +276,7 @@ def _set_func_results(func: Operation) -> None:
     for i in range(func_num_results(func)):
         if i >= len(ret.operands):
             break
-        cur = func_result_sharding(func, i)
+        cur = kept[i] if i < len(kept) else func_result_sharding(func, i)
         got = current_sharding(ret.operands[i])
         if got is None:
             continue

@@ -123,6 +123,13 @@ def as_fixed(s: TensorSharding | None, rank: int, mesh_ref: str) -> TensorShardi
     return TensorSharding(s.mesh, tuple(DimSharding(d.axes, decided(d)) for d in s.dims))
 
 
+def closed_layout(s: TensorSharding | None, rank: int, mesh_ref: str) -> TensorSharding:
+    """`s` with every dim closed (open dims keep the axes they have, or none)."""
+    if s is None:
+        return TensorSharding.replicated_of(mesh_ref, rank)
+    return TensorSharding(s.mesh, tuple(DimSharding(d.axes, True) for d in s.dims))
+
+
 def resolve_required(src: TensorSharding, req: TensorSharding) -> TensorSharding:
     """`req` with its don't-care dims (open, empty) taking `src`'s axes where still unused."""
     if all(decided(d) for d in req.dims):
@@ -250,6 +257,7 @@ def op_strategies(
     mesh: Mesh,
     mesh_ref: str,
     weights: AxisWeights | None,
+    curs: list[TensorSharding | None] | None = None,
 ) -> list[Strategy]:
     """Every assignment of mesh axes (each at most once, mesh order within a factor, dividing
     the factor's size) to the op's pass-through and reduction factors that keeps its results'
@@ -263,7 +271,8 @@ def op_strategies(
         and sizes[f] > 1
     ]
     axes = [a for a in mesh.axes if a.size > 1]
-    curs = [current_sharding(r) for r in op.results]
+    if curs is None:
+        curs = [current_sharding(r) for r in op.results]
     out: list[Strategy] = []
     seen: set[tuple] = set()
     for choice in product((None, *eligible), repeat=len(axes)):
@@ -337,11 +346,60 @@ def _top_level(op: Operation, body: Block) -> Operation:
     return op
 
 
+@dataclass
+class Kept:
+    """What auto must keep: the layout of each value it may not change (None: free), and of
+    each function's results. `snapshot` records the user's annotations before propagation;
+    `propagated` keeps everything propagation decided as well."""
+
+    values: dict[int, TensorSharding | None] = field(default_factory=dict)
+    results: dict[str, list[TensorSharding | None]] = field(default_factory=dict)
+    everything_propagated: bool = False
+
+    def of(self, v: Value) -> TensorSharding | None:
+        if self.everything_propagated:
+            return current_sharding(v)
+        return self.values.get(id(v))
+
+    @staticmethod
+    def snapshot(module: Module) -> Kept:
+        """The annotations as the user wrote them: func arguments and results, constraints."""
+        from shardc.dialect.ir import func_num_results, func_result_sharding
+
+        kept = Kept()
+        for name, func in module.funcs.items():
+            body = func_body(func)
+            if body is None:
+                continue
+            for a in body.args:
+                kept.values[id(a)] = a.sharding
+            n = func_num_results(func)
+            kept.results[name] = [func_result_sharding(func, i) for i in range(n)]
+            for op in func.walk():
+                if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+                    kept.values[id(op.results[0])] = current_sharding(op.results[0])
+        return kept
+
+    @staticmethod
+    def propagated(module: Module) -> Kept:
+        """Everything propagation decided stays; only open empty dims are auto's."""
+        from shardc.dialect.ir import func_num_results, func_result_sharding
+
+        kept = Kept(everything_propagated=True)
+        for name, func in module.funcs.items():
+            n = func_num_results(func)
+            kept.results[name] = [func_result_sharding(func, i) for i in range(n)]
+        return kept
+
+
 class GraphBuilder:
     """Builds the strategy graph of one function body (top-level ops only)."""
 
     def __init__(self, func: Operation, name: str, mesh: Mesh, mesh_ref: str,
-                 weights: AxisWeights | None):  # fmt: skip
+                 weights: AxisWeights | None, kept: Kept):  # fmt: skip
+        self.kept = kept
+        self.funcs: dict[str, Operation] = {}
+        self.pointwise: dict[str, bool] = {}
         self.func = func
         self.body = func_body(func)
         self.mesh = mesh
@@ -362,7 +420,7 @@ class GraphBuilder:
         for a in body.args:
             if not is_choice_tensor(a):
                 continue
-            cur = current_sharding(a)
+            cur = self.kept.of(a)
             cands = arg_candidates(a.type.shape, cur, self.mesh, self.mesh_ref)  # type: ignore[union-attr]
             node = Node("arg", None, [a], [], [], [Strategy([c], []) for c in cands])
             node.free_dims = [free_dims_of(cur, a.type.rank)]  # type: ignore[union-attr]
@@ -386,7 +444,11 @@ class GraphBuilder:
 
     def try_follow(self, op: Operation) -> bool:
         """Join an element-wise op to the node of its first same-shape operand."""
-        if op.name not in FOLLOW_OPS or op.regions or not op.results:
+        if op.regions or not op.results:
+            return False
+        if op.name not in FOLLOW_OPS and not (
+            op.name == "func.call" and self.pointwise_callee(op)
+        ):
             return False
         if not all(is_choice_tensor(r) for r in op.results):
             return False
@@ -405,9 +467,9 @@ class GraphBuilder:
                 lead = v
         if lead is None:
             return False
-        lead_cur = current_sharding(lead)
+        lead_cur = self.kept.of(lead)
         for r in op.results:
-            if current_sharding(r) != lead_cur:
+            if self.kept.of(r) != lead_cur:
                 return False
         n, j = self.g.where[id(lead)]
         node = self.g.nodes[n]
@@ -427,6 +489,24 @@ class GraphBuilder:
         node.followers.append(op)
         return True
 
+    def pointwise_callee(self, call: Operation) -> bool:
+        """A call whose callee only does element-wise work (JAX's custom_jvp wrappers of relu,
+        gelu, ...): it follows its operand as an element-wise op would."""
+        from shardc.dialect.ir import callee_name
+
+        name = callee_name(call)
+        known = self.pointwise.get(name)
+        if known is None:
+            func = self.funcs.get(name)
+            body = func_body(func) if func is not None else None
+            allowed = FOLLOW_OPS | {"stablehlo.constant", "stablehlo.broadcast_in_dim",
+                                    "func.return"}  # fmt: skip
+            known = body is not None and all(
+                o.name in allowed and not o.regions for o in body.ops
+            )
+            self.pointwise[name] = known
+        return known
+
     def add_op(self, op: Operation) -> None:
         tensors = [v for v in (*op.operands, *op.results) if is_tensor(v)]
         rule = None
@@ -445,7 +525,8 @@ class GraphBuilder:
                 rule = None
         strategies: list[Strategy] = []
         if rule is not None:
-            strategies = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights)
+            curs = [self.kept.of(r) for r in op.results]
+            strategies = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights, curs)
         values = [r for r in op.results if is_choice_tensor(r)]
         inputs = [v for v in op.operands if is_choice_tensor(v)]
         input_at = [(op, i) for i, v in enumerate(op.operands) if is_choice_tensor(v)]
@@ -458,11 +539,13 @@ class GraphBuilder:
             node = Node("op", op, values, inputs, input_at, strategies)
             node.signature = f"{op.name} {rule}"
         else:
-            outs = [as_fixed(current_sharding(r), r.type.rank, self.mesh_ref) for r in values]  # type: ignore[union-attr]
+            # what a fixed op produces is its propagated layout, open dims replicated: the
+            # pass pins it (`apply_solution`), so the plan and XLA see the same layout
+            outs = [closed_layout(current_sharding(r), r.type.rank, self.mesh_ref) for r in values]  # type: ignore[union-attr]
             ins = [self._fixed_in(op, i, v) for i, v in enumerate(op.operands) if is_choice_tensor(v)]
             node = Node("fixed", op, values, inputs, input_at, [Strategy(outs, ins)])
             node.signature = f"fixed {op.name}"
-        node.free_dims = [free_dims_of(current_sharding(r), r.type.rank) for r in values]  # type: ignore[union-attr]
+        node.free_dims = [free_dims_of(self.kept.of(r), r.type.rank) for r in values]  # type: ignore[union-attr]
         node.signature += " " + " ".join(str(v.type) for v in (*inputs, *values))
         self.add_node(node)
 
@@ -496,11 +579,17 @@ class GraphBuilder:
 
 
 def build_graph(
-    module: Module, name: str, mesh: Mesh, mesh_ref: str, weights: AxisWeights | None
+    module: Module,
+    name: str,
+    mesh: Mesh,
+    mesh_ref: str,
+    weights: AxisWeights | None,
+    kept: Kept | None = None,
 ) -> StrategyGraph:
     """The strategy graph of function `name` of `module` after propagation."""
-    from shardc.dialect.ir import func_num_results, func_result_sharding
-
+    kept = kept or Kept.propagated(module)
     func = module.funcs[name]
-    results = [func_result_sharding(func, i) for i in range(func_num_results(func))]
-    return GraphBuilder(func, name, mesh, mesh_ref, weights).build(results)
+    results = kept.results.get(name, [])
+    builder = GraphBuilder(func, name, mesh, mesh_ref, weights, kept)
+    builder.funcs = module.funcs
+    return builder.build(results)

@@ -11,7 +11,10 @@ layers) are tied to one representative, so a stack of identical layers is one se
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from shardc.dialect.ir import OpResult
 
 from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
 
@@ -123,7 +126,7 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         for j, v in enumerate(node.values):
             index[(n, j)] = len(value_node)
             value_node.append(n)
-            if fused(v):
+            if not materialized(v):
                 vbytes.append([0] * len(node.strategies))
             else:
                 vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
@@ -141,6 +144,14 @@ def fused(v) -> bool:  # noqa: ANN001 - an IR value
         return False
     user = v.uses[0][0]
     return user.name in FOLLOW_OPS and user.name != "func.return"
+
+
+def materialized(v) -> bool:  # noqa: ANN001 - an IR value
+    """Whether XLA gives `v` a buffer: broadcasts fuse into every reader, and so does a value
+    read once by an element-wise op (function results always have one)."""
+    if isinstance(v, OpResult) and v.owner.name == "stablehlo.broadcast_in_dim":
+        return any(user.name == "func.return" for user, _ in v.uses)
+    return not fused(v)
 
 
 def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
@@ -184,9 +195,13 @@ def _live_sets(
     return out
 
 
-def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3) -> list[int]:
+def tie_repeated(
+    g: StrategyGraph, p: Problem, rounds: int = 3, min_repeats: int = 4
+) -> list[int]:
     """Representatives of nodes that are alike up to `rounds` hops (Weisfeiler-Lehman labels
-    over op, types, strategies and neighbours): identical repeated layers share one choice."""
+    over op, types, strategies and neighbours): identical repeated layers share one choice.
+    Only classes of at least `min_repeats` nodes are tied: layers repeat many times, and
+    untied nodes can be folded away exactly (`eliminate`)."""
     nodes = g.nodes
     label = []
     for node in nodes:
@@ -214,8 +229,111 @@ def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3) -> list[int]:
             new.append(h.hexdigest())
         label = new
     first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for n in range(len(nodes)):
+        first.setdefault(label[n], n)
+        count[label[n]] = count.get(label[n], 0) + 1
     rep = []
     for n in range(len(nodes)):
-        r = first.setdefault(label[n], n)
-        rep.append(r if p.num_strategies[r] == p.num_strategies[n] else n)
+        r = first[label[n]]
+        ok = count[label[n]] >= min_repeats and p.num_strategies[r] == p.num_strategies[n]
+        rep.append(r if ok else n)
     return rep
+
+
+def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """Fold away nodes whose choice touches no memory and at most two neighbours (min-sum
+    variable elimination: exact). Returns the smaller problem, where each folded node has one
+    dummy strategy, and the function that recovers their choices from a solution of it."""
+    n_nodes = len(p.num_strategies)
+    tied = {r for n, r in enumerate(p.rep) if r != n}
+    busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
+    for vi, n in enumerate(p.value_node):
+        if any(p.value_bytes[vi]):
+            busy.add(n)
+    for u, v, _ in p.temps:
+        busy.update((u, v))
+    adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
+    for (u, v), tbl in p.edges.items():
+        _merge(adj[u], v, tbl)
+        _merge(adj[v], u, [list(col) for col in zip(*tbl, strict=True)])
+    cost = [list(c) for c in p.node_cost]
+    steps: list[tuple] = []
+    queue = [n for n in range(n_nodes) if n not in busy and len(adj[n]) <= 2]
+    done: set[int] = set()
+    while queue:
+        n = queue.pop()
+        if n in done or n in busy or len(adj[n]) > 2:
+            continue
+        done.add(n)
+        ns = range(p.num_strategies[n])
+        nbrs = list(adj[n])
+        for u in nbrs:
+            del adj[u][n]
+        if not nbrs:
+            steps.append((n, (), min(ns, key=lambda k: cost[n][k])))
+        elif len(nbrs) == 1:
+            u = nbrs[0]
+            t = adj[n][u]  # [k_n][k_u]
+            best = []
+            for ku in range(p.num_strategies[u]):
+                k = min(ns, key=lambda k: cost[n][k] + t[k][ku])  # noqa: B023
+                best.append(k)
+                cost[u][ku] += cost[n][k] + t[k][ku]
+            steps.append((n, (u,), best))
+        else:
+            u, w = nbrs
+            tu, tw = adj[n][u], adj[n][w]
+            new = []
+            best2 = []
+            for ku in range(p.num_strategies[u]):
+                row, brow = [], []
+                for kw in range(p.num_strategies[w]):
+                    k = min(ns, key=lambda k: tu[k][ku] + cost[n][k] + tw[k][kw])  # noqa: B023
+                    row.append(tu[k][ku] + cost[n][k] + tw[k][kw])
+                    brow.append(k)
+                new.append(row)
+                best2.append(brow)
+            _merge(adj[u], w, new)
+            _merge(adj[w], u, [list(col) for col in zip(*new, strict=True)])
+            steps.append((n, (u, w), best2))
+        adj[n] = {}
+        queue.extend(x for x in nbrs if x not in busy and x not in done and len(adj[x]) <= 2)
+    if not done:
+        return p, lambda c: c
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    for u in range(n_nodes):
+        for v, tbl in adj[u].items():
+            if u < v:
+                edges[(u, v)] = tbl
+    q = Problem(
+        [1 if n in done else p.num_strategies[n] for n in range(n_nodes)],
+        [[0.0] if n in done else cost[n] for n in range(n_nodes)],
+        edges,
+        p.value_node,
+        [[0] if p.value_node[vi] in done else b for vi, b in enumerate(p.value_bytes)],
+        p.live_sets,
+        p.temps,
+        list(p.rep),
+    )
+
+    def recover(choice: list[int]) -> list[int]:
+        out = list(choice)
+        for n, nbrs, best in reversed(steps):
+            if not nbrs:
+                out[n] = best
+            elif len(nbrs) == 1:
+                out[n] = best[out[nbrs[0]]]
+            else:
+                out[n] = best[out[nbrs[0]]][out[nbrs[1]]]
+        return out
+
+    return q, recover
+
+
+def _merge(d: dict[int, list[list[float]]], key: int, tbl: list[list[float]]) -> None:
+    old = d.get(key)
+    if old is None:
+        d[key] = [list(r) for r in tbl]
+    else:
+        d[key] = [[a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)]

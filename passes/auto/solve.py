@@ -1,9 +1,13 @@
-"""Solving the strategy problem: exact with OR-tools CP-SAT, greedy where it is too big.
+"""Solving the strategy problem: exact with HiGHS (scipy) or OR-tools CP-SAT, greedy where it
+is too big.
 
 The formulation is Alpa's / XLA auto-sharding's: one Boolean per (node, strategy), exactly one
-per node; node costs linear in them; each edge's resharding cost an element of its table indexed
-by the pair of choices; for every live set, the sum of its values' local bytes under the chosen
-strategies at most the budget. Tied nodes (repeated layers) share their representative's
+per node; node costs linear in them; each edge's resharding cost linear in joint Booleans of the
+pair of choices (with both marginals: the LP relaxation is tight on trees); for every live set,
+the sum of its values' local bytes (and of the reshard copies made there) under the chosen
+strategies at most the budget. HiGHS is the default: on a transformer layer's train step
+(175 nodes, 2,228 strategies) it proves the optimum in ~5 s where CP-SAT (2 workers) still has
+only a worse feasible answer after 60 s. Tied nodes (repeated layers) share their representative's
 variables, so identical layers are one set of choices. When no layout fits, a second model
 minimizes the peak memory alone, and its answer is the smallest budget found.
 """
@@ -12,10 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .problem import Problem
+from .problem import Problem, eliminate
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
+# edge tables up to this many entries get joint Booleans, bigger ones an element constraint
+JOINT_LIMIT = 4096
 
 
 @dataclass
@@ -33,16 +39,32 @@ def _scaled(x: float) -> int:
     return int(round(x))
 
 
+SOLVERS = ("highs", "cp-sat")
+
+
 def solve(
-    p: Problem, budget: int | None, time_limit: float = 20.0, exact_limit: int = EXACT_LIMIT
+    p: Problem,
+    budget: int | None,
+    time_limit: float = 20.0,
+    exact_limit: int = EXACT_LIMIT,
+    solver: str = "highs",
 ) -> Solution:
-    """The cheapest choice whose peak memory is within `budget` (None: no bound)."""
-    size = sum(p.num_strategies[r] for r in set(p.rep))
+    """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
+    (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
+    when the problem is bigger than `exact_limit` (node, strategy) pairs or nothing is found in
+    `time_limit` seconds."""
+    q, recover = eliminate(p)
+    size = sum(q.num_strategies[r] for r in set(q.rep))
+    sol = None
     if size <= exact_limit:
-        sol = solve_exact(p, budget, time_limit)
-        if sol is not None:
-            return sol
-    return solve_greedy(p, budget)
+        if solver == "cp-sat":
+            sol = solve_exact(q, budget, time_limit)
+        else:
+            sol = solve_milp(q, budget, time_limit)
+    if sol is None:
+        sol = solve_greedy(q, budget)
+    choice = recover(sol.choice)
+    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible)
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -65,6 +87,7 @@ class _Indexes:
         self.idx: dict[int, object] = {}
         self.pos: dict[tuple[int, int], object] = {}
         self.temp_vars: dict[tuple, object] = {}
+        self.pairs: dict[tuple[int, int], list[list]] = {}
 
     def index(self, r: int):  # noqa: ANN201
         if r not in self.idx:
@@ -82,8 +105,28 @@ class _Indexes:
             self.pos[key] = v
         return self.pos[key]
 
+    def joint(self, ru: int, rv: int) -> list[list]:
+        """Booleans y[k][l] = x[ru][k] and x[rv][l], with both marginals (the local marginal
+        polytope: its LP relaxation is tight on trees, which keeps CP-SAT's bound strong)."""
+        key = (ru, rv)
+        y = self.pairs.get(key)
+        if y is None:
+            m, xu, xv = self.m, self.x[ru], self.x[rv]
+            y = [[m.NewBoolVar(f"y{ru}_{rv}_{k}_{l}") for l in range(len(xv))]
+                 for k in range(len(xu))]  # fmt: skip
+            for k in range(len(xu)):
+                m.Add(sum(y[k]) == xu[k])
+            for l in range(len(xv)):
+                m.Add(sum(y[k][l] for k in range(len(xu))) == xv[l])
+            self.pairs[key] = y
+        return y
+
     def element(self, ru: int, rv: int, tbl: list[list[int]]):  # noqa: ANN201
-        """A var equal to `tbl[choice(ru)][choice(rv)]` (one per distinct table and pair)."""
+        """An expression equal to `tbl[choice(ru)][choice(rv)]`."""
+        nu, nv = len(tbl), len(tbl[0])
+        if nu * nv <= JOINT_LIMIT:
+            y = self.joint(ru, rv)
+            return sum(tbl[k][l] * y[k][l] for k in range(nu) for l in range(nv) if tbl[k][l])
         flat = [c for row in tbl for c in row]
         key = (ru, rv, tuple(flat))
         v = self.temp_vars.get(key)
@@ -166,6 +209,7 @@ def _solver(time_limit: float):  # noqa: ANN202
     s.parameters.max_time_in_seconds = time_limit
     s.parameters.num_workers = 2
     s.parameters.random_seed = 0
+    s.parameters.linearization_level = 2
     return s
 
 
@@ -187,6 +231,11 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution |
         for live in p.live_sets:
             m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
     m.Minimize(sum(_objective_terms(p, m, x, ix)))
+    start = solve_greedy(p, budget)
+    if start.feasible:  # a first solution: CP-SAT improves on it and proves the optimum
+        for r, xs in x.items():
+            for k, b in enumerate(xs):
+                m.AddHint(b, k == start.choice[r])
     s = _solver(time_limit)
     status = s.Solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -253,3 +302,116 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
             best = sol
     assert best is not None
     return best
+
+
+def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+    """The same exact formulation as a MILP for HiGHS (`scipy.optimize.milp`): joint variables
+    per edge with both marginals, memory rows over the live sets. None if nothing in time."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    reps = sorted(set(p.rep))
+    xoff: dict[int, int] = {}
+    nvar = 0
+    for r in reps:
+        xoff[r] = nvar
+        nvar += p.num_strategies[r]
+    c: list[float] = [0.0] * nvar
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+    nrow = 0
+
+    def add_row(entries: dict[int, float], lb: float, ub: float) -> None:
+        nonlocal nrow
+        for j, v in entries.items():
+            if v:
+                rows.append(nrow)
+                cols.append(j)
+                vals.append(v)
+        lo.append(lb)
+        hi.append(ub)
+        nrow += 1
+
+    for r in reps:
+        add_row({xoff[r] + k: 1.0 for k in range(p.num_strategies[r])}, 1, 1)
+    joint: dict[tuple[int, int], int] = {}
+
+    def pair(ru: int, rv: int) -> int:
+        nonlocal nvar
+        if (ru, rv) not in joint:
+            nu, nv = p.num_strategies[ru], p.num_strategies[rv]
+            joint[(ru, rv)] = nvar
+            base = nvar
+            nvar += nu * nv
+            c.extend([0.0] * (nu * nv))
+            for k in range(nu):
+                e = {base + k * nv + l: 1.0 for l in range(nv)}
+                e[xoff[ru] + k] = -1.0
+                add_row(e, 0, 0)
+            for l in range(nv):
+                e = {base + k * nv + l: 1.0 for k in range(nu)}
+                e[xoff[rv] + l] = -1.0
+                add_row(e, 0, 0)
+        return joint[(ru, rv)]
+
+    for n, costs in enumerate(p.node_cost):
+        for k, v in enumerate(costs):
+            c[xoff[p.rep[n]] + k] += v
+    for (u, v), tbl in p.edges.items():
+        ru, rv = p.rep[u], p.rep[v]
+        if ru == rv:
+            for k in range(len(tbl)):
+                c[xoff[ru] + k] += tbl[k][k]
+            continue
+        base = pair(ru, rv)
+        nv = p.num_strategies[rv]
+        for k, row in enumerate(tbl):
+            for l, v2 in enumerate(row):
+                c[base + k * nv + l] += v2
+    if budget is not None:
+        for values, temps in p.live_sets:
+            e: dict[int, float] = {}
+            for vi in values:
+                off = xoff[p.rep[p.value_node[vi]]]
+                for k, b in enumerate(p.value_bytes[vi]):
+                    if b:
+                        e[off + k] = e.get(off + k, 0.0) + b
+            for ti in temps:
+                u, v, tbl = p.temps[ti]
+                ru, rv = p.rep[u], p.rep[v]
+                if ru == rv:
+                    for k in range(len(tbl)):
+                        if tbl[k][k]:
+                            e[xoff[ru] + k] = e.get(xoff[ru] + k, 0.0) + tbl[k][k]
+                    continue
+                base = pair(ru, rv)
+                nv = p.num_strategies[rv]
+                for k, row in enumerate(tbl):
+                    for l, b in enumerate(row):
+                        if b:
+                            j = base + k * nv + l
+                            e[j] = e.get(j, 0.0) + b
+            add_row(e, -np.inf, budget)
+    a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
+    integrality = np.zeros(nvar)
+    integrality[: sum(p.num_strategies[r] for r in reps)] = 1
+    res = milp(
+        np.array(c),
+        constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
+        integrality=integrality,
+        bounds=Bounds(0, 1),
+        options={"time_limit": time_limit, "disp": False},
+    )
+    if res.x is None:
+        return None
+    choice = []
+    for n in range(len(p.num_strategies)):
+        off = xoff[p.rep[n]]
+        xs = res.x[off : off + p.num_strategies[p.rep[n]]]
+        choice.append(int(np.argmax(xs)))
+    method = "highs optimal" if res.status == 0 else "highs feasible (time limit)"
+    return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)

@@ -62,6 +62,19 @@ class PropagationOptions:
         "", "with --auto: weight of a collective's bytes per mesh axis, e.g. data=4,model=1"
     )
     auto_time_limit: int = _option(20, "with --auto: seconds for the exact solve (CP-SAT)")
+    auto_headroom: float = _option(
+        10.0,
+        "with --auto: percent of the budget the plan keeps free (the estimate does not see "
+        "XLA's schedule; shardc.jit also checks XLA's memory_analysis and re-plans)",
+    )
+    auto_solver: str = _option(
+        "highs", "with --auto: exact solver, highs (scipy's milp) or cp-sat (OR-tools)"
+    )
+    auto_keep_propagated: bool = _option(
+        False,
+        "with --auto: also keep every dim propagation decided (default: only the annotations "
+        "stay and auto chooses every other layout)",
+    )
 
 
 STRATEGIES: tuple[str, ...] = ("aggressive", "basic")
