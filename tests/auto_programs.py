@@ -175,7 +175,9 @@ def _tf_args() -> tuple[Any, ...]:
     rng = np.random.default_rng(2)
     shapes = {"wq": (TE, TH, TD), "wk": (TE, TH, TD), "wv": (TE, TH, TD), "wo": (TH, TD, TE),
               "w_in": (TE, TF), "w_out": (TF, TE)}  # fmt: skip
-    params = {k: (rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32) for k, s in shapes.items()}
+    params = {
+        k: (rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32) for k, s in shapes.items()
+    }
     x = rng.standard_normal((TB, TS, TE)).astype(np.float32)
     return params, x, rng.standard_normal((TB, TS, TE)).astype(np.float32)
 
@@ -197,8 +199,13 @@ def _tf_program() -> Program:
     hand = {k: ((w, batch, batch), (w, None)) for k, w in TF_LAYOUTS.items()}
     # seed 003 also puts the embedding dim of the activations on the second axis
     act = "data, _, model"
-    hand["2D (seed 003)"] = ((TF_LAYOUTS["2D (seed 003)"], act, act), (TF_LAYOUTS["2D (seed 003)"], None))
-    return Program("transformer train step", transformer_train_step, _tf_args, (None, batch, batch), hand)
+    hand["2D (seed 003)"] = (
+        (TF_LAYOUTS["2D (seed 003)"], act, act),
+        (TF_LAYOUTS["2D (seed 003)"], None),
+    )
+    return Program(
+        "transformer train step", transformer_train_step, _tf_args, (None, batch, batch), hand
+    )
 
 
 def programs() -> list[Program]:

@@ -13,8 +13,8 @@ from shardc.passes.auto.cost import (
     partial_reduce_bytes,
     reshard_bytes,
 )
-from shardc.passes.auto.problem import Problem
-from shardc.passes.auto.solve import min_peak, solve, solve_exact, solve_greedy
+from shardc.passes.auto.problem import Problem, eliminate
+from shardc.passes.auto.solve import SOLVERS, min_peak, solve, solve_exact, solve_greedy, solve_milp
 
 MESH = Mesh.of(x=4, y=2)
 
@@ -79,18 +79,20 @@ def _chain(budget_heavy: bool = False) -> Problem:
     )
 
 
-def test_exact_solve_minimizes_bytes_then_respects_the_budget() -> None:
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_exact_solve_minimizes_bytes_then_respects_the_budget(solver: str) -> None:
     p = _chain()
-    free = solve(p, None)
+    free = solve(p, None, solver=solver)
     assert free.choice == [0, 0] and free.objective == 0 and free.peak == 110
-    tight = solve(p, 50)
+    tight = solve(p, 50, solver=solver)
     assert tight.choice == [1, 1] and tight.objective == 40 and tight.peak == 35
-    assert tight.method.startswith("cp-sat")
+    assert tight.method == f"{solver} optimal"
 
 
 def test_infeasible_budget_and_the_smallest_peak() -> None:
     p = _chain()
     assert solve_exact(p, 20, 5.0) is None
+    assert solve_milp(p, 20, 5.0) is None
     assert not solve(p, 20).feasible
     assert min_peak(p).peak == 35
 
@@ -122,3 +124,26 @@ def test_greedy_is_never_better_than_exact_and_ties_share_a_choice() -> None:
     )
     sol = solve(q, None)
     assert sol.choice[0] == sol.choice[1] == 1 and sol.objective == 3
+
+
+def test_elimination_folds_memory_free_chains_exactly() -> None:
+    # 0 - 1 - 2 in a chain; node 1 holds no memory, so it folds into an edge 0 - 2
+    p = Problem(
+        num_strategies=[2, 3, 2],
+        node_cost=[[0, 1], [5, 0, 2], [0, 0]],
+        edges={(0, 1): [[0, 4, 9], [7, 0, 1]], (1, 2): [[0, 3], [6, 0], [1, 1]]},
+        value_node=[0, 1, 2],
+        value_bytes=[[10, 5], [0, 0, 0], [8, 4]],
+        live_sets=[([0, 1, 2], [])],
+    )
+    q, recover = eliminate(p)
+    assert q.num_strategies == [2, 1, 2] and set(q.edges) == {(0, 2)}
+    for budget in (None, 14, 9):
+        best = min(
+            ((a, b, c) for a in range(2) for b in range(3) for c in range(2)
+             if budget is None or p.peak_memory([a, b, c]) <= budget),
+            key=lambda ch: p.objective(list(ch)),
+        )  # fmt: skip
+        sol = solve(p, budget)
+        assert sol.objective == p.objective(list(best)), budget
+        assert recover(solve(q, budget).choice) is not None

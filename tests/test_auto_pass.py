@@ -44,7 +44,7 @@ def test_auto_keeps_every_annotation() -> None:
     args = _arg_shardings(module)
     assert args[0] == '<@mesh, [{"data"}, {}]>'  # the user's batch annotation, dim 1 closed
     assert args[1] == '<@mesh, [{}, {"model"}]>'  # the user's megatron annotation
-    assert report.auto.functions[0].method == "cp-sat optimal"  # type: ignore[attr-defined]
+    assert report.auto.functions[0].method == "highs optimal"  # type: ignore[attr-defined]
 
 
 def test_budget_too_small_for_replicated_weights_shards_them() -> None:
@@ -56,10 +56,10 @@ def test_budget_too_small_for_replicated_weights_shards_them() -> None:
     assert free.peak > 12 * 1024 >= f.peak  # the layout auto found alone does not fit
     args = _arg_shardings(module)
     assert args[0] == '<@mesh, [{"data"}, {}]>'
-    assert args[1] != '<@mesh, [{}, {}]>' and args[2] != '<@mesh, [{}, {}]>'
+    assert args[1] != "<@mesh, [{}, {}]>" and args[2] != "<@mesh, [{}, {}]>"
     assert f.decisions and all(d.value.startswith("%") for d in f.decisions)
     lines = report.auto.lines()  # type: ignore[attr-defined]
-    assert lines[0].startswith("auto @main: cp-sat")
+    assert lines[0].startswith("auto @main: highs optimal")
     assert any("%arg1 dim" in line and "weighed" in line for line in lines)
 
 
@@ -93,7 +93,7 @@ def test_cli_auto_explain_and_budget_error(tmp_path: object) -> None:
         f.write(_batch_only())
     ok = _cli("--auto", "--memory-budget", "12KiB", "--explain", path)
     assert ok.returncode == 0, ok.stderr
-    assert "explain: auto @main: cp-sat optimal" in ok.stderr
+    assert "explain: auto @main: highs optimal" in ok.stderr
     assert "explain: auto: %arg1" in ok.stderr
     assert "sdy.sharding_constraint" in ok.stdout or "sdy.sharding" in ok.stdout
     bad = _cli("--auto", "--memory-budget", "1KiB", path)

@@ -38,7 +38,6 @@ from .graph import (
 from .problem import Problem, build_problem
 from .solve import SOLVERS, Solution, min_peak, solve
 
-
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
 
@@ -243,7 +242,7 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
             op, idx = node.input_at[i]
             needs.append((g.position.get(id(op), 0), op, idx, x, req))
     needs.sort(key=lambda t: t[0])
-    made: dict[tuple[int, TensorSharding], Value] = {}
+    made: dict[tuple[int, TensorSharding, int], Value] = {}
     for _, op, idx, x, req in needs:
         closed = TensorSharding(req.mesh, tuple(DimSharding(d.axes, True) for d in req.dims))
         key = (id(x), closed, id(op))
@@ -331,7 +330,7 @@ def explain(
         if not dims:
             continue
 
-        def local_cost(k: int) -> float:
+        def local_cost(k: int, n: int = n) -> float:
             c = p.node_cost[n][k]
             for u, tbl in incoming.get(n, ()):
                 c += tbl[choice[u]][k]
@@ -339,7 +338,7 @@ def explain(
                 c += tbl[k][choice[v]]
             return c
 
-        def mem(k: int) -> int:
+        def mem(k: int, n: int = n) -> int:
             return sum(p.value_bytes[vi][k] for vi in node_values.get(n, ()))
 
         base = local_cost(k0)

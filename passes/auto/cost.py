@@ -85,7 +85,9 @@ def axes_product(axes: Iterable[AxisRef], mesh: Mesh) -> int:
     return n
 
 
-def local_bytes(shape: tuple[int, ...], elem_bytes: int, s: TensorSharding | None, mesh: Mesh) -> int:
+def local_bytes(
+    shape: tuple[int, ...], elem_bytes: int, s: TensorSharding | None, mesh: Mesh
+) -> int:
     """Per-device bytes of a tensor of `shape` laid out as `s` (None: replicated)."""
     n = elem_bytes
     for i, d in enumerate(shape):

@@ -35,7 +35,8 @@ from .cost import AxisWeights, local_bytes, partial_reduce_bytes, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
 SCALAR_BODY_OPS = frozenset(
-    "stablehlo." + n for n in ("reduce", "reduce_window", "scatter", "sort", "select_and_scatter", "map")
+    "stablehlo." + n
+    for n in ("reduce", "reduce_window", "scatter", "sort", "select_and_scatter", "map")
 )
 FOLLOW_OPS = ELEMENTWISE_OPS - {"sdy.sharding_constraint", "sdy.propagation_barrier",
                                 "sdy.data_flow_edge", "stablehlo.all_reduce",
@@ -446,9 +447,7 @@ class GraphBuilder:
         """Join an element-wise op to the node of its first same-shape operand."""
         if op.regions or not op.results:
             return False
-        if op.name not in FOLLOW_OPS and not (
-            op.name == "func.call" and self.pointwise_callee(op)
-        ):
+        if op.name not in FOLLOW_OPS and not (op.name == "func.call" and self.pointwise_callee(op)):
             return False
         if not all(is_choice_tensor(r) for r in op.results):
             return False
@@ -501,9 +500,7 @@ class GraphBuilder:
             body = func_body(func) if func is not None else None
             allowed = FOLLOW_OPS | {"stablehlo.constant", "stablehlo.broadcast_in_dim",
                                     "func.return"}  # fmt: skip
-            known = body is not None and all(
-                o.name in allowed and not o.regions for o in body.ops
-            )
+            known = body is not None and all(o.name in allowed and not o.regions for o in body.ops)
             self.pointwise[name] = known
         return known
 
@@ -542,7 +539,9 @@ class GraphBuilder:
             # what a fixed op produces is its propagated layout, open dims replicated: the
             # pass pins it (`apply_solution`), so the plan and XLA see the same layout
             outs = [closed_layout(current_sharding(r), r.type.rank, self.mesh_ref) for r in values]  # type: ignore[union-attr]
-            ins = [self._fixed_in(op, i, v) for i, v in enumerate(op.operands) if is_choice_tensor(v)]
+            ins = [
+                self._fixed_in(op, i, v) for i, v in enumerate(op.operands) if is_choice_tensor(v)
+            ]
             node = Node("fixed", op, values, inputs, input_at, [Strategy(outs, ins)])
             node.signature = f"fixed {op.name}"
         node.free_dims = [free_dims_of(self.kept.of(r), r.type.rank) for r in values]  # type: ignore[union-attr]

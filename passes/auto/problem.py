@@ -160,7 +160,9 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
     key = (u, v)
     if key in edges:
         old = edges[key]
-        edges[key] = [[a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)]
+        edges[key] = [
+            [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+        ]
     else:
         edges[key] = tbl
 
@@ -195,9 +197,7 @@ def _live_sets(
     return out
 
 
-def tie_repeated(
-    g: StrategyGraph, p: Problem, rounds: int = 3, min_repeats: int = 4
-) -> list[int]:
+def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3, min_repeats: int = 4) -> list[int]:
     """Representatives of nodes that are alike up to `rounds` hops (Weisfeiler-Lehman labels
     over op, types, strategies and neighbours): identical repeated layers share one choice.
     Only classes of at least `min_repeats` nodes are tied: layers repeat many times, and
@@ -336,4 +336,6 @@ def _merge(d: dict[int, list[list[float]]], key: int, tbl: list[list[float]]) ->
     if old is None:
         d[key] = [list(r) for r in tbl]
     else:
-        d[key] = [[a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)]
+        d[key] = [
+            [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+        ]

@@ -15,6 +15,7 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .problem import Problem, eliminate
 
@@ -70,7 +71,7 @@ def solve(
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
     from ortools.sat.python import cp_model
 
-    m = cp_model.CpModel()
+    m: Any = cp_model.CpModel()
     reps = sorted(set(p.rep))
     x: dict[int, list] = {}
     for r in reps:
@@ -106,18 +107,18 @@ class _Indexes:
         return self.pos[key]
 
     def joint(self, ru: int, rv: int) -> list[list]:
-        """Booleans y[k][l] = x[ru][k] and x[rv][l], with both marginals (the local marginal
+        """Booleans y[k][kv] = x[ru][k] and x[rv][kv], with both marginals (the local marginal
         polytope: its LP relaxation is tight on trees, which keeps CP-SAT's bound strong)."""
         key = (ru, rv)
         y = self.pairs.get(key)
         if y is None:
             m, xu, xv = self.m, self.x[ru], self.x[rv]
-            y = [[m.NewBoolVar(f"y{ru}_{rv}_{k}_{l}") for l in range(len(xv))]
+            y = [[m.NewBoolVar(f"y{ru}_{rv}_{k}_{kv}") for kv in range(len(xv))]
                  for k in range(len(xu))]  # fmt: skip
             for k in range(len(xu)):
                 m.Add(sum(y[k]) == xu[k])
-            for l in range(len(xv)):
-                m.Add(sum(y[k][l] for k in range(len(xu))) == xv[l])
+            for kv in range(len(xv)):
+                m.Add(sum(y[k][kv] for k in range(len(xu))) == xv[kv])
             self.pairs[key] = y
         return y
 
@@ -126,7 +127,7 @@ class _Indexes:
         nu, nv = len(tbl), len(tbl[0])
         if nu * nv <= JOINT_LIMIT:
             y = self.joint(ru, rv)
-            return sum(tbl[k][l] * y[k][l] for k in range(nu) for l in range(nv) if tbl[k][l])
+            return sum(tbl[k][kv] * y[k][kv] for k in range(nu) for kv in range(nv) if tbl[k][kv])
         flat = [c for row in tbl for c in row]
         key = (ru, rv, tuple(flat))
         v = self.temp_vars.get(key)
@@ -182,23 +183,23 @@ def _objective_terms(p: Problem, m, x: dict[int, list], ix: _Indexes) -> list:  
             pair_tables[(ru, rv)] = ints
         else:
             pair_tables[(ru, rv)] = [
-                [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, ints, strict=True)
+                [a + b for a, b in zip(r1, r2, strict=True)]
+                for r1, r2 in zip(old, ints, strict=True)
             ]
     terms = [c * var for var, c in coef.items()]
-    for (ru, rv), tbl in pair_tables.items():
-        nu, nv = len(tbl), len(tbl[0])
+    for (ru, rv), itbl in pair_tables.items():
         # a table that depends on one side only is a node cost
-        if all(row == tbl[0] for row in tbl):
-            for k, c in enumerate(tbl[0]):
-                if c:
-                    terms.append(c * x[rv][k])
+        if all(row == itbl[0] for row in itbl):
+            for k, ci in enumerate(itbl[0]):
+                if ci:
+                    terms.append(ci * x[rv][k])
             continue
-        if all(len(set(row)) == 1 for row in tbl):
-            for k, row in enumerate(tbl):
+        if all(len(set(row)) == 1 for row in itbl):
+            for k, row in enumerate(itbl):
                 if row[0]:
                     terms.append(row[0] * x[ru][k])
             continue
-        terms.append(ix.element(ru, rv, tbl))
+        terms.append(ix.element(ru, rv, itbl))
     return terms
 
 
@@ -295,7 +296,9 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
                 scores.append((m, c) if lam == float("inf") else (c + lam * m, m))
             choice[n] = min(range(len(scores)), key=scores.__getitem__)
         peak = p.peak_memory(choice)
-        sol = Solution(choice, p.objective(choice), peak, "greedy", budget is None or peak <= budget)
+        sol = Solution(
+            choice, p.objective(choice), peak, "greedy", budget is None or peak <= budget
+        )
         if sol.feasible:
             return sol
         if best is None or sol.peak < best.peak:
@@ -349,12 +352,12 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
             nvar += nu * nv
             c.extend([0.0] * (nu * nv))
             for k in range(nu):
-                e = {base + k * nv + l: 1.0 for l in range(nv)}
+                e = {base + k * nv + kv: 1.0 for kv in range(nv)}
                 e[xoff[ru] + k] = -1.0
                 add_row(e, 0, 0)
-            for l in range(nv):
-                e = {base + k * nv + l: 1.0 for k in range(nu)}
-                e[xoff[rv] + l] = -1.0
+            for kv in range(nv):
+                e = {base + k * nv + kv: 1.0 for k in range(nu)}
+                e[xoff[rv] + kv] = -1.0
                 add_row(e, 0, 0)
         return joint[(ru, rv)]
 
@@ -367,11 +370,19 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
             for k in range(len(tbl)):
                 c[xoff[ru] + k] += tbl[k][k]
             continue
+        if all(row == tbl[0] for row in tbl):  # depends on v's choice only
+            for kv, v2 in enumerate(tbl[0]):
+                c[xoff[rv] + kv] += v2
+            continue
+        if all(len(set(row)) == 1 for row in tbl):  # on u's only
+            for k, row in enumerate(tbl):
+                c[xoff[ru] + k] += row[0]
+            continue
         base = pair(ru, rv)
         nv = p.num_strategies[rv]
         for k, row in enumerate(tbl):
-            for l, v2 in enumerate(row):
-                c[base + k * nv + l] += v2
+            for kv, v2 in enumerate(row):
+                c[base + k * nv + kv] += v2
     if budget is not None:
         for values, temps in p.live_sets:
             e: dict[int, float] = {}
@@ -381,20 +392,20 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
                     if b:
                         e[off + k] = e.get(off + k, 0.0) + b
             for ti in temps:
-                u, v, tbl = p.temps[ti]
+                u, v, mtbl = p.temps[ti]
                 ru, rv = p.rep[u], p.rep[v]
                 if ru == rv:
-                    for k in range(len(tbl)):
-                        if tbl[k][k]:
-                            e[xoff[ru] + k] = e.get(xoff[ru] + k, 0.0) + tbl[k][k]
+                    for k in range(len(mtbl)):
+                        if mtbl[k][k]:
+                            e[xoff[ru] + k] = e.get(xoff[ru] + k, 0.0) + mtbl[k][k]
                     continue
                 base = pair(ru, rv)
                 nv = p.num_strategies[rv]
-                for k, row in enumerate(tbl):
-                    for l, b in enumerate(row):
-                        if b:
-                            j = base + k * nv + l
-                            e[j] = e.get(j, 0.0) + b
+                for k, mrow in enumerate(mtbl):
+                    for kv, nb in enumerate(mrow):
+                        if nb:
+                            j = base + k * nv + kv
+                            e[j] = e.get(j, 0.0) + nb
             add_row(e, -np.inf, budget)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
     integrality = np.zeros(nvar)
