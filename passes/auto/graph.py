@@ -400,6 +400,7 @@ class GraphBuilder:
                  weights: AxisWeights | None, kept: Kept):  # fmt: skip
         self.kept = kept
         self.funcs: dict[str, Operation] = {}
+        self.strategy_memo: dict[tuple, list[Strategy]] = {}
         self.pointwise: dict[str, bool] = {}
         self.func = func
         self.body = func_body(func)
@@ -444,7 +445,7 @@ class GraphBuilder:
         return self.g
 
     def try_follow(self, op: Operation) -> bool:
-        """Join an element-wise op to the node of its first same-shape operand."""
+        """Join an element-wise op to the node of its latest-made same-shape operand."""
         if op.regions or not op.results:
             return False
         if op.name not in FOLLOW_OPS and not (op.name == "func.call" and self.pointwise_callee(op)):
@@ -462,7 +463,11 @@ class GraphBuilder:
                 continue
             if v.type.shape != shape:  # type: ignore[union-attr]
                 return False
-            if lead is None and id(v) in self.g.where:
+            # the operand made last leads: a residual add then joins its layer's branch, not the
+            # residual stream of the first layer (which would tie every layer to one node)
+            if id(v) in self.g.where and (
+                lead is None or self.g.where[id(v)][0] > self.g.where[id(lead)][0]
+            ):
                 lead = v
         if lead is None:
             return False
@@ -523,7 +528,17 @@ class GraphBuilder:
         strategies: list[Strategy] = []
         if rule is not None:
             curs = [self.kept.of(r) for r in op.results]
-            strategies = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights, curs)
+            # ops alike (same rule, result types and kept layouts) have the same strategies:
+            # repeated layers enumerate them once
+            key = (rule, tuple(r.type for r in op.results), tuple(curs))
+            cached = self.strategy_memo.get(key)
+            if cached is None:
+                cached = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights, curs)
+                self.strategy_memo[key] = cached
+            strategies = [
+                Strategy(list(s.outs), list(s.ins), s.cost, s.raw_bytes, s.factor_axes)
+                for s in cached
+            ]
         values = [r for r in op.results if is_choice_tensor(r)]
         inputs = [v for v in op.operands if is_choice_tensor(v)]
         input_at = [(op, i) for i, v in enumerate(op.operands) if is_choice_tensor(v)]

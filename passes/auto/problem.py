@@ -133,7 +133,7 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     live_sets = _live_sets(g, index, temp_pos)
     p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
     if tie:
-        p.rep = tie_repeated(g, p)
+        p.rep = tie_repeated(g, p, fingerprints=fp)
     return p
 
 
@@ -197,7 +197,13 @@ def _live_sets(
     return out
 
 
-def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3, min_repeats: int = 4) -> list[int]:
+def tie_repeated(
+    g: StrategyGraph,
+    p: Problem,
+    rounds: int = 3,
+    min_repeats: int = 4,
+    fingerprints: list[int] | None = None,
+) -> list[int]:
     """Representatives of nodes that are alike up to `rounds` hops (Weisfeiler-Lehman labels
     over op, types, strategies and neighbours): identical repeated layers share one choice.
     Only classes of at least `min_repeats` nodes are tied: layers repeat many times, and
@@ -208,8 +214,11 @@ def tie_repeated(g: StrategyGraph, p: Problem, rounds: int = 3, min_repeats: int
         h = hashlib.blake2b(digest_size=12)
         h.update(node.kind.encode())
         h.update(node.signature.encode())
-        for s in node.strategies:
-            h.update(repr((s.outs, s.ins)).encode())
+        if fingerprints is not None:
+            h.update(str(fingerprints[len(label)]).encode())
+        else:
+            for s in node.strategies:
+                h.update(repr((s.outs, s.ins)).encode())
         label.append(h.hexdigest())
     preds: list[list[tuple[int, int]]] = [[] for _ in nodes]
     succs: list[list[tuple[int, int]]] = [[] for _ in nodes]
