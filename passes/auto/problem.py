@@ -209,7 +209,7 @@ def tie_repeated(
     Only classes of at least `min_repeats` nodes are tied: layers repeat many times, and
     untied nodes can be folded away exactly (`eliminate`)."""
     nodes = g.nodes
-    label = []
+    label: list[str] = []
     for node in nodes:
         h = hashlib.blake2b(digest_size=12)
         h.update(node.kind.encode())
