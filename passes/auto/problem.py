@@ -194,7 +194,19 @@ def _live_sets(
                 out.append((sorted(live), sorted(here)))
             prev = (set(live), here)
         live.difference_update(ends.get(t, ()))
-    return out
+    return _maximal(out)
+
+
+def _maximal(sets: list[tuple[list[int], list[int]]]) -> list[tuple[list[int], list[int]]]:
+    """The live sets that no other one contains (all bytes are >= 0, so those bound nothing)."""
+    as_sets = [(frozenset(v), frozenset(t)) for v, t in sets]
+    order = sorted(range(len(sets)), key=lambda i: -(len(as_sets[i][0]) + len(as_sets[i][1])))
+    kept: list[int] = []
+    for i in order:
+        vi, ti = as_sets[i]
+        if not any(vi <= as_sets[j][0] and ti <= as_sets[j][1] for j in kept):
+            kept.append(i)
+    return [sets[i] for i in sorted(kept)]
 
 
 def tie_repeated(
