@@ -100,3 +100,14 @@ def test_cli_auto_explain_and_budget_error(tmp_path: object) -> None:
     assert bad.returncode == 1
     assert bad.stderr.startswith("error: memory budget 1.00 KiB") and bad.stderr.count("\n") == 1
     assert "Traceback" not in bad.stderr
+
+
+def test_axis_cost_steers_collectives_off_a_slow_axis() -> None:
+    text = _batch_only()
+    plain_module, plain = _run(text, memory_budget="12KiB")
+    slow_module, slow = _run(text, memory_budget="12KiB", axis_cost="model=100")
+    p, s = plain.auto.functions[0], slow.auto.functions[0]  # type: ignore[attr-defined]
+    # the plain plan's collectives run over "model": weighted 100x they would cost more than
+    # the plan auto finds when "model" is slow, which differs from it
+    assert 100 * p.objective > s.objective > p.objective
+    assert _arg_shardings(plain_module) != _arg_shardings(slow_module)
