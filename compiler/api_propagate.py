@@ -34,14 +34,27 @@ def propagate_module(
         from shardc.passes.auto.graph import Kept
 
         kept = Kept.snapshot(module)  # the annotations, before propagation adds to them
+        if kept.has_priorities():
+            # priorities say how propagation settles conflicts: keep what it settled
+            kept = None
     report = _run(module, options)
     if options.auto:
-        run_auto(module, options, report, kept)
+        note = None
+        if kept is None and not options.auto_keep_propagated:
+            note = (
+                "auto: annotations carry priorities, so every dim propagation decided stays "
+                "(as with --auto-keep-propagated) and auto only fills what nothing reached"
+            )
+        run_auto(module, options, report, kept, note)
     return report
 
 
 def run_auto(
-    module: Module, options: PropagationOptions, report: PropagationReport, kept: object = None
+    module: Module,
+    options: PropagationOptions,
+    report: PropagationReport,
+    kept: object = None,
+    note: str | None = None,
 ) -> None:
     """The auto-sharding pass after propagation, then propagation again so that what it does
     not model (region bodies, ops without rules) follows; its report lands in `report.auto`
@@ -58,6 +71,8 @@ def run_auto(
         headroom=options.auto_headroom / 100,
         explain=True,
     ).run(module, kept)
+    if note is not None:
+        auto.notes.insert(0, note)
     report.auto = auto
     again = dataclasses.replace(options, debug_origins=False, dump_rounds=False, auto=False)
     report.warnings.extend(w for w in _run(module, again).warnings if w not in report.warnings)

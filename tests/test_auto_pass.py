@@ -111,3 +111,26 @@ def test_axis_cost_steers_collectives_off_a_slow_axis() -> None:
     # the plan auto finds when "model" is slow, which differs from it
     assert 100 * p.objective > s.objective > p.objective
     assert _arg_shardings(plain_module) != _arg_shardings(slow_module)
+
+
+PRIORITIES = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}p1, {?}]>},
+                %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}p0]>},
+                %arg2: tensor<32x64xf32>) -> tensor<16x64xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<16x32xf32>
+  %1 = stablehlo.dot_general %0, %arg2, contracting_dims = [1] x [0]
+    : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+  return %1 : tensor<16x64xf32>
+}
+"""
+
+
+def test_priorities_keep_what_propagation_settled() -> None:
+    # p0 (%arg1's "x" on dim 1) wins the conflict at the add; auto keeps that outcome
+    module, report = _run(PRIORITIES, memory_budget="9KiB")
+    add = next(op for op in module.funcs["main"].walk() if op.name == "stablehlo.add")  # type: ignore[attr-defined]
+    assert add.results[0].sharding.dims[1].axes[0].name == "x"
+    assert "annotations carry priorities" in report.auto.lines()[0]  # type: ignore[attr-defined]
+    args = _arg_shardings(module)
+    assert args[0].startswith('<@mesh, [{"x"}') and args[1] == '<@mesh, [{}, {"x"}]>'

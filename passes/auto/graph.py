@@ -381,6 +381,11 @@ class Kept:
                     kept.values[id(op.results[0])] = current_sharding(op.results[0])
         return kept
 
+    def has_priorities(self) -> bool:
+        """Whether an annotation carries an explicit priority (`{"x"}p1`)."""
+        shardings = [*self.values.values(), *(r for rs in self.results.values() for r in rs)]
+        return any(d.priority is not None for sh in shardings if sh is not None for d in sh.dims)
+
     @staticmethod
     def propagated(module: Module) -> Kept:
         """Everything propagation decided stays; only open empty dims are auto's."""

@@ -73,7 +73,8 @@ class PropagationOptions:
     auto_keep_propagated: bool = _option(
         False,
         "with --auto: also keep every dim propagation decided (default: only the annotations "
-        "stay and auto chooses every other layout)",
+        "stay and auto chooses every other layout; with priorities in the annotations, what "
+        "propagation decided always stays)",
     )
 
 
