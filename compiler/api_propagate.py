@@ -42,7 +42,8 @@ def propagate_module(
     manual computations updated. The report names every op without a sharding rule (`notes()`),
     the rounds run and, with `debug_origins`, one `explanation` line per dim propagation decided
     (its axes, the annotation they trace back to, the round, the op that wrote them); with
-    `dump_rounds`, every sharding after every round (`round_dumps`).
+    `dump_rounds`, every sharding after every round (`round_dumps`). With `auto`, the
+    auto-sharding pass then decides the dims nothing decided (`report.auto` says how).
     """
     pipeline = PipelineOptions(
         verify=False,

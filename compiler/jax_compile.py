@@ -151,7 +151,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     name = getattr(jitted.fun, "__name__", "fun")
     ir_module = import_module(module, f"<shardc.jit {name}>")
     source = ir_module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
-    jitted.run_pipeline(ir_module, options)
+    ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
     lowered = Lowered(jitted, record, ir_module)
@@ -161,6 +161,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
     lowered.call_arity = len(args)  # type: ignore[attr-defined]
     lowered.plan_source = (source, options)
+    lowered.report = report
     return lowered
 
 

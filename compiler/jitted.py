@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shardc.dialect.errors import ShardcError
@@ -206,6 +206,13 @@ class Lowered:
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
         return self._exports[key]
+        self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
+
+    def auto_explanation(self) -> list[str]:
+        """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
+        their bytes and memory (the lines `shardc propagate --auto --explain` prints)."""
+        auto = getattr(self.report, "auto", None)
+        return auto.lines() if auto is not None else []
 
     # shardings --------------------------------------------------------------------------
     @property
@@ -401,19 +408,48 @@ class Jitted:
         module = import_module(traced.module, f"<shardc.jit {name}>")
         options = _options(self.options, strategy)
         source = module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
-        self.run_pipeline(module, options)
+        module, report = self.run_pipeline(module, options)
         lowered = Lowered(self, traced, module)
         lowered.plan_source = (source, options)
+        lowered.report = report
         return lowered
 
-    def run_pipeline(self, module: Module, options: Any = None) -> None:
-        """The pipeline every lowering runs: verify, shard_map checks, propagate."""
+    def _auto_fit_devices(self, options: Any) -> list[Any] | None:
+        """The devices to check an auto plan's memory on (None: no budget, or too few)."""
+        if options is None or not options.auto or options.memory_budget in ("", None, 0):
+            return None
+        from .backend import mesh_devices
+
+        try:
+            return mesh_devices(self.mesh, self.jax_mesh)
+        except ShardcError:
+            return None
+
+    def run_pipeline(self, module: Module, options: Any = None) -> tuple[Module, Any]:
+        """The pipeline every lowering runs: verify, shard_map checks, propagate (and auto);
+        returns the propagated module and the propagation report. With `auto` and a memory
+        budget, on a machine with the mesh's devices, auto's plan is checked against XLA's
+        `memory_analysis` and re-planned until it fits (auto_fit.py): the module returned is
+        then the best fitting plan's, not `module`."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
         pipeline = PipelineOptions(
             check_replication=self.check_replication,
             propagation=options or PropagationOptions(),
         )
-        run_pipeline(module, pipeline, self.caller)
+        devices = self._auto_fit_devices(options)
+        if devices is None:
+            ctx = run_pipeline(module, pipeline, self.caller)
+            return module, ctx.report
+        from .auto_fit import fit_to_budget
+
+        # the checks once; then each of auto_fit's tries propagates a fresh copy
+        run_pipeline(module, replace(pipeline, propagate=False), self.caller)
+        return fit_to_budget(  # type: ignore[no-any-return]
+            module.clone,
+            options,
+            lambda m: export_copy(m, "pin", False).text("pretty"),
+            devices,
+        )
 
     def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         """Lower a call on the mesh's devices (every keyword is the function's, even one named
@@ -465,6 +501,9 @@ def jit(
     static_argnames: str | tuple[str, ...] = (),
     donate_argnums: int | tuple[int, ...] = (),
     donate_argnames: str | tuple[str, ...] = (),
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
@@ -485,7 +524,11 @@ def jit(
     does); a sharding whose axes do not divide a dim raises. Under `jax.jit`, `grad`, `vmap`,
     `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with its
     in/out shardings as sharding constraints (priorities kept).
+    `auto`, `memory_budget`, `axis_cost`: cost-based choice of what no annotation decided
+    (`PropagationOptions.auto` and its fields; `Lowered.auto_explanation()` says why).
     """
+    if auto or memory_budget is not None or axis_cost is not None:
+        options = _auto_options(options, auto, memory_budget, axis_cost)
     if fun is None:
         return functools.partial(
             jit,
@@ -513,6 +556,21 @@ def jit(
         donate_argnums,
         donate_argnames,
     )
+
+
+def _auto_options(
+    options: Any, auto: bool, memory_budget: int | str | None, axis_cost: str | None
+) -> Any:
+    """`options` with the auto-sharding keywords of `shardc.jit` folded in."""
+    import dataclasses
+
+    options = _options(options) or _options({})
+    extra: dict[str, Any] = {"auto": auto or options.auto}
+    if memory_budget is not None:
+        extra["memory_budget"] = memory_budget
+    if axis_cost is not None:
+        extra["axis_cost"] = axis_cost
+    return dataclasses.replace(options, **extra)
 
 
 def entry(*example_args: Any, name: str | None = None) -> Callable[[Any], Jitted]:

@@ -9,7 +9,7 @@ keyword of the function they called (no message is patched afterwards).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from shardc.dialect.ir import Module
 
@@ -46,6 +46,8 @@ class PassContext:
     warnings: list[str] = field(default_factory=list)  # import steps' (the report gets them)
     plan: Plan | None = None  # set by the plan pass
     plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
+    auto_kept: Any = None  # the annotations auto keeps (auto-snapshot), None: what propagated
+    auto_note: str | None = None
     _variance: VarianceResult | None = None
 
     def value_variance(self, module: Module) -> VarianceResult:

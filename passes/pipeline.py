@@ -10,9 +10,9 @@ and `shardc propagate / opt / check / compile` each say what they want with a
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
 replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
--> remove-redundant-collectives -> export. A pass is a small frozen dataclass with a `name` and
-`run(module, ctx)` (passes/context.py); to add one, write its module and add it to
-`build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
+-> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
+A pass is a small frozen dataclass with a `name` and `run(module, ctx)` (passes/context.py);
+to add one, write its module and add it to `build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
 NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
 """
 
@@ -25,6 +25,7 @@ from typing import Literal
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, suspended_gc
 
+from .auto.auto_pass import AutoPass, AutoSnapshot
 from .context import CLI, Caller, Pass, PassContext
 from .export import ExportPass
 from .import_steps.call_sites import SplitCallSites
@@ -71,8 +72,10 @@ PASS_NAMES: tuple[str, ...] = (
     ManualShapesCheck.name,
     PartitionIdCheck.name,
     ReplicationCheck.name,
+    AutoSnapshot.name,
     *(p.name for p in IMPORT_STEPS),
     PropagatePass.name,
+    AutoPass.name,
     PlanPass.name,
     RemoveRedundantCollectives.name,
     ExportPass.name,
@@ -122,11 +125,15 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     if options.check_replication:
         passes.append(ReplicationCheck())
     if options.propagate:
-        passes += IMPORT_STEPS
         propagation = options.propagation
+        if propagation.auto:
+            passes.append(AutoSnapshot(propagation))
+        passes += IMPORT_STEPS
         if options.plan is not None and not propagation.debug_origins:
             propagation = replace(propagation, debug_origins=True)  # the plan's causes
         passes.append(PropagatePass(propagation))
+        if propagation.auto:
+            passes.append(AutoPass(propagation))
     if options.plan is not None:
         passes.append(PlanPass(options.plan))
     if options.remove_redundant_collectives:

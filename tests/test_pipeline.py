@@ -28,7 +28,13 @@ def _partition_id_text() -> str:
 
 def test_build_pipeline_follows_the_options() -> None:
     names = [p.name for p in build_pipeline(PipelineOptions(export="pin"))]
-    assert names == [n for n in PASS_NAMES if n not in ("remove-redundant-collectives", "plan")]
+    optional = ("auto-snapshot", "auto", "plan", "remove-redundant-collectives")
+    assert names == [n for n in PASS_NAMES if n not in optional]
+    auto = build_pipeline(PipelineOptions(propagation=PropagationOptions(auto=True)))
+    auto_names = [p.name for p in auto]
+    # the annotations are recorded before Shardy's import steps add to them; auto follows propagate
+    assert auto_names.index("auto-snapshot") < auto_names.index("split-call-sites")
+    assert auto_names[-2:] == ["propagate", "auto"]
     planned = build_pipeline(PipelineOptions(plan=PlanOptions()))
     assert [p.name for p in planned][-2:] == ["propagate", "plan"]
     # the plan's causes read propagation origins: asking for a plan records them

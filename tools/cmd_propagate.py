@@ -61,6 +61,10 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
             )
         elif isinstance(default, int):
             parser.add_argument(flag, dest=f.name, type=int, default=default, help=doc)
+        elif isinstance(default, float):
+            parser.add_argument(flag, dest=f.name, type=float, default=default, help=doc)
+        elif isinstance(default, str):
+            parser.add_argument(flag, dest=f.name, default=default, help=doc)
     parser.add_argument("--no-verify", action="store_true", help="skip the verifier")
     add_pipeline_arguments(
         parser,

@@ -58,6 +58,32 @@ class PropagationOptions:
         True, "give each use of a constant expression its own view, as Shardy's splitter does"
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
+    auto: bool = _option(
+        False,
+        "after propagation, give mesh axes to the dims nothing decided, minimizing planned "
+        "collective bytes within --memory-budget (annotations, closed dims and priorities stay)",
+    )
+    memory_budget: int | str = _option(
+        "", "with --auto: per-device memory budget, bytes or with KiB/MiB/GiB (empty: none)"
+    )
+    axis_cost: str = _option(
+        "", "with --auto: weight of a collective's bytes per mesh axis, e.g. data=4,model=1"
+    )
+    auto_time_limit: int = _option(20, "with --auto: seconds for the exact solve (then the best found)")
+    auto_headroom: float = _option(
+        10.0,
+        "with --auto: percent of the budget the plan keeps free (the estimate does not see "
+        "XLA's schedule; shardc.jit also checks XLA's memory_analysis and re-plans)",
+    )
+    auto_solver: str = _option(
+        "highs", "with --auto: exact solver, highs (scipy's milp) or cp-sat (OR-tools)"
+    )
+    auto_keep_propagated: bool = _option(
+        False,
+        "with --auto: also keep every dim propagation decided (default: only the annotations "
+        "stay and auto chooses every other layout; with priorities in the annotations, what "
+        "propagation decided always stays)",
+    )
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .origins import OriginRecorder
 
@@ -22,6 +23,7 @@ class PropagationReport:
     origins: OriginRecorder | None = None
     explanation: list[str] = field(default_factory=list)
     round_dumps: list[str] = field(default_factory=list)
+    auto: Any = None  # the auto-sharding pass's AutoReport when options.auto
 
     def notes(self) -> list[str]:
         """What a user should hear about: one line per op kind without a rule, then warnings."""

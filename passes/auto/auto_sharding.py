@@ -1,0 +1,366 @@
+"""The auto-sharding pass: after propagation, give mesh axes to the dims nothing decided.
+
+It builds the strategy graph of each public function (graph.py), turns it into the exact problem
+(problem.py), solves it within the memory budget (solve.py), writes the chosen layouts on the
+values (closed, so nothing moves them), and runs propagation once more so that what the graph
+does not model (region bodies, ops without rules) follows the new layout. User annotations,
+closed dims and what propagation decided are never changed: only open empty dims get axes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.ir import (
+    AttrDict,
+    Module,
+    Operation,
+    Value,
+)
+from shardc.dialect.op_views import Func
+from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.dialect.value_names import value_names
+
+from .cost import AxisWeights, format_bytes, parse_axis_costs, parse_size
+from .graph import (
+    Kept,
+    StrategyGraph,
+    build_graph,
+    current_sharding,
+    decided,
+    resolve_required,
+    set_sharding,
+)
+from .problem import Problem, build_problem
+from .solve import SOLVERS, Solution, min_peak, solve
+
+# fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
+PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
+
+
+@dataclass
+class Decision:
+    """One dim auto gave axes to: value name, dim, the axes."""
+
+    value: str
+    dim: int
+    axes: str
+
+
+@dataclass
+class FunctionResult:
+    """What auto did for one function: the solve and its decisions."""
+
+    func: str
+    method: str
+    objective: float
+    peak: int
+    budget: int | None
+    nodes: int
+    tied_nodes: int
+    strategies: int
+    seconds: float
+    decisions: list[Decision] = field(default_factory=list)
+    reshards: int = 0
+    explanation: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AutoReport:
+    """The pass's report: one entry per function solved, and notes."""
+
+    functions: list[FunctionResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """A summary line per function, then its explanation lines."""
+        out = list(self.notes)
+        for f in self.functions:
+            budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
+            out.append(
+                f"auto @{f.func}: {f.method} in {f.seconds:.2f}s over {f.nodes} nodes "
+                f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies); planned "
+                f"collectives {format_bytes(f.objective)}, peak memory estimate "
+                f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
+                f"{f.reshards} reshards made explicit"
+            )
+            out.extend(f.explanation)
+        return out
+
+
+@dataclass(frozen=True)
+class AutoShardingPass:
+    """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
+    ("data=4,model=1"), `time_limit` (seconds for the exact solve), `solver` ("highs" or
+    "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
+    see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
+    programs), `explain`, `tie_layers`."""
+
+    memory_budget: int | str | None = None
+    axis_cost: str = ""
+    time_limit: float = 20.0
+    solver: str = "highs"
+    headroom: float = 0.1
+    explain: bool = True
+    tie_layers: bool = True
+
+    def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
+        return auto_shard(module, self, kept)
+
+
+def _mesh(module: Module) -> tuple[str, Mesh] | None:
+    found = [(n, m) for n, m in module.meshes.items() if m.axes]
+    names = {m for _, m in found}
+    if len(names) != 1:
+        return None
+    return found[0]
+
+
+def public_funcs(module: Module) -> list[str]:
+    callees = {op.attr("callee") for op in module.walk() if op.name == "func.call"}
+    callees_s = {str(c).lstrip("@") for c in callees if c is not None}
+    out = []
+    for name, func in module.funcs.items():
+        if name in callees_s or '"private"' in str(func.properties.get("sym_visibility", "")):
+            continue
+        out.append(name)
+    return out
+
+
+def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None) -> AutoReport:
+    """Run the pass on a propagated module (in place); raises `ShardcError` for a budget that no
+    layout meets, naming the smallest one found. `kept`: what must stay (`Kept.snapshot` of the
+    module before propagation: the user's annotations; default: all propagation decided)."""
+    kept = kept or Kept.propagated(module)
+    report = AutoReport()
+    found = _mesh(module)
+    if found is None:
+        report.notes.append("auto: the module has no single mesh with axes; nothing to choose")
+        return report
+    mesh_ref, mesh = found
+    weights: AxisWeights | None = parse_axis_costs(opts.axis_cost, mesh.axis_names) or None
+    budget = None
+    if opts.memory_budget not in (None, "", 0):
+        budget = parse_size(opts.memory_budget)  # type: ignore[arg-type]
+    names = value_names(module) if opts.explain else {}
+    for fname in public_funcs(module):
+        t0 = time.perf_counter()
+        g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
+        if not g.nodes:
+            continue
+        p = build_problem(g, tie=opts.tie_layers)
+        if opts.solver not in SOLVERS:
+            raise ShardcError(
+                f"auto solver {opts.solver!r} is not one of {', '.join(SOLVERS)}",
+                hint="use highs (the default) or cp-sat",
+            )
+        target = None if budget is None else int(budget * (1 - opts.headroom))
+        sol = solve(p, target, opts.time_limit, solver=opts.solver)
+        if not sol.feasible and opts.tie_layers:
+            p = build_problem(g, tie=False)
+            sol = solve(p, target, opts.time_limit, solver=opts.solver)
+        if not sol.feasible:
+            best = min_peak(p, opts.time_limit)
+            need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
+            raise ShardcError(
+                f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
+                f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
+                f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "
+                f"{format_bytes(need)} ({need} bytes) with the planner's "
+                f"{opts.headroom:.0%} headroom",
+                hint=f"give --memory-budget {need} or more, or a mesh with more devices",
+            )
+        decisions = apply_solution(g, sol.choice, names, kept)
+        reshards = insert_reshards(g, sol.choice)
+        _set_func_results(module.funcs[fname], kept.results.get(fname, []))
+        res = FunctionResult(
+            fname, sol.method, sol.objective, sol.peak, budget, len(g.nodes),
+            sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
+            time.perf_counter() - t0, decisions, reshards,
+        )  # fmt: skip
+        if opts.explain:
+            res.explanation = explain(g, p, sol, names, budget)
+        report.functions.append(res)
+    return report
+
+
+def apply_solution(
+    g: StrategyGraph, choice: list[int], names: dict[int, str], kept: Kept
+) -> list[Decision]:
+    """Write the chosen layouts on the values; every dim closed so that nothing moves them."""
+    out: list[Decision] = []
+    for n, node in enumerate(g.nodes):
+        if node.kind == "fixed":
+            if node.op is not None and not node.op.regions and node.op.name not in PINLESS:
+                for v, layout in zip(node.values, node.strategies[0].outs, strict=True):
+                    set_sharding(v, layout)
+            continue
+        s = node.strategies[choice[n]]
+        for j, v in enumerate(node.values):
+            new = s.outs[j]
+            cur = kept.of(v)
+            dims = []
+            for i, d in enumerate(new.dims):
+                c = cur.dims[i] if cur is not None and i < len(cur.dims) else None
+                if c is not None and decided(c):
+                    dims.append(DimSharding(c.axes, True))
+                else:
+                    dims.append(DimSharding(d.axes, True))
+                    if d.axes:
+                        axes = ", ".join(f'"{a}"' if a.sub is None else str(a) for a in d.axes)
+                        out.append(Decision(names.get(id(v), "?"), i, "{" + axes + "}"))
+            mesh = cur.mesh if cur is not None else g.mesh_ref
+            rep = cur.replicated if cur is not None else ()
+            unr = cur.unreduced if cur is not None else ()
+            set_sharding(v, TensorSharding(mesh, tuple(dims), rep, unr))
+    return out
+
+
+def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
+    """Make each reshard the plan relies on explicit: a closed `sdy.sharding_constraint` right
+    before each op that reads the value in the new layout (one per reader: a shared one would
+    keep the resharded copy alive between readers, which the memory plan does not count), so
+    that XLA runs the plan's collectives rather than re-deriving its own. Returns how many."""
+    needs: list[tuple[int, Operation, int, Value, TensorSharding]] = []
+    for n, node in enumerate(g.nodes):
+        if node.kind != "op":
+            continue
+        s = node.strategies[choice[n]]
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is None:
+                continue
+            u, j = loc
+            src = g.nodes[u].strategies[choice[u]].outs[j]
+            req = resolve_required(src, s.ins[i])
+            if [d.axes for d in req.dims] == [d.axes for d in src.dims]:
+                continue
+            op, idx = node.input_at[i]
+            needs.append((g.position.get(id(op), 0), op, idx, x, req))
+    needs.sort(key=lambda t: t[0])
+    made: dict[tuple[int, TensorSharding, int], Value] = {}
+    for _, op, idx, x, req in needs:
+        closed = TensorSharding(req.mesh, tuple(DimSharding(d.axes, True) for d in req.dims))
+        key = (id(x), closed, id(op))
+        c = made.get(key)
+        if c is None:
+            block = op.parent
+            assert block is not None
+            cop = Operation(
+                "sdy.sharding_constraint",
+                [x],
+                [x.type],
+                properties=AttrDict(items={"sharding": closed}),
+                loc=op.loc,
+            )
+            block.insert(block.ops.index(op), cop)
+            c = made[key] = cop.results[0]
+        op.set_operand(idx, c)
+    return len(made)
+
+
+def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
+    """Dims of the function's results that no annotation decided take the returned values'
+    new layouts."""
+    from shardc.dialect.ir import func_body
+
+    body = func_body(func)
+    ret = body.terminator if body is not None else None
+    if ret is None:
+        return
+    for i in range(Func(func).num_results):
+        if i >= len(ret.operands):
+            break
+        cur = kept[i] if i < len(kept) else Func(func).result_sharding(i)
+        got = current_sharding(ret.operands[i])
+        if got is None:
+            continue
+        if cur is None:
+            Func(func).set_result_sharding(i, got)
+            continue
+        used = {a for d in cur.dims for a in d.axes}
+        dims = []
+        for j, d in enumerate(cur.dims):
+            if decided(d) or j >= len(got.dims):
+                dims.append(d)
+            else:
+                axes = tuple(a for a in got.dims[j].axes if a not in used)
+                dims.append(DimSharding(axes, True))
+        Func(func).set_result_sharding(i, cur.with_dims(tuple(dims)))
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+def _layout(s: TensorSharding) -> str:
+    return "[" + ", ".join(str(DimSharding(d.axes)) for d in s.dims) + "]"
+
+
+def explain(
+    g: StrategyGraph, p: Problem, sol: Solution, names: dict[int, str], budget: int | None
+) -> list[str]:
+    """One line per node that decided dims: its choice, its bytes and memory, and the cheapest
+    alternatives with the bytes and memory each would have cost instead."""
+    incoming: dict[int, list[tuple[int, list[list[float]]]]] = {}
+    outgoing: dict[int, list[tuple[int, list[list[float]]]]] = {}
+    for (u, v), tbl in p.edges.items():
+        incoming.setdefault(v, []).append((u, tbl))
+        outgoing.setdefault(u, []).append((v, tbl))
+    node_values: dict[int, list[int]] = {}
+    for vi, n in enumerate(p.value_node):
+        node_values.setdefault(n, []).append(vi)
+    small = len(g.nodes) <= 400
+    lines = []
+    choice = sol.choice
+    for n, node in enumerate(g.nodes):
+        if node.kind == "fixed" or len(node.strategies) < 2:
+            continue
+        k0 = choice[n]
+        chosen = node.strategies[k0]
+        dims = []
+        for j, v in enumerate(node.values):
+            for i in node.free_dims[j]:
+                if chosen.outs[j].dims[i].axes:
+                    dims.append(f"{names.get(id(v), '?')} dim {i} <- {chosen.outs[j].dims[i]}")
+        if not dims:
+            continue
+
+        def local_cost(k: int, n: int = n) -> float:
+            c = p.node_cost[n][k]
+            for u, tbl in incoming.get(n, ()):
+                c += tbl[choice[u]][k]
+            for v, tbl in outgoing.get(n, ()):
+                c += tbl[k][choice[v]]
+            return c
+
+        def mem(k: int, n: int = n) -> int:
+            return sum(p.value_bytes[vi][k] for vi in node_values.get(n, ()))
+
+        base = local_cost(k0)
+        alts = sorted((k for k in range(len(node.strategies)) if k != k0), key=local_cost)[:3]
+        what = names.get(id(node.values[0]), "?") if node.values else "?"
+        head = f"%{what.lstrip('%')}" if node.kind == "arg" else f"{what} = {node.op.name}"  # type: ignore[union-attr]
+        alt_text = []
+        for k in alts:
+            s = node.strategies[k]
+            text = (
+                f"{_layout(s.outs[0])}: {format_bytes(local_cost(k))} moved here "
+                f"({'+' if local_cost(k) >= base else ''}{format_bytes(local_cost(k) - base)}), "
+                f"{format_bytes(mem(k))} held"
+            )
+            if small and budget is not None:
+                trial = list(choice)
+                trial[n] = k
+                peak = p.peak_memory(trial)
+                if peak > budget:
+                    text += f", peak {format_bytes(peak)} over budget"
+            alt_text.append(text)
+        lines.append(
+            f"auto: {head}: {'; '.join(dims)}; chose {_layout(chosen.outs[0])}: "
+            f"{format_bytes(base)} moved here, {format_bytes(mem(k0))} held; weighed "
+            + (" | ".join(alt_text) or "nothing else")
+        )
+    return lines

@@ -1,0 +1,362 @@
+"""The strategy graph as plain numbers: the exact problem the solver sees (no IR, no shardings).
+
+Node costs (the collectives a strategy implies, plus resharding a node's own values and the
+layouts the function's results must have), edge cost tables between a producer's and a
+consumer's strategies, each value's local bytes per strategy of its node, and the live sets
+(values live at one program point, arguments and outputs at every point) over which the
+per-device memory is bounded. Nodes with the same structure in the same surroundings (repeated
+layers) are tied to one representative, so a stack of identical layers is one set of choices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shardc.dialect.ir import OpResult
+
+from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
+
+
+@dataclass
+class Problem:
+    """Costs in weighted bytes; memory in bytes; `rep[n]` is the node whose choice n shares."""
+
+    num_strategies: list[int]
+    node_cost: list[list[float]]
+    # (u, v) -> cost table [k_u][k_v]; u != v; one table per pair (parallel edges summed)
+    edges: dict[tuple[int, int], list[list[float]]]
+    value_node: list[int]
+    value_bytes: list[list[int]]
+    # per live set: the values live there and the reshard temporaries made there
+    live_sets: list[tuple[list[int], list[int]]]
+    # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
+    temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
+    rep: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.rep:
+            self.rep = list(range(len(self.num_strategies)))
+
+    def objective(self, choice: list[int]) -> float:
+        total = sum(c[choice[n]] for n, c in enumerate(self.node_cost))
+        for (u, v), table in self.edges.items():
+            total += table[choice[u]][choice[v]]
+        return total
+
+    def peak_memory(self, choice: list[int]) -> int:
+        if not self.live_sets:
+            return 0
+        vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
+        tb = [t[choice[u]][choice[v]] for u, v, t in self.temps]
+        return max(sum(vb[i] for i in vs) + sum(tb[i] for i in ts) for vs, ts in self.live_sets)
+
+
+def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
+    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets."""
+    mesh = g.mesh
+    weights = g.weights
+    nodes = g.nodes
+    fp = [hash(tuple((tuple(s.outs), tuple(s.ins)) for s in n.strategies)) for n in nodes]
+    ns = [len(n.strategies) for n in nodes]
+    cost = [[s.cost for s in n.strategies] for n in nodes]
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    memo: dict[tuple, float] = {}
+
+    def eb(v, src, req) -> float:  # noqa: ANN001 - IR values and shardings
+        key = (v.type, src, req)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = edge_bytes(v, src, req, mesh, weights)
+        return r
+
+    table_memo: dict[tuple, list[list[float]]] = {}
+    temp_memo: dict[tuple, list[list[int]]] = {}
+    temps: list[tuple[int, int, list[list[int]]]] = []
+    temp_pos: list[int] = []
+
+    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
+        r = resolve_required(src, req)
+        if [d.axes for d in r.dims] == [d.axes for d in src.dims]:
+            return 0
+        return value_bytes(v, r, mesh)
+
+    for vi, node in enumerate(nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is None:
+                continue
+            ui, j = loc
+            producer = nodes[ui]
+            tkey = (fp[ui], j, fp[vi], i, x.type)
+            mt = temp_memo.get(tkey)
+            if mt is None:
+                mt = temp_memo[tkey] = [
+                    [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+            if any(any(row) for row in mt):
+                temps.append((ui, vi, mt))
+                temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
+            if ui == vi:
+                for k, s in enumerate(node.strategies):
+                    cost[vi][k] += eb(x, s.outs[j], s.ins[i])
+                continue
+            key = (fp[ui], j, fp[vi], i, x.type)
+            tbl = table_memo.get(key)
+            if tbl is None:
+                tbl = [
+                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+                table_memo[key] = tbl
+            _add_table(edges, ui, vi, tbl)
+    for x, req in g.sinks:
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        for k, s in enumerate(nodes[ui].strategies):
+            cost[ui][k] += eb(x, s.outs[j], req)
+    value_node: list[int] = []
+    vbytes: list[list[int]] = []
+    index: dict[tuple[int, int], int] = {}
+    for n, node in enumerate(nodes):
+        for j, v in enumerate(node.values):
+            index[(n, j)] = len(value_node)
+            value_node.append(n)
+            if not materialized(v):
+                vbytes.append([0] * len(node.strategies))
+            else:
+                vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
+    live_sets = _live_sets(g, index, temp_pos)
+    p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
+    if tie:
+        p.rep = tie_repeated(g, p, fingerprints=fp)
+    return p
+
+
+def fused(v) -> bool:  # noqa: ANN001 - an IR value
+    """A value whose only reader is element-wise: XLA fuses it into that reader, so it never
+    takes memory of its own (function results are always materialized)."""
+    if len(v.uses) != 1:
+        return False
+    user = v.uses[0][0]
+    return user.name in FOLLOW_OPS and user.name != "func.return"
+
+
+def materialized(v) -> bool:  # noqa: ANN001 - an IR value
+    """Whether XLA gives `v` a buffer: broadcasts fuse into every reader, and so does a value
+    read once by an element-wise op (function results always have one)."""
+    if isinstance(v, OpResult) and v.owner.name == "stablehlo.broadcast_in_dim":
+        return any(user.name == "func.return" for user, _ in v.uses)
+    return not fused(v)
+
+
+def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
+    if not any(any(row) for row in tbl):
+        return
+    key = (u, v)
+    if key in edges:
+        old = edges[key]
+        edges[key] = [
+            [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+        ]
+    else:
+        edges[key] = tbl
+
+
+def _live_sets(
+    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The values live at each program point and the reshard temporaries made there, without
+    repeats or sets inside the previous one."""
+    starts: dict[int, list[int]] = {}
+    ends: dict[int, list[int]] = {}
+    at: dict[int, list[int]] = {}
+    for key, (first, last) in g.live.items():
+        vi = index[key]
+        starts.setdefault(first, []).append(vi)
+        ends.setdefault(last, []).append(vi)
+    for ti, t in enumerate(temp_pos):
+        at.setdefault(t, []).append(ti)
+    live: set[int] = set()
+    out: list[tuple[list[int], list[int]]] = []
+    prev: tuple[set[int], set[int]] = (set(), set())
+    for t in range(-1, g.num_positions + 1):
+        live.update(starts.get(t, ()))
+        here = set(at.get(t, ()))
+        if (live or here) and not (live <= prev[0] and here <= prev[1]):
+            if out and prev[0] <= live and prev[1] <= here:
+                out[-1] = (sorted(live), sorted(here))
+            else:
+                out.append((sorted(live), sorted(here)))
+            prev = (set(live), here)
+        live.difference_update(ends.get(t, ()))
+    return _maximal(out)
+
+
+def _maximal(sets: list[tuple[list[int], list[int]]]) -> list[tuple[list[int], list[int]]]:
+    """The live sets that no other one contains (all bytes are >= 0, so those bound nothing)."""
+    as_sets = [(frozenset(v), frozenset(t)) for v, t in sets]
+    order = sorted(range(len(sets)), key=lambda i: -(len(as_sets[i][0]) + len(as_sets[i][1])))
+    kept: list[int] = []
+    for i in order:
+        vi, ti = as_sets[i]
+        if not any(vi <= as_sets[j][0] and ti <= as_sets[j][1] for j in kept):
+            kept.append(i)
+    return [sets[i] for i in sorted(kept)]
+
+
+def tie_repeated(
+    g: StrategyGraph,
+    p: Problem,
+    rounds: int = 3,
+    min_repeats: int = 4,
+    fingerprints: list[int] | None = None,
+) -> list[int]:
+    """Representatives of nodes that are alike up to `rounds` hops (Weisfeiler-Lehman labels
+    over op, types, strategies and neighbours): identical repeated layers share one choice.
+    Only classes of at least `min_repeats` nodes are tied: layers repeat many times, and
+    untied nodes can be folded away exactly (`eliminate`)."""
+    nodes = g.nodes
+    label: list[str] = []
+    for node in nodes:
+        h = hashlib.blake2b(digest_size=12)
+        h.update(node.kind.encode())
+        h.update(node.signature.encode())
+        if fingerprints is not None:
+            h.update(str(fingerprints[len(label)]).encode())
+        else:
+            for s in node.strategies:
+                h.update(repr((s.outs, s.ins)).encode())
+        label.append(h.hexdigest())
+    preds: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    succs: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    for vi, node in enumerate(nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is not None:
+                preds[vi].append((i, loc[0]))
+                succs[loc[0]].append((i, vi))
+    for _ in range(rounds):
+        new = []
+        for n in range(len(nodes)):
+            h = hashlib.blake2b(digest_size=12)
+            h.update(label[n].encode())
+            h.update(repr(sorted((i, label[u]) for i, u in preds[n])).encode())
+            h.update(repr(sorted((i, label[v]) for i, v in succs[n])).encode())
+            new.append(h.hexdigest())
+        label = new
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for n in range(len(nodes)):
+        first.setdefault(label[n], n)
+        count[label[n]] = count.get(label[n], 0) + 1
+    rep = []
+    for n in range(len(nodes)):
+        r = first[label[n]]
+        ok = count[label[n]] >= min_repeats and p.num_strategies[r] == p.num_strategies[n]
+        rep.append(r if ok else n)
+    return rep
+
+
+def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """Fold away nodes whose choice touches no memory and at most two neighbours (min-sum
+    variable elimination: exact). Returns the smaller problem, where each folded node has one
+    dummy strategy, and the function that recovers their choices from a solution of it."""
+    n_nodes = len(p.num_strategies)
+    tied = {r for n, r in enumerate(p.rep) if r != n}
+    busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
+    for vi, n in enumerate(p.value_node):
+        if any(p.value_bytes[vi]):
+            busy.add(n)
+    for u, v, _ in p.temps:
+        busy.update((u, v))
+    adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
+    for (u, v), tbl in p.edges.items():
+        _merge(adj[u], v, tbl)
+        _merge(adj[v], u, [list(col) for col in zip(*tbl, strict=True)])
+    cost = [list(c) for c in p.node_cost]
+    steps: list[tuple] = []
+    queue = [n for n in range(n_nodes) if n not in busy and len(adj[n]) <= 2]
+    done: set[int] = set()
+    while queue:
+        n = queue.pop()
+        if n in done or n in busy or len(adj[n]) > 2:
+            continue
+        done.add(n)
+        ns = range(p.num_strategies[n])
+        nbrs = list(adj[n])
+        for u in nbrs:
+            del adj[u][n]
+        if not nbrs:
+            steps.append((n, (), min(ns, key=lambda k: cost[n][k])))
+        elif len(nbrs) == 1:
+            u = nbrs[0]
+            t = adj[n][u]  # [k_n][k_u]
+            best = []
+            for ku in range(p.num_strategies[u]):
+                k = min(ns, key=lambda k: cost[n][k] + t[k][ku])  # noqa: B023
+                best.append(k)
+                cost[u][ku] += cost[n][k] + t[k][ku]
+            steps.append((n, (u,), best))
+        else:
+            u, w = nbrs
+            tu, tw = adj[n][u], adj[n][w]
+            new = []
+            best2 = []
+            for ku in range(p.num_strategies[u]):
+                row, brow = [], []
+                for kw in range(p.num_strategies[w]):
+                    k = min(ns, key=lambda k: tu[k][ku] + cost[n][k] + tw[k][kw])  # noqa: B023
+                    row.append(tu[k][ku] + cost[n][k] + tw[k][kw])
+                    brow.append(k)
+                new.append(row)
+                best2.append(brow)
+            _merge(adj[u], w, new)
+            _merge(adj[w], u, [list(col) for col in zip(*new, strict=True)])
+            steps.append((n, (u, w), best2))
+        adj[n] = {}
+        queue.extend(x for x in nbrs if x not in busy and x not in done and len(adj[x]) <= 2)
+    if not done:
+        return p, lambda c: c
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    for u in range(n_nodes):
+        for v, tbl in adj[u].items():
+            if u < v:
+                edges[(u, v)] = tbl
+    q = Problem(
+        [1 if n in done else p.num_strategies[n] for n in range(n_nodes)],
+        [[0.0] if n in done else cost[n] for n in range(n_nodes)],
+        edges,
+        p.value_node,
+        [[0] if p.value_node[vi] in done else b for vi, b in enumerate(p.value_bytes)],
+        p.live_sets,
+        p.temps,
+        list(p.rep),
+    )
+
+    def recover(choice: list[int]) -> list[int]:
+        out = list(choice)
+        for n, nbrs, best in reversed(steps):
+            if not nbrs:
+                out[n] = best
+            elif len(nbrs) == 1:
+                out[n] = best[out[nbrs[0]]]
+            else:
+                out[n] = best[out[nbrs[0]]][out[nbrs[1]]]
+        return out
+
+    return q, recover
+
+
+def _merge(d: dict[int, list[list[float]]], key: int, tbl: list[list[float]]) -> None:
+    old = d.get(key)
+    if old is None:
+        d[key] = [list(r) for r in tbl]
+    else:
+        d[key] = [
+            [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+        ]
