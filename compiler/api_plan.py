@@ -105,9 +105,15 @@ def diff(
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
     source = getattr(lowered, "plan_source", None)
-    if source is None:  # no traced module kept: plan the propagated IR as it is
+    auto = getattr(getattr(lowered, "report", None), "auto", None)
+    if source is None or auto is not None:
+        # plan the propagated IR as it is: no traced module kept, or automatic sharding chose
+        # the layout (re-running it could choose another: shardc.jit fits it to XLA's memory)
         module = lowered.ir.clone()
-        return module, plan_module(module, None)
+        plan = plan_module(module, None)
+        if auto is not None:
+            plan.auto = auto.lines()
+        return module, plan
     unpropagated, options = source
     with suspended_gc():
         module = unpropagated.clone()

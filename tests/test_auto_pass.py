@@ -134,3 +134,35 @@ def test_priorities_keep_what_propagation_settled() -> None:
     assert "annotations carry priorities" in report.auto.lines()[0]  # type: ignore[attr-defined]
     args = _arg_shardings(module)
     assert args[0].startswith('<@mesh, [{"x"}') and args[1] == '<@mesh, [{}, {"x"}]>'
+
+
+def test_plan_says_what_auto_decided() -> None:
+    # shardc.plan with auto: the plan of auto's layout, with auto's explanation in the table
+    plan = shardc.plan(_batch_only(), options=PropagationOptions(auto=True, memory_budget="12KiB"))
+    assert plan.auto and plan.auto[0].startswith("auto @main: highs optimal")
+    table = plan.table()
+    assert "decided by automatic sharding:" in table
+    assert any("%arg1 dim" in line and "weighed" in line for line in plan.auto)
+    assert "auto" not in plan.to_json()  # the JSON schema stays the plan's own
+    # without auto there is nothing of the kind
+    assert not shardc.plan(_batch_only()).auto
+
+
+def test_lowered_plan_is_the_plan_of_the_auto_layout() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    mesh = jax.sharding.AbstractMesh((4, 2), ("data", "model"))
+
+    def mlp(x, w1, w2):  # type: ignore[no-untyped-def]
+        return jnp.tanh(x @ w1) @ w2
+
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=("data, _", None, None), auto=True)
+    sds = [jax.ShapeDtypeStruct(s, jnp.float32) for s in ((16, 64), (64, 256), (256, 64))]
+    lowered = f.lower(*sds)
+    plan = lowered.plan()
+    assert plan.auto == lowered.auto_explanation() and plan.auto
+    # the plan reads the layout auto chose (the exported shardings), not a re-run of it
+    from shardc.api_plan import plan_module
+
+    assert plan.total_bytes == plan_module(lowered.ir.clone(), None).total_bytes

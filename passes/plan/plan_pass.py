@@ -27,3 +27,6 @@ class PlanPass:
     def run(self, module: Module, ctx: PassContext) -> None:
         origins = ctx.report.origins if ctx.report is not None else None
         ctx.plan, ctx.plan_rewrites = plan_with_rewrites(module, origins, self.options)
+        auto = ctx.report.auto if ctx.report is not None else None
+        if auto is not None:
+            ctx.plan.auto = auto.lines()

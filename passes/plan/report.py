@@ -72,6 +72,9 @@ class Plan:
 
     collectives: list[Collective] = field(default_factory=list)
     memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
+    # their bytes and memory (its explanation lines; the table shows them, the JSON schema not)
+    auto: list[str] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
@@ -141,6 +144,10 @@ class Plan:
             f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
             f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
         )
+        if self.auto:
+            lines.append("")
+            lines.append("decided by automatic sharding:")
+            lines.extend(f"  {line}" for line in self.auto)
         return "\n".join(lines) + "\n"
 
 
