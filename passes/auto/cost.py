@@ -8,8 +8,9 @@ gains for free; an op whose reduction factor is sharded leaves partial results t
 weighted by the slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is local
 bytes: a tensor's size divided by the product of the axes on its dims (rounded up, as XLA pads).
 
-This module is shardc's own copy of the plan's measure, kept separate so the plan pass (issue 11)
-can replace it function by function.
+Reshard bytes are the communication plan's own (`passes.plan.cost.reshard_steps`), so auto
+minimizes what `shardc plan` reports; this module adds the axis weights and the per-device
+memory terms of the live sets.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 
 AxisWeights = Mapping[str, float]
 
@@ -120,38 +121,18 @@ def reshard_bytes(
     mesh: Mesh,
     weights: AxisWeights | None = None,
 ) -> float:
-    """Weighted bytes per device to turn layout `src` of a value into `dst`.
+    """Weighted bytes per device to turn layout `src` of a value into `dst`: the collectives the
+    communication plan lists for that reshard (`passes.plan.cost.reshard_steps`: all-slices are
+    free, all-to-alls move axes between dims, all-gathers what is left), each weighted by its
+    slowest mesh axis."""
+    from ..plan.cost import reshard_steps
 
-    Each dim keeps the longest common prefix of its axes; the other source axes are lost. Lost
-    axes that `dst` puts on other dims move there by all-to-all (bytes: the source's local size);
-    any other loss is an all-gather (bytes: the gathered, larger, local size). Gaining axes is a
-    local slice and costs nothing."""
     rank = len(shape)
     a, b = _dim_axes(src, rank), _dim_axes(dst, rank)
     if a == b:
         return 0.0
-    kept: list[tuple[AxisRef, ...]] = []
-    lost: list[AxisRef] = []
-    for sa, da in zip(a, b, strict=True):
-        n = 0
-        while n < len(sa) and n < len(da) and sa[n] == da[n]:
-            n += 1
-        kept.append(sa[:n])
-        lost.extend(sa[n:])
-    if not lost:
-        return 0.0
-    dst_axes = {x for d in b for x in d}
-    w = collective_weight(lost, weights)
-    src_local = local_bytes(shape, elem_bytes, src, mesh)
-    if all(x in dst_axes for x in lost):
-        return w * src_local  # all-to-all: same size in and out
-    mid = TensorSharding(mesh, tuple(_dim(k) for k in kept))
-    return w * local_bytes(shape, elem_bytes, mid, mesh)
-
-
-def _dim(axes: tuple[AxisRef, ...]) -> DimSharding:
-
-    return DimSharding(axes)
+    steps = reshard_steps(shape, elem_bytes, tuple(a), tuple(b), mesh)
+    return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)
 
 
 def partial_reduce_bytes(
