@@ -90,9 +90,9 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     if source is None:  # no traced module kept: plan the propagated IR as it is
         module = lowered.ir.clone()
         return module, plan_module(module, None)
-    unpropagated, options = source
+    build, options = source
     with suspended_gc():
-        module = unpropagated.clone()
+        module = build()
         return module, plan_propagated(module, options)
 
 
