@@ -19,10 +19,12 @@ from shardc.dialect.ir import (
     Block,
     Module,
     Operation,
+    Value,
     callee_name,
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -42,6 +44,18 @@ NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sh
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
 # ops under which a pinned constraint may go (outside manual regions and reduction bodies)
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
+# element-wise ops whose unpinned result XLA re-derives from its pinned neighbours: a layout
+# passes through them unchanged, and where XLA reshards inside a chain of them instead of where
+# shardc does, it moves a value of the same type, so the same bytes (collectives excluded)
+REDERIVED_OPS = ELEMENTWISE_OPS - frozenset(
+    {
+        "stablehlo.collective_broadcast",
+        "stablehlo.collective_permute",
+        "stablehlo.cross-replica-sum",
+        "stablehlo.all_reduce",
+        "stablehlo.map",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -279,6 +293,8 @@ class _Exporter:
                 safe = pinnable(op, s)
                 if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one too
                     s = r.sharding = safe
+                elif _rederived(op, r, s):
+                    continue
                 uses = list(r.uses)
                 c = Operation(
                     "sdy.sharding_constraint",
@@ -320,3 +336,18 @@ def _drop_data_flow_edges(module: Module) -> None:
     for op in edges:
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
+
+
+def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
+    """Whether XLA gives `r` the layout `s` (or moves the same bytes) without a pin: every use
+    is already a closed constraint to `s`, or `op` is element-wise over operands of `r`'s type."""
+    if all(
+        u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
+        for u, _ in r.uses
+    ):
+        return True
+    return (
+        op.name in REDERIVED_OPS
+        and len(op.results) == 1
+        and all(v.type == r.type for v in op.operands)
+    )
