@@ -44,6 +44,9 @@ NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sh
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
 # ops under which a pinned constraint may go (outside manual regions and reduction bodies)
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
+# ops whose result each device makes in any layout without communication (XLA's Shardy splits
+# constants and scalar broadcasts per use, so each copy takes its user's layout)
+LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
 # element-wise ops whose unpinned result XLA re-derives from its pinned neighbours: a layout
 # passes through them unchanged, and where XLA reshards inside a chain of them instead of where
 # shardc does, it moves a value of the same type, so the same bytes (collectives excluded)
@@ -340,12 +343,19 @@ def _drop_data_flow_edges(module: Module) -> None:
 
 def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
     """Whether XLA gives `r` the layout `s` (or moves the same bytes) without a pin: every use
-    is already a closed constraint to `s`, or `op` is element-wise over operands of `r`'s type."""
+    is already a closed constraint to `s`, `op` makes its result on every device without
+    operands (a constant, an iota) or broadcasts a scalar, or it is element-wise over operands
+    of `r`'s type."""
     if all(
         u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
         for u, _ in r.uses
     ):
         return True
+    if op.name in LOCAL_OPS:
+        return True
+    if op.name == "stablehlo.broadcast_in_dim":
+        t = op.operands[0].type
+        return isinstance(t, TensorType) and not t.shape
     return (
         op.name in REDERIVED_OPS
         and len(op.results) == 1

@@ -76,3 +76,21 @@ def test_while_gets_no_op_sharding() -> None:
     for line in out.splitlines():
         if "stablehlo.while" in line:
             assert "sdy.sharding" not in line
+
+
+def test_pin_skips_constants_and_scalar_broadcasts() -> None:
+    text = TEXT.replace(
+        "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
+        "%c = stablehlo.constant dense<2.0> : tensor<f32>\n"
+        "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>\n"
+        "  %k = stablehlo.constant dense<1.0> : tensor<8x16xf32>\n"
+        "  %s = stablehlo.add %b, %k : tensor<8x16xf32>\n"
+        "  %m = stablehlo.multiply %arg0, %s : tensor<8x16xf32>\n"
+        "  %0 = stablehlo.tanh %m : tensor<8x16xf32>",
+    )
+    out = shardc.propagate(text, mode="pin")
+    # each device makes a constant or a broadcast scalar in any layout without communication,
+    # the add/multiply/tanh are element-wise: only the dot is pinned
+    assert out.count("sdy.sharding_constraint") == 1
+    assert "stablehlo.dot_general" in out.split("sdy.sharding_constraint")[0]
+
