@@ -5,7 +5,9 @@ module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
-op result outside manual regions, so XLA partitions exactly the chosen layout.
+op result outside manual regions that XLA would not re-derive the same way (not after constants,
+iotas, scalar broadcasts, element-wise ops over operands of their own type, or values already
+constrained to their layout), so XLA partitions the chosen layout.
 """
 
 from __future__ import annotations
