@@ -114,9 +114,9 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
         if auto is not None:
             plan.auto = auto.lines()
         return module, plan
-    unpropagated, options = source
+    build, options = source
     with suspended_gc():
-        module = unpropagated.clone()
+        module = build()
         return module, plan_propagated(module, options)
 
 

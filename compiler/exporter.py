@@ -14,7 +14,8 @@ Format = Literal["pretty", "generic", "text"]
 
 def to_jax_module(module: Module) -> Any:
     """The module as a jaxlib `ir.Module` (parsed from shardc's generic text)."""
-    return mlir_bridge.parse_module(print_generic(module), "<shardc output>")
+    # shardc prints what it imported: the input's nesting, no new strings
+    return mlir_bridge.parse_module(print_generic(module), "<shardc output>", checked=True)
 
 
 def export_text(module: Module, fmt: Format = "pretty", with_locs: bool = False) -> str:

@@ -22,7 +22,11 @@ def import_text(text: str, source_name: str = "<input>") -> Module:
 
 def import_module(jmod: Any, source_name: str = "<input>") -> Module:
     """Convert a jaxlib `ir.Module` into shardc IR."""
-    generic = mlir_bridge.generic_text(jmod)
+    return import_generic(mlir_bridge.generic_text(jmod), source_name)
+
+
+def import_generic(generic: str, source_name: str = "<input>") -> Module:
+    """Build shardc IR from jaxlib's generic print (with locations) of a module."""
     with suspended_gc():  # both build many objects that live on (see suspended_gc)
         module = parse_generic(generic, source_name)
         absorb_sharding_attrs(module)

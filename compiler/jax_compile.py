@@ -9,6 +9,7 @@ placement and the multi-process runtime are JAX's, nothing home-made.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,8 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     import jax
     from jaxlib.mlir import ir
 
-    from shardc.importer import import_module
+    from shardc import mlir_bridge
+    from shardc.importer import import_generic
 
     from .annotations import tracing_mesh
     from .backend import concrete_mesh, mesh_devices
@@ -149,8 +151,11 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
 
     name = getattr(jitted.fun, "__name__", "fun")
-    ir_module = import_module(module, f"<shardc.jit {name}>")
-    source = ir_module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
+    generic = mlir_bridge.generic_text(module)
+    ir_module = import_generic(generic, f"<shardc.jit {name}>")
+    # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
+    # rather than every lowering paying for a copy of the IR
+    source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
     ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)

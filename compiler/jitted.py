@@ -192,7 +192,8 @@ class Lowered:
         self.trace_seconds = traced.seconds
         self._exports: dict[tuple[str, bool], Exported] = {}
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
-        self.plan_source: tuple[Module, Any] | None = None  # (unpropagated IR, options)
+        # (a builder of the unpropagated IR, options)
+        self.plan_source: tuple[Callable[[], Module], Any] | None = None
 
     def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
@@ -382,7 +383,8 @@ class Jitted:
         On a mesh this machine has, JAX lowers on its devices and `.compile()` hands shardc's
         module back to JAX's own compile (callbacks, donation, placement are JAX's); a mesh
         bigger than the machine lowers abstractly (inspect only)."""
-        from shardc.importer import import_module
+        from shardc import mlir_bridge
+        from shardc.importer import import_generic
 
         from .frontend import trace_function
 
@@ -405,9 +407,11 @@ class Jitted:
             jax_mesh=self.jax_mesh,
         )
         name = getattr(self.fun, "__name__", "fun")
-        module = import_module(traced.module, f"<shardc.jit {name}>")
+        generic = mlir_bridge.generic_text(traced.module)
+        module = import_generic(generic, f"<shardc.jit {name}>")
         options = _options(self.options, strategy)
-        source = module.clone()  # the unpropagated IR: `.plan()` re-propagates it with origins
+        # `.plan()` re-propagates the unpropagated IR (re-imported then) with origins
+        source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
         module, report = self.run_pipeline(module, options)
         lowered = Lowered(self, traced, module)
         lowered.plan_source = (source, options)

@@ -464,7 +464,8 @@ class Module:
 
     def clone(self) -> Module:
         """An independent deep copy (attributes copied, immutable shardings shared)."""
-        copy = Module(self.op.clone(), dict(self.loc_aliases))
+        with suspended_gc():  # a clone allocates many objects that all live on
+            copy = Module(self.op.clone(), dict(self.loc_aliases))
         copy.loc_alias_order = list(self.loc_alias_order)
         copy.source_name = self.source_name
         return copy

@@ -5,7 +5,9 @@ module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
-op result outside manual regions, so XLA partitions exactly the chosen layout.
+op result outside manual regions that XLA would not re-derive the same way (not after constants,
+iotas, scalar broadcasts, element-wise ops over operands of their own type, or values already
+constrained to their layout), so XLA partitions the chosen layout.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from shardc.dialect.ir import (
     Block,
     Module,
     Operation,
+    Value,
     callee_name,
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -42,6 +46,21 @@ NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sh
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
 # ops under which a pinned constraint may go (outside manual regions and reduction bodies)
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
+# ops whose result each device makes in any layout without communication (XLA's Shardy splits
+# constants and scalar broadcasts per use, so each copy takes its user's layout)
+LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+# element-wise ops whose unpinned result XLA re-derives from its pinned neighbours: a layout
+# passes through them unchanged, and where XLA reshards inside a chain of them instead of where
+# shardc does, it moves a value of the same type, so the same bytes (collectives excluded)
+REDERIVED_OPS = ELEMENTWISE_OPS - frozenset(
+    {
+        "stablehlo.collective_broadcast",
+        "stablehlo.collective_permute",
+        "stablehlo.cross-replica-sum",
+        "stablehlo.all_reduce",
+        "stablehlo.map",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -279,6 +298,8 @@ class _Exporter:
                 safe = pinnable(op, s)
                 if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one too
                     s = r.sharding = safe
+                elif _rederived(op, r, s):
+                    continue
                 uses = list(r.uses)
                 c = Operation(
                     "sdy.sharding_constraint",
@@ -320,3 +341,25 @@ def _drop_data_flow_edges(module: Module) -> None:
     for op in edges:
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
+
+
+def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
+    """Whether XLA gives `r` the layout `s` (or moves the same bytes) without a pin: every use
+    is already a closed constraint to `s`, `op` makes its result on every device without
+    operands (a constant, an iota) or broadcasts a scalar, or it is element-wise over operands
+    of `r`'s type."""
+    if all(
+        u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
+        for u, _ in r.uses
+    ):
+        return True
+    if op.name in LOCAL_OPS:
+        return True
+    if op.name == "stablehlo.broadcast_in_dim":
+        t = op.operands[0].type
+        return isinstance(t, TensorType) and not t.shape
+    return (
+        op.name in REDERIVED_OPS
+        and len(op.results) == 1
+        and all(v.type == r.type for v in op.operands)
+    )

@@ -168,17 +168,16 @@ def verify_propagatable(module: Module) -> None:
     groups whose members differ in shape or sit on both sides of a manual computation."""
     groups: dict[str, list[tuple[Value, Operation]]] = {}
     for op in module.walk():
-        loc = module.resolve_loc(op.loc)
         values = list(op.results)
         if op.name == "func.func" and op.regions and op.regions[0].blocks:
             values += op.regions[0].entry.args
         for v in values:
-            _check_static_tensor(v.type, op, loc)
+            _check_static_tensor(v.type, op, module)
         for region in op.regions:
             for block in region.blocks:
                 if op.name != "func.func":
                     for a in block.args:
-                        _check_static_tensor(a.type, op, loc)
+                        _check_static_tensor(a.type, op, module)
         if op.name == "sdy.sharding_group":
             gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
             groups.setdefault(gid, []).append((op.operands[0], op))
@@ -187,20 +186,20 @@ def verify_propagatable(module: Module) -> None:
     _check_no_recursion(module)
 
 
-def _check_static_tensor(t: object, op: Operation, loc: str | None) -> None:
+def _check_static_tensor(t: object, op: Operation, module: Module) -> None:
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.shape):
             raise VerificationError(
                 f"{op.name}: {t} has a dynamic dimension; sharding propagation (shardc's, as "
                 "Shardy's) needs static shapes",
-                location=loc,
+                location=module.resolve_loc(op.loc),
                 hint="lower with static shapes (jax.jit specializes on concrete shapes)",
             )
     elif isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
         raise VerificationError(
             f"{op.name}: tuple type {t}: sharding propagation (shardc's, as Shardy's) does not "
             "support tuples",
-            location=loc,
+            location=module.resolve_loc(op.loc),
             hint="pass the tensors separately (JAX flattens pytrees this way)",
         )
 

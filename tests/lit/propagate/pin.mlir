@@ -3,19 +3,22 @@
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// pin: a closed constraint after every op result, uses rewired
+// pin: a closed constraint after every op result XLA would not re-derive the same way, uses
+// rewired; element-wise ops over operands of their own type are not pinned (XLA passes their
+// neighbours' layouts through them), a transpose is
 // CHECK-LABEL: func.func @pin_chain(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
-// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+// CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
 // CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: %2 = stablehlo.tanh %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: return %3 : tensor<8x16xf32>
-func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<8x16xf32> {
+// CHECK-NEXT: %1 = stablehlo.tanh %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.transpose %1, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
+// CHECK-NEXT: return %3 : tensor<16x8xf32>
+func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<16x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
   %1 = stablehlo.tanh %0 : tensor<8x16xf32>
-  return %1 : tensor<8x16xf32>
+  %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  return %2 : tensor<16x8xf32>
 }
 
 // pin: a dot result is pinned to the propagated sharding
@@ -34,13 +37,13 @@ func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
 // pin: an unsharded value is pinned replicated
 // CHECK-LABEL: func.func @pin_replicated(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
-// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
-// CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: return %1 : tensor<8x16xf32>
-func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
-  return %0 : tensor<8x16xf32>
+// CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+// CHECK-NEXT: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<16x8xf32>
+// CHECK-NEXT: return %1 : tensor<16x8xf32>
+func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<16x8xf32> {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
 }
 
 // pin: a user constraint is not pinned again
@@ -72,25 +75,24 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
   return %0 : tensor<16x8xf32>
 }
 
-// pin: ops in a while body and the while results are pinned; no op-level sharding on while
+// pin: ops in a while body and the while results are pinned; no op-level sharding on while;
+// the constant (each device makes it in any layout) and the element-wise negate are not
 // CHECK-LABEL: func.func @pin_while(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
 // CHECK-NEXT: %c = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} dense<0> : tensor<i32>
-// CHECK-NEXT: %0 = sdy.sharding_constraint %c <@mesh, []> : tensor<i32>
-// CHECK-NEXT: %1:2 = stablehlo.while(%iterArg = %0, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: %0:2 = stablehlo.while(%iterArg = %c, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x16xf32>
 // CHECK-NEXT: cond {
-// CHECK-NEXT: %3 = stablehlo.compare LT, %iterArg, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
-// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, []> : tensor<i1>
-// CHECK-NEXT: stablehlo.return %4 : tensor<i1>
+// CHECK-NEXT: %2 = stablehlo.compare LT, %iterArg, %c {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, []> : tensor<i1>
+// CHECK-NEXT: stablehlo.return %3 : tensor<i1>
 // CHECK-NEXT: } do {
-// CHECK-NEXT: %3 = stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: stablehlo.return %iterArg, %4 : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: stablehlo.return %iterArg, %2 : tensor<i32>, tensor<8x16xf32>
 // CHECK-NEXT: }
 // The while result is pinned to its propagated layout (it carries no op-level sharding).
-// CHECK-NEXT: %2 = sdy.sharding_constraint %1#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: return %2 : tensor<8x16xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: return %1 : tensor<8x16xf32>
 func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
   %c = stablehlo.constant dense<0> : tensor<i32>
   %0:2 = stablehlo.while(%i = %c, %v = %arg0) : tensor<i32>, tensor<8x16xf32>
