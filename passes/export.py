@@ -6,8 +6,8 @@ largest evenly dividing prefix and open main-function dims lose sub-axes, as Sha
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
-iotas, scalar broadcasts, element-wise ops over operands of their own type, or values already
-constrained to their layout), so XLA partitions the chosen layout.
+iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
+chosen layout.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from shardc.dialect.ir import (
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
-from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -49,18 +48,6 @@ PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stabl
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
 # constants and scalar broadcasts per use, so each copy takes its user's layout)
 LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
-# element-wise ops whose unpinned result XLA re-derives from its pinned neighbours: a layout
-# passes through them unchanged, and where XLA reshards inside a chain of them instead of where
-# shardc does, it moves a value of the same type, so the same bytes (collectives excluded)
-REDERIVED_OPS = ELEMENTWISE_OPS - frozenset(
-    {
-        "stablehlo.collective_broadcast",
-        "stablehlo.collective_permute",
-        "stablehlo.cross-replica-sum",
-        "stablehlo.all_reduce",
-        "stablehlo.map",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -344,10 +331,11 @@ def _drop_data_flow_edges(module: Module) -> None:
 
 
 def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
-    """Whether XLA gives `r` the layout `s` (or moves the same bytes) without a pin: every use
-    is already a closed constraint to `s`, `op` makes its result on every device without
-    operands (a constant, an iota) or broadcasts a scalar, or it is element-wise over operands
-    of `r`'s type."""
+    """Whether XLA gives `r` the layout `s` without a pin: every use is already a closed
+    constraint to `s`, or `op` makes its result on every device without operands (a constant,
+    an iota) or broadcasts a scalar. (Element-wise ops stay pinned: left to XLA, a chain of them
+    between pinned neighbours can be resharded where the tensors are larger; an auto-sharded
+    transformer step moved 1.8x the bytes.)"""
     if all(
         u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
         for u, _ in r.uses
@@ -358,8 +346,4 @@ def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
     if op.name == "stablehlo.broadcast_in_dim":
         t = op.operands[0].type
         return isinstance(t, TensorType) and not t.shape
-    return (
-        op.name in REDERIVED_OPS
-        and len(op.results) == 1
-        and all(v.type == r.type for v in op.operands)
-    )
+    return False

@@ -27,12 +27,14 @@ def test_keep_open() -> None:
 
 def test_pin_adds_constraints() -> None:
     out = shardc.propagate(TEXT, mode="pin")
-    # the dot is pinned; the tanh (element-wise, XLA re-derives it from its neighbours) is not
-    assert out.count("sdy.sharding_constraint") == 1
-    assert 'sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]>' in out
-    assert "sdy.sharding_constraint %0" not in out
+    # the tanh and the dot are both pinned (an element-wise op too: left to XLA, a chain of
+    # them can be resharded where the tensors are larger), uses rewired to the constraints
+    assert out.count("sdy.sharding_constraint") == 2
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]>' in out
+    assert 'stablehlo.dot_general %1, %arg1' in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]>' in out
     assert "sdy.reshard" not in out
-    assert "return %2" in out
+    assert "return %3" in out
 
 
 def test_pin_skips_values_a_constraint_already_pins() -> None:
@@ -42,10 +44,11 @@ def test_pin_skips_values_a_constraint_already_pins() -> None:
         "  return %2 : tensor<8x4xf32>",
     )
     out = shardc.propagate(text, mode="pin")
-    # the dot's only use is a closed constraint to its own layout: no second one; the
-    # constraint's own result is pinned by itself
-    assert out.count("sdy.sharding_constraint") == 1
-    assert 'sdy.sharding_constraint %1 <@mesh, [{"x"}, {"y"}]>' in out
+    # the dot's only use is a closed constraint to its own layout: no second one (the tanh is
+    # pinned, the constraint's own result is pinned by itself)
+    assert out.count("sdy.sharding_constraint") == 2
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]>' in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
 
 
 def test_pin_keeps_type_changing_elementwise() -> None:
@@ -89,8 +92,11 @@ def test_pin_skips_constants_and_scalar_broadcasts() -> None:
         "  %0 = stablehlo.tanh %m : tensor<8x16xf32>",
     )
     out = shardc.propagate(text, mode="pin")
-    # each device makes a constant or a broadcast scalar in any layout without communication,
-    # the add/multiply/tanh are element-wise: only the dot is pinned
-    assert out.count("sdy.sharding_constraint") == 1
-    assert "stablehlo.dot_general" in out.split("sdy.sharding_constraint")[0]
+    # each device makes a constant or a broadcast scalar in any layout without communication:
+    # neither is pinned; the add, multiply, tanh and dot are (4 constraints)
+    assert out.count("sdy.sharding_constraint") == 4
+    for name in ("%c", "%b", "%k"):
+        assert f"sdy.sharding_constraint {name} " not in out
+    first = out.split("sdy.sharding_constraint")[0]
+    assert "stablehlo.broadcast_in_dim" in first and "stablehlo.add" in first
 

@@ -4,16 +4,18 @@
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // pin: a closed constraint after every op result XLA would not re-derive the same way, uses
-// rewired; element-wise ops over operands of their own type are not pinned (XLA passes their
-// neighbours' layouts through them), a transpose is
+// rewired; element-wise ops are pinned too (left to XLA, a chain of them between pinned
+// neighbours can be resharded where the tensors are larger)
 // CHECK-LABEL: func.func @pin_chain(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
 // CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %1 = stablehlo.tanh %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %2 = stablehlo.transpose %1, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
-// CHECK-NEXT: return %3 : tensor<16x8xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.tanh %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: %4 = stablehlo.transpose %3, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %5 = sdy.sharding_constraint %4 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
+// CHECK-NEXT: return %5 : tensor<16x8xf32>
 func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<16x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
   %1 = stablehlo.tanh %0 : tensor<8x16xf32>
@@ -76,7 +78,7 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 }
 
 // pin: ops in a while body and the while results are pinned; no op-level sharding on while;
-// the constant (each device makes it in any layout) and the element-wise negate are not
+// the constant (each device makes it in any layout) is not
 // CHECK-LABEL: func.func @pin_while(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
@@ -88,7 +90,8 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 // CHECK-NEXT: stablehlo.return %3 : tensor<i1>
 // CHECK-NEXT: } do {
 // CHECK-NEXT: %2 = stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: stablehlo.return %iterArg, %2 : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: stablehlo.return %iterArg, %3 : tensor<i32>, tensor<8x16xf32>
 // CHECK-NEXT: }
 // The while result is pinned to its propagated layout (it carries no op-level sharding).
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
