@@ -10,7 +10,7 @@ placement and the multi-process runtime are JAX's, nothing home-made.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
@@ -30,6 +30,7 @@ from .calling import (
 from .jitted import Compiled
 
 if TYPE_CHECKING:
+    from .exported import Exported
     from .jitted import Jitted, Lowered
 
 
@@ -225,22 +226,14 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib.mlir import ir
 
-    from shardc.dialect.sharding_syntax import parse_tensor_sharding
-
     cached = getattr(lowered, "_compiled_default", None)
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
-    text = lowered.as_text("generic", "pin", lowered.jitted.remove_redundant_collectives)
+    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
+    arg_sh, res_sh = _array_shardings(exported)
     with jmlir.make_ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        main = next(
-            op for op in module.body.operations
-            if op.operation.name == "func.func"
-            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
-        )
-        arg_sh = _attr_shardings(main, "arg_attrs", parse_tensor_sharding)
-        res_sh = _attr_shardings(main, "res_attrs", parse_tensor_sharding)
+        module = ir.Module.parse(exported.text("generic"))
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -333,19 +326,21 @@ class JaxCompiled(Compiled):
         return self.jax_compiled.runtime_executable()
 
 
-def _attr_shardings(main: Any, key: str, parse: Callable[[str], TensorSharding]) -> list[Any]:
-    """The exported `sdy.sharding` of every non-token argument/result of `@main`."""
-    from jaxlib.mlir import ir
+def _array_shardings(exported: Exported) -> tuple[list[Any], list[Any]]:
+    """The exported `sdy.sharding` of every non-token argument and result of `@main` (what JAX
+    places arrays by; effect tokens are JAX's own)."""
+    from shardc.dialect.types import split_function_type
 
-    out: list[Any] = []
-    if key not in main.attributes:
-        return out
-    for d in main.attributes[key]:
-        entries = ir.DictAttr(d)
-        if "jax.token" in entries:
-            continue
-        out.append(parse(str(entries["sdy.sharding"])) if "sdy.sharding" in entries else None)
-    return out
+    main = exported.main()
+    arg_types = [str(a.type) for a in main.op.regions[0].entry.args]
+    _, res_types = split_function_type(str(main.op.properties["function_type"]))
+    args = [s for s, t in zip(exported.in_shardings, arg_types, strict=True) if not _token(t)]
+    results = [s for s, t in zip(exported.out_shardings, res_types, strict=True) if not _token(t)]
+    return args, results
+
+
+def _token(type_text: str) -> bool:
+    return type_text.strip() == "!stablehlo.token"
 
 
 def _named(
