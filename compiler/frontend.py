@@ -9,7 +9,9 @@ with their priorities and open dims, onto `@main` through jaxlib's bindings.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +178,21 @@ def _check_static_argnums(fun: Any, args: tuple[Any, ...], static_argnums: tuple
             )
 
 
+@contextlib.contextmanager
+def jax_errors_translated(mesh: Mesh) -> Iterator[None]:
+    """Trace and lower under this: JAX's shard_map errors come out as one-line `ShardcError`s
+    (both lowering paths, abstract and on the mesh's devices, use it)."""
+    try:
+        yield
+    except ShardcError:
+        raise
+    except ValueError as e:
+        translated = _translate_jax_error(e, mesh)
+        if translated is None:
+            raise
+        raise translated from e
+
+
 def _translate_jax_error(e: ValueError, mesh: Mesh) -> ShardcError | None:
     """JAX's own shard_map errors raised while tracing, as one-line `ShardcError`s."""
     from shardc.dialect.errors import ManualComputationError
@@ -243,19 +260,11 @@ def trace_function(
     )
     abstract_dyn = tuple(jax.tree.map(abstractify, a) for a in dyn)
     in_avals, in_tree = jax.tree.flatten(abstract_dyn)
-    try:
-        with tracing_mesh(mesh), jax.sharding.use_abstract_mesh(
-            abstract_mesh(mesh, jax_mesh)
-        ):
-            traced = jax.jit(fun, static_argnums=static_argnums, keep_unused=True).trace(*call_args)
-            lowered = traced.lower(lowering_platforms=(platform or jax.default_backend(),))
-    except ShardcError:
-        raise
-    except ValueError as e:
-        translated = _translate_jax_error(e, mesh)
-        if translated is None:
-            raise
-        raise translated from e
+    with jax_errors_translated(mesh), tracing_mesh(mesh), jax.sharding.use_abstract_mesh(
+        abstract_mesh(mesh, jax_mesh)
+    ):
+        traced = jax.jit(fun, static_argnums=static_argnums, keep_unused=True).trace(*call_args)
+        lowered = traced.lower(lowering_platforms=(platform or jax.default_backend(),))
     out_avals, out_tree = jax.tree.flatten(traced.out_info)
     module = lowered.compiler_ir("stablehlo")
     with module.context, ir.Location.unknown():

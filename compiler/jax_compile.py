@@ -63,8 +63,8 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         _main_func,
         _mesh_symbol,
         _set_attrs,
-        _translate_jax_error,
         flat_shardings,
+        jax_errors_translated,
     )
     from .jitted import Lowered
 
@@ -106,24 +106,16 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         ins.append(chosen)
 
     call_args, call_kw = _rebuild(args, kwargs, spec, jax.tree.unflatten(tree, sds_leaves))
-    try:
-        with tracing_mesh(mesh), jax.set_mesh(cmesh):
-            traced = jax.jit(
-                jitted.fun,
-                static_argnums=spec.static_argnums or None,
-                static_argnames=spec.static_argnames or None,
-                donate_argnums=spec.donate_argnums or None,
-                donate_argnames=spec.donate_argnames or None,
-                keep_unused=True,
-            ).trace(*call_args, **call_kw)
-            jax_lowered = traced.lower()
-    except ShardcError:
-        raise
-    except ValueError as e:
-        translated = _translate_jax_error(e, mesh)
-        if translated is None:
-            raise
-        raise translated from e
+    with jax_errors_translated(mesh), tracing_mesh(mesh), jax.set_mesh(cmesh):
+        traced = jax.jit(
+            jitted.fun,
+            static_argnums=spec.static_argnums or None,
+            static_argnames=spec.static_argnames or None,
+            donate_argnums=spec.donate_argnums or None,
+            donate_argnames=spec.donate_argnames or None,
+            keep_unused=True,
+        ).trace(*call_args, **call_kw)
+        jax_lowered = traced.lower()
 
     out_avals, out_tree = jax.tree.flatten(traced.out_info)
     out_paths = leaf_paths(traced.out_info, "output")
