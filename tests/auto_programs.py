@@ -7,7 +7,6 @@ Each program is a JAX function with its argument shapes, where only the input ba
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,40 +15,13 @@ import numpy as np
 
 MESH = "data=4,model=2"
 
-_DTYPE_BYTES = {"pred": 1, "s8": 1, "u8": 1, "bf16": 2, "f16": 2, "s32": 4, "u32": 4, "f32": 4,
-                "s64": 8, "u64": 8, "f64": 8}  # fmt: skip
-_SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16)\[([0-9,]*)\]")
-_COLL = re.compile(
-    r"=\s*(.+?)\s+(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)"
-    r"(-start)?\((.*?)\)(,|$)"
-)
-
-
-def _bytes(text: str) -> int:
-    total = 0
-    for dt, dims in _SHAPE.findall(text):
-        n = 1
-        for d in dims.split(","):
-            if d:
-                n *= int(d)
-        total += n * _DTYPE_BYTES.get(dt, 4)
-    return total
-
-
 def collective_bytes(hlo: str) -> int:
-    """Bytes per device of the collectives in partitioned HLO: per collective, the larger of its
-    operand and result local bytes (the communication plan's measure); `-start` tuples hold
-    operands and results, so half of them is the result."""
-    total = 0
-    for line in hlo.splitlines():
-        m = _COLL.search(line)
-        if not m:
-            continue
-        res = _bytes(m.group(1))
-        if m.group(3):
-            res //= 2
-        total += max(res, _bytes(m.group(4)))
-    return total
+    """Bytes per device of the collectives in partitioned HLO, by the communication plan's
+    measure (per collective the larger of its operand and result local bytes, times known loop
+    trip counts): the differential suite's one reader of XLA's HLO."""
+    from tests.differential.hlo_bytes import total_bytes
+
+    return total_bytes(hlo)
 
 
 @dataclass
