@@ -128,17 +128,24 @@ def test_an_import_step_can_be_left_out() -> None:
 
 
 def test_building_units_leaves_the_ir_alone() -> None:
-    """Building the propagation units changes no sharding: size-one axes, closed constraints
-    and groups are the import steps' business (the inputs are theirs, steps not run here)."""
+    """Building the propagation units changes nothing on the IR: size-one axes, closed
+    constraints and groups are the import steps' business (the inputs are theirs, steps not run
+    here), and the working shardings of constraint results and of shard_map regions' body
+    arguments and results live in the units until the run writes them back."""
     from shardc.dialect.mlir_text import print_generic
     from shardc.importer import import_text
     from shardc.passes.propagation.driver import Propagator
 
-    for name in ("size_one_axes", "constraints", "sharding_groups", "manual_axes"):
-        text = (LIT / "import" / f"{name}.mlir").read_text().split("// -----")[0]
-        module = import_text(text)
-        before = print_generic(module)
-        prop = Propagator(module, PropagationOptions())
-        prop.build()
-        prop.write_back()  # the working state (constraint targets on results) goes back
-        assert print_generic(module) == before, name
+    files = [LIT / "import" / f"{n}.mlir" for n in ("size_one_axes", "constraints",
+                                                     "sharding_groups", "manual_axes")]
+    files += [LIT / "propagate" / "manual.mlir", LIT / "manual" / "loops_and_calls.mlir"]
+    regions = 0
+    for path in files:
+        for n, text in enumerate(path.read_text().split("// -----")):
+            module = import_text(text)
+            regions += sum(op.name == "sdy.manual_computation" for op in module.walk())
+            before = print_generic(module)
+            prop = Propagator(module, PropagationOptions())
+            prop.build()
+            assert print_generic(module) == before, f"{path.name} case {n}"
+    assert regions >= 4  # the shard_map cases are there

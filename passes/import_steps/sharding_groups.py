@@ -9,8 +9,9 @@ members stay apart. Propagation aliases each agreeing class (a write to one writ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.op_views import SHARDING_GROUP, ShardingGroup
@@ -18,6 +19,12 @@ from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
 from ..context import PassContext
+
+
+class _Held(Protocol):
+    """Anything holding a sharding (propagation's stand-ins for values)."""
+
+    sharding: TensorSharding | None
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ def agreed_sharding(members: list[Value]) -> TensorSharding | None:
     return found[0]
 
 
-def disagree(members: list[Value]) -> bool:
+def disagree(members: Sequence[Value | _Held]) -> bool:
     """Whether decided shardings of a class differ (then propagation keeps them apart)."""
     found = [m.sharding for m in members if _decided(m.sharding)]
     return bool(found) and any(s != found[0] for s in found[1:])

@@ -323,34 +323,33 @@ class Propagator:
 
     # -- results -------------------------------------------------------------------------------
     def write_back(self) -> None:
-        """Leave the raw result on the IR: func results, constraints, manual in/out shardings."""
+        """Write the result the IR keeps on ops: func results, constraints, reshards and manual
+        in/out shardings (from their holders; every value's own sharding is on it already)."""
+        g = self.graph
         for (name, i), h in self.func_results.items():
             if h.sharding is not None:
                 Func(self.module.funcs[name]).set_result_sharding(i, h.sharding)
-        for callee, i, v in self.graph.callee_returns:
+        for callee, i, v in g.callee_returns:
             if v.sharding is not None:
                 Func(callee).set_result_sharding(i, v.sharding)
-        for op in (*self.graph.constraints, *self.graph.reshards):
-            s = op.results[0].sharding
+        for op in (*g.constraints, *g.reshards):
+            s = g.held(op.results[0]).sharding
             if s is not None:
                 ShardingConstraint(op).sharding = s
-            op.results[0].sharding = None
-        for op, arg_slots in self.graph.manuals:
+        for op, arg_slots in g.manuals:
             ins = []
             for slot in arg_slots:
                 s = slot.get()
                 ins.append(s if s is not None else self._default(slot.type))
             outs = []
             for r in op.results:
-                outs.append(r.sharding if r.sharding is not None else self._default(r.type))
-                r.sharding = None
+                s = g.held(r).sharding
+                outs.append(s if s is not None else self._default(r.type))
             view = ManualComputation(op)
             if ins:
                 view.in_shardings = tuple(ins)
             if outs:
                 view.out_shardings = tuple(outs)
-            for a in op.regions[0].entry.args:
-                a.sharding = None
 
     def _default(self, t: object) -> TensorSharding:
         mesh = next(iter(self.meshes), "mesh")

@@ -16,7 +16,7 @@ from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult
 from shardc.dialect.value_names import func_value_names
 
 from .origins import Origin, OriginRecorder
-from .units import Holder
+from .units import Holder, as_value
 
 
 class Namer:
@@ -36,6 +36,7 @@ class Namer:
                 self.func_of.update(dict.fromkeys(names, fname))
 
     def short(self, holder: Any) -> str:
+        holder = as_value(holder)
         name = self.names.get(id(holder))
         if name is None:
             return str(getattr(holder, "name", "?"))
@@ -43,6 +44,7 @@ class Namer:
         return f"{name} in @{fname}" if fname is not None else name
 
     def long(self, holder: Any) -> str:
+        holder = as_value(holder)
         name = self.names.get(id(holder))
         if name is None:
             return self.short(holder)
@@ -113,10 +115,10 @@ def dump_lines(namer: Namer, holders: list[Any], title: str) -> list[str]:
     """Every sharding after one round, one value a line (`PropagationOptions.dump_rounds`)."""
     out = [f"after {title}:"]
     seen: set[int] = set()
-    for h in namer.in_program_order({id(h): h for h in holders}):
+    for h in namer.in_program_order({id(as_value(h)): h for h in holders}):
         if id(h) in seen or h.sharding is None:
             continue
-        if isinstance(h, Holder) and not h.name.startswith("@"):
+        if isinstance(h, Holder) and h.of is None and not h.name.startswith("@"):
             continue
         seen.add(id(h))
         out.append(f"  {namer.long(h)}: {h.sharding.body()}")

@@ -12,6 +12,8 @@ from typing import Any
 
 from shardc.dialect.shardings import AxisRef, TensorSharding
 
+from .units import as_value
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -41,6 +43,7 @@ class OriginRecorder:
 
     def annotate(self, holder: Any, sharding: TensorSharding) -> None:
         """A user annotation: every dim with axes comes from `holder` itself, in round pN."""
+        holder = as_value(holder)  # kept per IR value: a stand-in holder is its value here
         dims: dict[int, Origin] = {}
         for d, dim in enumerate(sharding.dims):
             if dim.axes:
@@ -50,7 +53,7 @@ class OriginRecorder:
             self.origins.setdefault(id(holder), {}).update(dims)
 
     def get(self, holder: Any, dim: int) -> Origin | None:
-        return self.origins.get(id(holder), {}).get(dim)
+        return self.origins.get(id(as_value(holder)), {}).get(dim)
 
     def record(
         self,
@@ -77,7 +80,7 @@ class OriginRecorder:
             changed[d] = Origin(dim.axes, root, round, unit)
         if not changed:
             return
-        for t in targets:
+        for t in map(as_value, targets):
             self.holders[id(t)] = t
             self.origins.setdefault(id(t), {}).update(changed)
 
@@ -97,7 +100,7 @@ class OriginRecorder:
                 if e >= len(s.dims) or not any(f in factors for f in fs):
                     continue
                 if gained & {a.name for a in s.dims[e].axes}:
-                    holder = slots[j].holder
+                    holder = as_value(slots[j].holder)
                     o = self.get(holder, e)
                     return o.root if o is not None else holder
         return None

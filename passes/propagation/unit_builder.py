@@ -3,10 +3,10 @@
 `ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
 put it in the form propagation expects: constants split per use (as views, not copies), one unit
 per op with a rule and per data-flow edge, edge targets and sharding-group members aliased, and
-for every holder the units that read it. Building changes no sharding on the IR except the
-propagation's own working state (a constraint's result holds its target sharding, a manual
-computation's body arguments and results their local and global shardings), which the driver's
-`write_back` moves back into the ops.
+for every holder the units that read it. Building changes nothing on the IR: a value whose
+sharding the IR keeps on an op (a constraint's or reshard's result, a manual computation's body
+arguments and results) is held during propagation by a stand-in `Holder` (`stand_ins`), which
+the driver's `write_back` writes into that op at the end.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class ModuleUnits:
         self.readers: dict[int, list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
         self.func_results: dict[tuple[str, int], Holder] = {}
-        self.callee_returns: list[tuple[Operation, int, Value]] = []
+        self.callee_returns: list[tuple[Operation, int, Value | Holder]] = []
         self.split_values: set[int] = set()
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
@@ -84,11 +84,14 @@ class ModuleUnits:
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
         self.holders: list[Value | Holder] = []
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
+        # id(value) -> the holder of its working sharding, for values whose sharding is an op's
+        self.stand_ins: dict[int, Holder] = {}
 
     def build(self) -> None:
         funcs = self.module.funcs
         callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
         self._find_constant_exprs()
+        self._make_stand_ins()
         self.dead = dead_ops(self.module)
         for name, func in funcs.items():
             body = func_body(func)
@@ -132,6 +135,31 @@ class ModuleUnits:
                     if len(r.uses) > 1 and rank_of(r.type) > 0:
                         self.split_values.add(id(r))
 
+    def _make_stand_ins(self) -> None:
+        """Holders for the values whose sharding lives on an op, made before any slot reads one
+        (a func's result link or a while's body may read a value defined later in the walk)."""
+        for op in self.module.walk():
+            if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+                r = op.results[0]
+                self._stand_in(r, ShardingConstraint(op).sharding, "target")
+                (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
+            elif op.name == "sdy.manual_computation":
+                view = ManualComputation(op)
+                ins, outs = view.in_shardings, view.out_shardings
+                manual = frozenset(view.manual_axes)
+                for i, arg in enumerate(op.regions[0].entry.args):
+                    local = strip_manual(ins[i], manual) if i < len(ins) else arg.sharding
+                    self._stand_in(arg, local, f"body arg {i}")
+                for i, r in enumerate(op.results):
+                    self._stand_in(r, outs[i] if i < len(outs) else r.sharding, f"result {i}")
+
+    def _stand_in(self, v: Value, sharding: TensorSharding | None, what: str) -> None:
+        self.stand_ins[id(v)] = Holder(v.type, sharding, f"{what} of {v}", of=v)
+
+    def held(self, v: Value) -> Value | Holder:
+        """What holds `v`'s sharding during propagation: its stand-in, or `v` itself."""
+        return self.stand_ins.get(id(v), v)
+
     def operand_slot(self, op: Operation, index: int) -> Slot:
         v = op.operands[index]
         if id(v) in self.split_values and v.uses and v.uses[0] != (op, index):
@@ -144,14 +172,11 @@ class ModuleUnits:
         if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
             axes = ManualComputation(v.owner).manual_axes
             if axes:  # (size-one axes among them are dropped later: none can be added)
-                return ManualBoundarySlot(v, frozenset(axes))
-        return Slot(v)
+                return ManualBoundarySlot(self.held(v), frozenset(axes))
+        return Slot(self.held(v))
 
     def _load_op(self, op: Operation) -> None:
-        self.holders.extend(op.results)
-        if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            op.results[0].sharding = ShardingConstraint(op).sharding
-            (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
+        self.holders.extend(self.held(r) for r in op.results)
 
     def _add_func_result_links(self, name: str, func: Operation) -> None:
         body = func_body(func)
@@ -189,7 +214,7 @@ class ModuleUnits:
             self._add_case(op)
         elif name == "stablehlo.optimization_barrier":
             for i, r in enumerate(op.results):
-                self._add_edge(op, [self.operand_slot(op, i)], Slot(r))
+                self._add_edge(op, [self.operand_slot(op, i)], Slot(self.held(r)))
         elif name == "sdy.manual_computation":
             self._add_manual(op)
         elif name == "func.call":
@@ -204,7 +229,7 @@ class ModuleUnits:
                 name,
                 identity_rule(tuple(shape)),
                 [self.operand_slot(op, 0)],
-                [Slot(r)],
+                [Slot(self.held(r))],
                 op=op,
                 elementwise=True,
             )
@@ -240,7 +265,7 @@ class ModuleUnits:
             op.name,
             rule,
             [self.operand_slot(op, i) for i in range(n_ops)],
-            [Slot(r) for r in op.results],
+            [Slot(self.held(r)) for r in op.results],
             op=op,
             call_target=str(target).strip('"') if target else None,
             elementwise=op.name in ELEMENTWISE_OPS,
@@ -269,7 +294,7 @@ class ModuleUnits:
             sources = [self.operand_slot(op, i)]
             if body_ret is not None and i < len(body_ret.operands):
                 sources.append(self.value_slot(body_ret.operands[i]))
-            self._add_edge(op, sources, Slot(r))
+            self._add_edge(op, sources, Slot(self.held(r)))
 
     def _add_case(self, op: Operation) -> None:
         for i, r in enumerate(op.results):
@@ -278,30 +303,28 @@ class ModuleUnits:
                 ret = region.entry.terminator
                 if ret is not None and i < len(ret.operands):
                     sources.append(self.value_slot(ret.operands[i]))
-            self._add_edge(op, sources, Slot(r))
+            self._add_edge(op, sources, Slot(self.held(r)))
 
     def _add_manual(self, op: Operation) -> None:
         view = ManualComputation(op)
         ins = view.in_shardings
-        outs = view.out_shardings
         manual = frozenset(view.manual_axes)
         body = op.regions[0].entry
         arg_slots: list[ManualArgSlot] = []
         for i, arg in enumerate(body.args):
             original = ins[i] if i < len(ins) else None
-            if original is not None:
-                arg.sharding = strip_manual(original, manual)
-            slot = ManualArgSlot(arg, op.operands[i].type, original, manual)
+            slot = ManualArgSlot(self.held(arg), op.operands[i].type, original, manual)
             arg_slots.append(slot)
             self._add_edge(op, [self.operand_slot(op, i)], slot)
         ret = body.terminator
         for i, r in enumerate(op.results):
-            if i < len(outs):
-                r.sharding = outs[i]
             if ret is None or i >= len(ret.operands):
                 continue
+            local = ret.operands[i]
             self._add_edge(
-                op, [Slot(ret.operands[i])], ManualResultSlot(r, ret.operands[i].type, manual)
+                op,
+                [Slot(self.held(local))],
+                ManualResultSlot(self.held(r), local.type, manual),
             )
         self.manuals.append((op, arg_slots))
 
@@ -315,12 +338,12 @@ class ModuleUnits:
             return
         for i, arg in enumerate(body.args):
             if i < len(op.operands):
-                self._add_edge(op, [self.operand_slot(op, i)], Slot(arg))
+                self._add_edge(op, [self.operand_slot(op, i)], Slot(self.held(arg)))
         ret = body.terminator
         for i, r in enumerate(op.results):
             if ret is not None and i < len(ret.operands):
-                self._add_edge(op, [self.value_slot(ret.operands[i])], Slot(r))
-                self.callee_returns.append((callee, i, ret.operands[i]))
+                self._add_edge(op, [self.value_slot(ret.operands[i])], Slot(self.held(r)))
+                self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
     def _finish_unit(self, u: Unit) -> None:
         slots = [*u.operands, *u.results]
@@ -331,7 +354,9 @@ class ModuleUnits:
         multi = False
         for s in u.operands:
             h = s.holder
-            if rank_of(s.type) > 0 and isinstance(h, Value) and id(h) not in self.split_values:
+            if isinstance(h, Holder):
+                h = h.of  # a stand-in: its value's uses (None for other holders)
+            if rank_of(s.type) > 0 and h is not None and id(h) not in self.split_values:
                 if sum(id(user) not in self.dead for user, _ in h.uses) > 1:
                     multi = True
                     break
@@ -348,10 +373,10 @@ class ModuleUnits:
         a write to one writes them all (import-sharding-groups gave each class one sharding,
         or warned and left the members apart where they disagree)."""
         for members in sharding_classes(self.module):
-            if disagree(members):
+            aliased: list[Value | Holder] = [self.held(m) for m in members]
+            if disagree(aliased):
                 continue
-            aliased: list[Value | Holder] = list(members)
-            for m in members:
+            for m in aliased:
                 self.aliases[id(m)] = aliased
 
 

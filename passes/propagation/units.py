@@ -27,15 +27,31 @@ class Writer(Protocol):
 
 
 class Holder:
-    """A sharding that is not an IR value's: a func result, or one use's view of a constant."""
+    """A sharding that is not an IR value's: a func result, one use's view of a constant, or
+    the working sharding of a value whose sharding the IR keeps on an op (`of`: a constraint's or
+    reshard's result, a manual computation's body argument or result)."""
 
-    __slots__ = ("type", "sharding", "uses", "name")
+    __slots__ = ("type", "sharding", "uses", "name", "of")
 
-    def __init__(self, type: object, sharding: TensorSharding | None, name: str):
+    def __init__(
+        self,
+        type: object,
+        sharding: TensorSharding | None,
+        name: str,
+        of: Value | None = None,
+    ):
         self.type = type
         self.sharding = sharding
-        self.uses: list = []
+        self.uses: list = of.uses if of is not None else []
         self.name = name
+        self.of = of
+
+
+def as_value(holder: object) -> object:
+    """The IR value a holder stands for (itself unless it is a stand-in `Holder`)."""
+    if isinstance(holder, Holder) and holder.of is not None:
+        return holder.of
+    return holder
 
 
 def rank_of(t: object) -> int:
@@ -96,7 +112,7 @@ class ManualArgSlot(Slot):
 
     def __init__(
         self,
-        arg: Value,
+        arg: Value | Holder,
         global_type: object,
         original: TensorSharding | None,
         manual: frozenset[str],
@@ -128,7 +144,7 @@ class ManualResultSlot(Slot):
 
     __slots__ = ("local_type", "manual")
 
-    def __init__(self, result: Value, local_type: object, manual: frozenset[str]):
+    def __init__(self, result: Value | Holder, local_type: object, manual: frozenset[str]):
         super().__init__(result)
         self.local_type = local_type
         self.manual = manual
@@ -201,7 +217,7 @@ class ManualBoundarySlot(Slot):
 
     __slots__ = ("manual",)
 
-    def __init__(self, result: Value, manual: frozenset[str]):
+    def __init__(self, result: Value | Holder, manual: frozenset[str]):
         super().__init__(result)
         self.manual = manual
 
