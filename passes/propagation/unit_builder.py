@@ -37,6 +37,7 @@ from .units import (
     ManualResultSlot,
     Slot,
     Unit,
+    is_call_arg_edge,
     num_elements,
     parse_direction,
     rank_of,
@@ -84,6 +85,7 @@ class ModuleUnits:
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
         self.holders: list[Value | Holder] = []
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
+        self.call_arg_edges: list[Unit] = []  # swept at every op-priority level (driver)
 
     def build(self) -> None:
         funcs = self.module.funcs
@@ -340,7 +342,12 @@ class ModuleUnits:
             self.units.append(u)
 
     def _index(self, u: Unit) -> None:
-        for s in (*u.operands, *u.results):
+        # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
+        slots: tuple[Slot, ...] | list[Slot] = (*u.operands, *u.results)
+        if is_call_arg_edge(u):
+            slots = u.results
+            self.call_arg_edges.append(u)
+        for s in slots:
             self.readers.setdefault(id(s.holder), []).append(u)
 
     def _build_aliases(self) -> None:

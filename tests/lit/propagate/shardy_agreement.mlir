@@ -17,3 +17,26 @@ func.func @manual_closed_in_sharding(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy
   } : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return %1 : tensor<8x8xf32>
 }
+
+// -----
+
+// A call's operand that gains an axis late (here "Y" at op-priority level 1, from the add after
+// the call) does not wake the edge into the callee: Shardy's inlined named computation runs its
+// argument edge only in each level's first sweep, so the callee stays replicated and the call
+// operand is resharded.
+// CHECK-LABEL: func.func @call_operand_late(
+// CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"Y"}]>]>}
+// CHECK: func.func private @f(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+// CHECK-NEXT: stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @call_operand_late(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}]>}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = stablehlo.negate %arg0 : tensor<4x8xf32>
+  %1 = func.call @f(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %3 = stablehlo.add %0, %2 : tensor<4x8xf32>
+  return %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+func.func private @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = stablehlo.tanh %arg0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
