@@ -86,28 +86,41 @@ class ModuleUnits:
         self.holders: list[Value | Holder] = []
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         self.call_arg_edges: list[Unit] = []  # swept at every op-priority level (driver)
+        self._loaded: set[str] = set()  # funcs whose ops have units
+        self._callees: set[str] = set()
 
     def build(self) -> None:
         funcs = self.module.funcs
         callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
         self._find_constant_exprs()
         self.dead = dead_ops(self.module)
+        self._callees = callees
+        # A callee's units go where its call is, as in Shardy, which inlines it there (each call
+        # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
-            body = func_body(func)
-            if body is None:
-                continue
-            self.holders.extend(body.args)
             if name not in callees:
-                self._add_func_result_links(name, func)
-            for op in func.walk():
-                if op is func:
-                    continue
-                self._load_op(op)
-                if id(op) not in self.dead:
-                    self._add_unit_for(op, funcs)
+                self._load_func(name, func, funcs)
+        for name, func in funcs.items():
+            if name not in self._loaded:
+                self._load_func(name, func, funcs)
         self._build_aliases()
         for u in self.units:
             self._index(u)
+
+    def _load_func(self, name: str, func: Operation, funcs: dict[str, Operation]) -> None:
+        self._loaded.add(name)
+        body = func_body(func)
+        if body is None:
+            return
+        self.holders.extend(body.args)
+        if name not in self._callees:
+            self._add_func_result_links(name, func)
+        for op in func.walk():
+            if op is func:
+                continue
+            self._load_op(op)
+            if id(op) not in self.dead:
+                self._add_unit_for(op, funcs)
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -318,6 +331,9 @@ class ModuleUnits:
         for i, arg in enumerate(body.args):
             if i < len(op.operands):
                 self._add_edge(op, [self.operand_slot(op, i)], Slot(arg))
+        name = callee_name(op)
+        if name not in self._loaded:
+            self._load_func(name, callee, funcs)
         ret = body.terminator
         for i, r in enumerate(op.results):
             if ret is not None and i < len(ret.operands):
@@ -331,7 +347,9 @@ class ModuleUnits:
         dims = u.rule.operand_dims + u.rule.result_dims
         u.dims = self._interned.setdefault(dims, dims)
         multi = False
-        for s in u.operands:
+        # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
+        # never multi-use, whatever its sources' uses.
+        for s in () if u.kind == "edge" else u.operands:
             h = s.holder
             if rank_of(s.type) > 0 and isinstance(h, Value) and id(h) not in self.split_values:
                 if sum(id(user) not in self.dead for user, _ in h.uses) > 1:

@@ -40,3 +40,35 @@ func.func private @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.tanh %arg0 : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// A data-flow edge (here a call's argument edge) is never multi-use: Shardy's `sdy.data_flow_edge`
+// is the one use of its owner, so it runs at op-priority level 0 even though %arg0 has two uses.
+// The callee's add then pulls "Y","X" onto dim 0 of both arguments before the transpose (whose
+// operand has two uses) can run, and the transpose result takes dim 0.
+// CHECK-LABEL: func.func @edge_single_use_call(
+// CHECK: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y", "X"}, {}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @edge_single_use_call(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y", "X"}, {}]>}) -> tensor<16x16xf32> {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = func.call @f(%0, %arg0) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %1 : tensor<16x16xf32>
+}
+func.func private @f(%arg0: tensor<16x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+// The same for an optimization_barrier's edge.
+// CHECK-LABEL: func.func @edge_single_use_barrier(
+// CHECK: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y", "X"}, {}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @edge_single_use_barrier(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y", "X"}, {}]>}) -> tensor<16x16xf32> {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = stablehlo.optimization_barrier %arg0 : tensor<16x16xf32>
+  %2 = stablehlo.add %0, %1 : tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}
