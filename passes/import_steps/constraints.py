@@ -1,8 +1,13 @@
 """`apply-sharding-constraints`: a fully closed constraint shards its unsharded input
 (reference/propagation.md §7.2), as Shardy's import does.
 
+A manual computation's in_shardings are constraints on its operands too (Shardy applies them the
+same way): a fully closed in_sharding becomes its operand's sharding, so propagation takes it as
+is instead of merging upstream axes into the operand.
+
 Not when the input has another use that asks for something else: a different constraint, or a
-manual computation (whose in_sharding decides).
+manual computation whose in_sharding for it differs. (Shardy constrains the uses of a data-flow
+edge target instead of the target itself; shardc keeps the IR's uses and shards the target.)
 """
 
 from __future__ import annotations
@@ -10,8 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.ir import Module, OpResult
-from shardc.dialect.op_views import SHARDING_CONSTRAINT, ShardingConstraint
+from shardc.dialect.ir import Module, OpResult, Value
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    SHARDING_CONSTRAINT,
+    ManualComputation,
+    ShardingConstraint,
+)
+from shardc.dialect.shardings import TensorSharding
 
 from ..context import PassContext
 
@@ -28,23 +39,34 @@ class ApplyShardingConstraints:
 
 
 def apply_closed_constraints(module: Module) -> None:
-    """Copy each fully closed constraint's sharding onto its input when nothing disagrees."""
+    """Copy each fully closed constraint's (or manual computation in_sharding's) sharding onto
+    its input when nothing disagrees."""
     for op in module.walk():
-        if op.name != SHARDING_CONSTRAINT:
-            continue
-        s = ShardingConstraint(op).sharding
-        v = op.operands[0]
-        if v.sharding is not None or not all(d.is_closed for d in s.dims):
-            continue
-        if isinstance(v, OpResult) and v.owner.name in ShardingConstraint.OP_NAMES:
-            continue  # a constraint's result has the constraint's sharding already
-        clash = False
-        for user, _ in v.uses:
-            if user is op:
-                continue
-            if user.name == SHARDING_CONSTRAINT and ShardingConstraint(user).sharding != s:
-                clash = True
-            elif user.name == "sdy.manual_computation":
-                clash = True
-        if not clash:
-            v.sharding = s
+        if op.name == SHARDING_CONSTRAINT:
+            v = op.operands[0]
+            if isinstance(v, OpResult) and v.owner.name in ShardingConstraint.OP_NAMES:
+                continue  # a constraint's result has the constraint's sharding already
+            _apply(v, ShardingConstraint(op).sharding)
+        elif op.name == MANUAL_COMPUTATION:
+            for v, s in zip(op.operands, ManualComputation(op).in_shardings, strict=False):
+                _apply(v, s)
+
+
+def _apply(v: Value, s: TensorSharding) -> None:
+    if v.sharding is not None or not all(d.is_closed for d in s.dims):
+        return
+    if _asks_otherwise(v, s):
+        return
+    v.sharding = s
+
+
+def _asks_otherwise(v: Value, s: TensorSharding) -> bool:
+    """Another constraint, or a manual computation, wants `v` in a sharding other than `s`."""
+    for user, index in v.uses:
+        if user.name == SHARDING_CONSTRAINT and ShardingConstraint(user).sharding != s:
+            return True
+        if user.name == MANUAL_COMPUTATION:
+            ins = ManualComputation(user).in_shardings
+            if index >= len(ins) or ins[index] != s:
+                return True
+    return False

@@ -264,8 +264,9 @@ class Propagator:
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
                 changed = self.set_directions(schedule, level)
-                # A round starts from every unit; a wider level only from units it widened.
-                self.run_to_fixed_point(None if level == 0 else changed)
+                # A round starts from every unit; a wider level only from units it widened,
+                # and from the call-argument edges, which nothing else wakes.
+                self.run_to_fixed_point(None if level == 0 else self._resweep(changed))
                 self.report.rounds.append(self.round)
                 if namer is not None:
                     self.report.round_dumps.extend(dump_lines(namer, self.holders, self.round))
@@ -274,6 +275,14 @@ class Propagator:
         if self.observer is not None:
             self.report.explanation = explain_lines(self.module, self.observer)
         return self.report
+
+    def _resweep(self, changed: list[Unit]) -> list[Unit]:
+        """`changed` and every call-argument edge, in program order."""
+        if not self.graph.call_arg_edges:
+            return changed
+        ids = {id(u) for u in changed}
+        ids.update(id(u) for u in self.graph.call_arg_edges)
+        return [u for u in self.units if id(u) in ids]
 
     # -- user priorities -----------------------------------------------------------------------
     def _init_priorities(self) -> dict[int, list[tuple[Value | Holder, TensorSharding]]]:

@@ -37,6 +37,7 @@ from .units import (
     ManualResultSlot,
     Slot,
     Unit,
+    is_call_arg_edge,
     num_elements,
     parse_direction,
     rank_of,
@@ -86,6 +87,9 @@ class ModuleUnits:
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         # id(value) -> the holder of its working sharding, for values whose sharding is an op's
         self.stand_ins: dict[int, Holder] = {}
+        self.call_arg_edges: list[Unit] = []  # swept at every op-priority level (driver)
+        self._loaded: set[str] = set()  # funcs whose ops have units
+        self._callees: set[str] = set()
 
     def build(self) -> None:
         funcs = self.module.funcs
@@ -93,22 +97,33 @@ class ModuleUnits:
         self._find_constant_exprs()
         self._make_stand_ins()
         self.dead = dead_ops(self.module)
+        self._callees = callees
+        # A callee's units go where its call is, as in Shardy, which inlines it there (each call
+        # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
-            body = func_body(func)
-            if body is None:
-                continue
-            self.holders.extend(body.args)
             if name not in callees:
-                self._add_func_result_links(name, func)
-            for op in func.walk():
-                if op is func:
-                    continue
-                self._load_op(op)
-                if id(op) not in self.dead:
-                    self._add_unit_for(op, funcs)
+                self._load_func(name, func, funcs)
+        for name, func in funcs.items():
+            if name not in self._loaded:
+                self._load_func(name, func, funcs)
         self._build_aliases()
         for u in self.units:
             self._index(u)
+
+    def _load_func(self, name: str, func: Operation, funcs: dict[str, Operation]) -> None:
+        self._loaded.add(name)
+        body = func_body(func)
+        if body is None:
+            return
+        self.holders.extend(body.args)
+        if name not in self._callees:
+            self._add_func_result_links(name, func)
+        for op in func.walk():
+            if op is func:
+                continue
+            self._load_op(op)
+            if id(op) not in self.dead:
+                self._add_unit_for(op, funcs)
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -339,6 +354,9 @@ class ModuleUnits:
         for i, arg in enumerate(body.args):
             if i < len(op.operands):
                 self._add_edge(op, [self.operand_slot(op, i)], Slot(self.held(arg)))
+        name = callee_name(op)
+        if name not in self._loaded:
+            self._load_func(name, callee, funcs)
         ret = body.terminator
         for i, r in enumerate(op.results):
             if ret is not None and i < len(ret.operands):
@@ -352,7 +370,9 @@ class ModuleUnits:
         dims = u.rule.operand_dims + u.rule.result_dims
         u.dims = self._interned.setdefault(dims, dims)
         multi = False
-        for s in u.operands:
+        # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
+        # never multi-use, whatever its sources' uses.
+        for s in () if u.kind == "edge" else u.operands:
             h = s.holder
             if isinstance(h, Holder):
                 h = h.of  # a stand-in: its value's uses (None for other holders)
@@ -365,7 +385,12 @@ class ModuleUnits:
             self.units.append(u)
 
     def _index(self, u: Unit) -> None:
-        for s in (*u.operands, *u.results):
+        # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
+        slots: tuple[Slot, ...] | list[Slot] = (*u.operands, *u.results)
+        if is_call_arg_edge(u):
+            slots = u.results
+            self.call_arg_edges.append(u)
+        for s in slots:
             self.readers.setdefault(id(s.holder), []).append(u)
 
     def _build_aliases(self) -> None:

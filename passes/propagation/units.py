@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from shardc.dialect.ir import Operation, Value
+from shardc.dialect.ir import BlockArgument, Operation, Value
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.shardings import DimSharding, TensorSharding
 from shardc.dialect.types import TensorType
@@ -190,6 +190,19 @@ class Unit:
 
     def label(self) -> str:
         return self.op_name
+
+
+def is_call_arg_edge(u: Unit) -> bool:
+    """The edge from a call's operand into its callee's argument.
+
+    Shardy (jaxlib 0.10.2) inlines the callee as a named computation whose argument edge a change
+    of the call's operand does not wake: the edge only runs in each op-priority level's first
+    sweep, or when the callee side changes. The driver reproduces that."""
+    return (
+        u.kind == "edge"
+        and u.op_name == "func.call"
+        and isinstance(u.results[0].holder, BlockArgument)
+    )
 
 
 def parse_direction(raw: str) -> Direction:

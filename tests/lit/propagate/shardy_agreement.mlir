@@ -1,0 +1,74 @@
+// RUN: shardc propagate --split-input-file %s | filecheck %s
+// Propagation differences from Shardy found by the differential fuzzer (issue 13, class 7), each
+// reduced to its smallest case; the CHECK lines are what jaxlib 0.10.2's sdy-propagation-pipeline
+// outputs for the same input.
+
+// A closed manual_computation in_sharding is a constraint on its operand (Shardy's
+// apply-sharding-constraints applies it): the negate takes [{"X"}, {}] as is instead of
+// merging "Y" from its own operand.
+// CHECK-LABEL: func.func @manual_closed_in_sharding(
+// CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"X"}, {}]>]>}
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @manual_closed_in_sharding(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X"}, {"Y"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{"X"}, {}]>] out_shardings=[<@mesh, [{"X"}, {}]>] manual_axes={"X", "Y"} (%a: tensor<2x8xf32>) {
+    %2 = stablehlo.abs %a : tensor<2x8xf32>
+    sdy.return %2 : tensor<2x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+
+// -----
+
+// A call's operand that gains an axis late (here "Y" at op-priority level 1, from the add after
+// the call) does not wake the edge into the callee: Shardy's inlined named computation runs its
+// argument edge only in each level's first sweep, so the callee stays replicated and the call
+// operand is resharded.
+// CHECK-LABEL: func.func @call_operand_late(
+// CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"Y"}]>]>}
+// CHECK: func.func private @f(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+// CHECK-NEXT: stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @call_operand_late(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}]>}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = stablehlo.negate %arg0 : tensor<4x8xf32>
+  %1 = func.call @f(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %3 = stablehlo.add %0, %2 : tensor<4x8xf32>
+  return %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+func.func private @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = stablehlo.tanh %arg0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A data-flow edge (here a call's argument edge) is never multi-use: Shardy's `sdy.data_flow_edge`
+// is the one use of its owner, so it runs at op-priority level 0 even though %arg0 has two uses.
+// The callee's add then pulls "Y","X" onto dim 0 of both arguments before the transpose (whose
+// operand has two uses) can run, and the transpose result takes dim 0.
+// CHECK-LABEL: func.func @edge_single_use_call(
+// CHECK: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y", "X"}, {}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @edge_single_use_call(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y", "X"}, {}]>}) -> tensor<16x16xf32> {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = func.call @f(%0, %arg0) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %1 : tensor<16x16xf32>
+}
+func.func private @f(%arg0: tensor<16x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+// The same for an optimization_barrier's edge.
+// CHECK-LABEL: func.func @edge_single_use_barrier(
+// CHECK: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y", "X"}, {}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @edge_single_use_barrier(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y", "X"}, {}]>}) -> tensor<16x16xf32> {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = stablehlo.optimization_barrier %arg0 : tensor<16x16xf32>
+  %2 = stablehlo.add %0, %1 : tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}
