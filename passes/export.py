@@ -35,7 +35,7 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import pinnable
-from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
+from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
 
@@ -314,11 +314,11 @@ def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = Fal
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     _drop_data_flow_edges(module)
-    if mode == "annotate":
-        merge_call_sites(module)  # the input's own ops; each callee keeps its first call site
-    else:
+    if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
     _Exporter(module, mode, keep_open).run()
+    if mode == "annotate":
+        dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 
 def _drop_data_flow_edges(module: Module) -> None:
