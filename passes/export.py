@@ -7,7 +7,7 @@ does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`;
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
 iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
-chosen layout.
+chosen layout, and reshards a call's operands to its callee's argument layouts before the call.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from shardc.dialect.ir import (
     Block,
     Module,
     Operation,
+    OpResult,
     Value,
     callee_name,
     func_body,
@@ -261,6 +262,8 @@ class _Exporter:
         new_ops: list[Operation] = []
         nested: list[Block] = []
         for op in block.ops:
+            if op.name == "func.call":
+                new_ops.extend(self.reshard_call_operands(op, block))
             new_ops.append(op)
             if op.name in PIN_SCOPES:
                 for region in op.regions:
@@ -301,6 +304,40 @@ class _Exporter:
                 new_ops.append(c)
         block.ops = new_ops
         return nested
+
+    def reshard_call_operands(self, call: Operation, block: Block) -> list[Operation]:
+        """Constraints that take a call's operands to its callee's argument layouts before the
+        call, as Shardy's output does. Left to XLA, the reshard happens inside the callee after
+        ops that grow the value (a gather's result all-reduced instead of its operand)."""
+        callee = self.module.funcs.get(callee_name(call))
+        body = func_body(callee) if callee is not None else None
+        if body is None:
+            return []
+        out = []
+        for i, (v, arg) in enumerate(zip(call.operands, body.args, strict=False)):
+            want = arg.sharding
+            if want is None or not isinstance(v.type, TensorType) or not v.type.shape:
+                continue
+            have = self.layout_of(v)
+            if have is not None and str(finalize(have, False)) == str(want):
+                continue
+            c = Operation(
+                "sdy.sharding_constraint",
+                [v],
+                [v.type],
+                properties=AttrDict(items={"sharding": want}),
+                loc=call.loc,
+            )
+            call.set_operand(i, c.results[0])
+            c.parent = block
+            out.append(c)
+        return out
+
+    def layout_of(self, v: Value) -> TensorSharding | None:
+        """The layout `v` has once pinned: a constraint's own, else its exported sharding."""
+        if isinstance(v, OpResult) and v.owner.name == "sdy.sharding_constraint":
+            return ShardingConstraint(v.owner).sharding
+        return v.sharding or self.unwritten.get(id(v)) or self.default(v.type)
 
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
         outs = ManualComputation(op).out_shardings

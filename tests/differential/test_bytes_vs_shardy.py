@@ -48,3 +48,30 @@ def test_annotate_keeps_a_callee_per_layout_and_no_more_bytes() -> None:
     assert mine <= shardy, (mine, shardy)
     for o, r in zip(outs, ref, strict=True):
         np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-5)
+
+
+def _take_of_sliced_sum(x: jax.Array, idx: jax.Array) -> jax.Array:
+    return jnp.take(jnp.abs(jnp.sum(x, axis=1)[2:3]), idx)
+
+
+def test_pin_reshards_call_operands_before_the_call() -> None:
+    """A sharded value passed to `@_take`, whose argument is replicated (fuzzer seed 1313 #101,
+    shrunk): left to XLA the reshard happened inside the callee, after the gather, which then
+    all-reduced the gathered f32[4] (20 B) instead of the f32[1] operand (Shardy: 8 B); pinned,
+    the operand is resharded to the callee's layout before the call, as in Shardy's output."""
+    from tests.fuzz.differential import _pin_without_propagation
+
+    mesh = _mesh(4, 2)
+    sh = (NamedSharding(mesh, P("fsdp", None)), NamedSharding(mesh, P()))
+    args = [np.random.default_rng(1).standard_normal((4, 16), np.float32),
+            np.zeros((4,), np.int32)]  # fmt: skip
+    text = jax.jit(_take_of_sliced_sum, in_shardings=sh).lower(*args).as_text()
+    assert "call @_take(" in text
+    pinned = shardc.propagate(text, mode="pin")
+    before_call = pinned.split("call @_take(", 1)[0].rsplit("\n", 2)[-2]
+    assert "sdy.sharding_constraint" in before_call and "[{}]>" in before_call, before_call
+    mine, outs = _bytes_and_outs(pinned, args)
+    shardy, _ = _bytes_and_outs(_pin_without_propagation(H.run_shardy(text)), args)
+    assert mine <= shardy, (mine, shardy)
+    ref = np.asarray(jax.jit(_take_of_sliced_sum)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
