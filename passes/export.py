@@ -307,16 +307,24 @@ class _Exporter:
 
     def reshard_call_operands(self, call: Operation, block: Block) -> list[Operation]:
         """Constraints that take a call's operands to its callee's argument layouts before the
-        call, as Shardy's output does. Left to XLA, the reshard happens inside the callee after
-        ops that grow the value (a gather's result all-reduced instead of its operand)."""
+        call, as Shardy's output does, where the operand is no larger than every call result.
+        Left to XLA, the reshard moves to the callee's results: worse after ops that grow the
+        value (a gather's f32[4] result all-reduced instead of its f32[1] operand), better
+        after ops that shrink it (a gather of 2 rows out of 8), so the smaller side moves."""
         callee = self.module.funcs.get(callee_name(call))
         body = func_body(callee) if callee is not None else None
         if body is None:
             return []
+        smallest = min(
+            (r.type.num_elements() for r in call.results if isinstance(r.type, TensorType)),
+            default=0,
+        )
         out = []
         for i, (v, arg) in enumerate(zip(call.operands, body.args, strict=False)):
             want = arg.sharding
             if want is None or not isinstance(v.type, TensorType) or not v.type.shape:
+                continue
+            if v.type.num_elements() > smallest:
                 continue
             have = self.layout_of(v)
             if have is not None and str(finalize(have, False)) == str(want):

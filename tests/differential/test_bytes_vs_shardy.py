@@ -75,3 +75,29 @@ def test_pin_reshards_call_operands_before_the_call() -> None:
     assert mine <= shardy, (mine, shardy)
     ref = np.asarray(jax.jit(_take_of_sliced_sum)(*args))
     np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def _take_rows_of_sharded_slice(x: jax.Array, idx: jax.Array) -> jax.Array:
+    mesh = _mesh(4, 2)
+    v = jax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh, P(None, "mp")))
+    return jnp.take(v[:, 7:10], idx, axis=0)
+
+
+def test_pin_leaves_a_call_operand_larger_than_its_results_to_xla() -> None:
+    """The other side (fuzzer seed 1313 #114, shrunk): gathering 2 rows out of an f32[8,3]
+    `[{}, {mp}]` operand into `@_take` (replicated argument). Resharded before the call the
+    whole operand is gathered (Shardy's pinned layout: 192 B); left to XLA, it gathers the
+    f32[2,3] result instead (64 B)."""
+    from tests.fuzz.differential import _pin_without_propagation
+
+    args = [np.random.default_rng(2).standard_normal((8, 16), np.float32),
+            np.array([1, 5], np.int32)]  # fmt: skip
+    text = jax.jit(_take_rows_of_sharded_slice).lower(*args).as_text()
+    pinned = shardc.propagate(text, mode="pin")
+    before_call = pinned.split("call @_take(", 1)[0].rsplit("\n", 2)[-2]
+    assert "sdy.sharding_constraint" not in before_call or "mp" in before_call, before_call
+    mine, outs = _bytes_and_outs(pinned, args)
+    shardy, _ = _bytes_and_outs(_pin_without_propagation(H.run_shardy(text)), args)
+    assert mine <= shardy, (mine, shardy)
+    ref = np.asarray(jax.jit(_take_rows_of_sharded_slice)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
