@@ -7,7 +7,7 @@ does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`;
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
 iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
-chosen layout.
+chosen layout, and reshards a call's operands to its callee's argument layouts before the call.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from shardc.dialect.ir import (
     Block,
     Module,
     Operation,
+    OpResult,
     Value,
     callee_name,
     func_body,
@@ -35,7 +36,7 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import pinnable
-from shardc.passes.propagation.call_sites import keep_call_sites, merge_call_sites
+from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
 
@@ -261,6 +262,8 @@ class _Exporter:
         new_ops: list[Operation] = []
         nested: list[Block] = []
         for op in block.ops:
+            if op.name == "func.call":
+                new_ops.extend(self.reshard_call_operands(op, block))
             new_ops.append(op)
             if op.name in PIN_SCOPES:
                 for region in op.regions:
@@ -302,6 +305,48 @@ class _Exporter:
         block.ops = new_ops
         return nested
 
+    def reshard_call_operands(self, call: Operation, block: Block) -> list[Operation]:
+        """Constraints that take a call's operands to its callee's argument layouts before the
+        call, as Shardy's output does, where the operand is no larger than every call result.
+        Left to XLA, the reshard moves to the callee's results: worse after ops that grow the
+        value (a gather's f32[4] result all-reduced instead of its f32[1] operand), better
+        after ops that shrink it (a gather of 2 rows out of 8), so the smaller side moves."""
+        callee = self.module.funcs.get(callee_name(call))
+        body = func_body(callee) if callee is not None else None
+        if body is None:
+            return []
+        smallest = min(
+            (r.type.num_elements() for r in call.results if isinstance(r.type, TensorType)),
+            default=0,
+        )
+        out = []
+        for i, (v, arg) in enumerate(zip(call.operands, body.args, strict=False)):
+            want = arg.sharding
+            if want is None or not isinstance(v.type, TensorType) or not v.type.shape:
+                continue
+            if v.type.num_elements() > smallest:
+                continue
+            have = self.layout_of(v)
+            if have is not None and str(finalize(have, False)) == str(want):
+                continue
+            c = Operation(
+                "sdy.sharding_constraint",
+                [v],
+                [v.type],
+                properties=AttrDict(items={"sharding": want}),
+                loc=call.loc,
+            )
+            call.set_operand(i, c.results[0])
+            c.parent = block
+            out.append(c)
+        return out
+
+    def layout_of(self, v: Value) -> TensorSharding | None:
+        """The layout `v` has once pinned: a constraint's own, else its exported sharding."""
+        if isinstance(v, OpResult) and v.owner.name == "sdy.sharding_constraint":
+            return ShardingConstraint(v.owner).sharding
+        return v.sharding or self.unwritten.get(id(v)) or self.default(v.type)
+
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
         outs = ManualComputation(op).out_shardings
         return outs[index] if index < len(outs) else None
@@ -314,11 +359,11 @@ def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = Fal
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     _drop_data_flow_edges(module)
-    if mode == "annotate":
-        merge_call_sites(module)  # the input's own ops; each callee keeps its first call site
-    else:
+    if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
     _Exporter(module, mode, keep_open).run()
+    if mode == "annotate":
+        dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 
 def _drop_data_flow_edges(module: Module) -> None:

@@ -3,14 +3,23 @@
 Shardy inlines every `func.call` as a named computation, so two call sites of one function
 propagate independently (reference G32). shardc clones a callee for every call site but the first
 and marks each clone with `shardc.call_site_copy_of`. The export decides what stays: `annotate`
-(the `propagate` contract: the input's own ops) points the calls back at the original, which keeps
-its first call site's shardings, and drops the clones; `pin` (what XLA compiles) keeps them, so
-every call site runs the layout propagation chose for it.
+(the `propagate` contract: every input func keeps its ops, new funcs may be added) keeps a copy
+per distinct layout, as Shardy's outlining does: a clone whose exported layout equals its
+original's (or an earlier kept clone's) is dropped and its calls point there; `pin` (what XLA
+compiles) keeps every clone, so every call site runs the layout propagation chose for it.
 """
 
 from __future__ import annotations
 
-from shardc.dialect.ir import Module, callee_name, symbol_name, symbol_ref
+from shardc.dialect.ir import (
+    FuncOp,
+    Module,
+    Operation,
+    callee_name,
+    func_body,
+    symbol_name,
+    symbol_ref,
+)
 
 MARK = "shardc.call_site_copy_of"
 
@@ -54,24 +63,98 @@ def _copies(module: Module) -> dict[str, str]:
     return out
 
 
-def merge_call_sites(module: Module) -> None:
-    """Point calls of the copies back at their originals and drop the copies."""
-    copies = _copies(module)
-    if not copies:
-        return
-    for op in module.walk():
-        if op.name == "func.call":
-            name = callee_name(op)
-            while name in copies:
-                name = copies[name]
-            op.properties["callee"] = symbol_ref(name)
-    module.body.ops = [
-        op for op in module.body.ops if not (op.name == "func.func" and symbol_name(op) in copies)
-    ]
-
-
 def keep_call_sites(module: Module) -> None:
     """Keep the copies as ordinary private functions (drop the marks)."""
     for op in module.body.ops:
         if op.name == "func.func":
             op.attributes.pop(MARK)
+
+
+def dedupe_call_sites(module: Module) -> int:
+    """Keep one func per distinct layout of each callee: the input's own func where it has
+    that layout, else the first copy; calls of the others point there. Returns copies kept.
+
+    Run on exported shardings (closed, no priorities), so two layouts that XLA reads the same
+    way count as one. A caller's layout names its callees by their layout class, so nested
+    copies merge level by level.
+    """
+    copies = _copies(module)
+    if not copies:
+        return 0
+    funcs = module.funcs
+
+    def root(name: str) -> str:
+        while name in copies:
+            name = copies[name]
+        return name
+
+    # a func's layout names its callees by their layout class, so callees are classed first
+    klass: dict[str, int] = {}
+    classes: dict[tuple[object, ...], int] = {}
+    for name in _callees_first(module):
+        key = (root(name), _layout(funcs[name], klass))
+        klass[name] = classes.setdefault(key, len(classes))
+    # each class keeps one func: the input's own where it is in the class, else the first copy
+    keeper: dict[int, str] = {}
+    for name in funcs:
+        k = klass[name]
+        if k not in keeper or (keeper[k] in copies and name not in copies):
+            keeper[k] = name
+    target = {name: keeper[klass[name]] for name in funcs if keeper[klass[name]] != name}
+    for op in module.walk():
+        if op.name == "func.call" and callee_name(op) in target:
+            op.properties["callee"] = symbol_ref(target[callee_name(op)])
+    module.body.ops = [
+        op for op in module.body.ops if not (op.name == "func.func" and symbol_name(op) in target)
+    ]
+    keep_call_sites(module)
+    return len(copies) - len(target)
+
+
+def _callees_first(module: Module) -> list[str]:
+    """Func names, every callee before its callers (call graphs are acyclic: verified)."""
+    funcs = module.funcs
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: visiting, 2: done
+    for start in funcs:
+        if state.get(start):
+            continue
+        stack: list[tuple[str, list[str]]] = [(start, _called(funcs[start]))]
+        state[start] = 1
+        while stack:
+            name, todo = stack[-1]
+            while todo and (todo[-1] not in funcs or state.get(todo[-1])):
+                todo.pop()
+            if todo:
+                nxt = todo.pop()
+                state[nxt] = 1
+                stack.append((nxt, _called(funcs[nxt])))
+                continue
+            stack.pop()
+            state[name] = 2
+            order.append(name)
+    return order
+
+
+def _called(func: Operation) -> list[str]:
+    return [callee_name(op) for op in func.walk() if op.name == "func.call"]
+
+
+def _layout(func: Operation, klass: dict[str, int]) -> tuple[object, ...]:
+    """Everything of `func` that differs between two call-site copies: shardings of its
+    arguments, results, op results and block arguments, op properties, and the layout classes
+    (`klass`) of the funcs it calls."""
+    out: list[object] = []
+    body = func_body(func)
+    if body is not None:
+        out.append(tuple(str(a.sharding) for a in body.args))
+    if isinstance(func, FuncOp):
+        out.append(tuple(str(s) for s in func.result_shardings))
+    for op in func.walk():
+        if op is func:
+            continue
+        props = klass.get(callee_name(op)) if op.name == "func.call" else str(op.properties)
+        args = tuple(str(a.sharding) for r in op.regions for b in r.blocks for a in b.args)
+        results = tuple(str(r.sharding) for r in op.results)
+        out.append((op.name, props, str(op.attributes), results, args))
+    return tuple(out)

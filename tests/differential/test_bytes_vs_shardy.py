@@ -1,0 +1,103 @@
+"""Bytes against Shardy's: programs where shardc's layout once moved more collective bytes than
+Shardy's (issue 13), compiled by XLA on 8 CPU devices, numbers checked against the unsharded run.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import shardc
+
+from . import harness as H
+from . import hlo_bytes as HB
+
+
+def _mesh(fsdp: int, mp: int) -> jax.sharding.Mesh:
+    return jax.make_mesh((fsdp, mp), ("fsdp", "mp"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+
+def _bytes_and_outs(text: str, args: list[np.ndarray]) -> tuple[int, list[np.ndarray]]:
+    exe = H.compile_mlir(text, 8)
+    return HB.total_bytes(H.hlo_text(exe)), H.run_executable(exe, args)
+
+
+def _clip_by_global_norm(g1: jax.Array, g2: jax.Array) -> tuple[jax.Array, ...]:
+    norm = jnp.sqrt(jnp.sum(g1 * g1) + jnp.sum(g2 * g2))
+    return tuple(jnp.where(norm < 1.0, g, g / norm) for g in (g1, g2))
+
+
+def test_annotate_keeps_a_callee_per_layout_and_no_more_bytes() -> None:
+    """Global-norm clipping calls one `@_where` for a `[fsdp, mp]` and an `[mp, fsdp]` gradient:
+    pointed back at one callee, the second call site was resharded into the first one's layout
+    and back (12,304 B vs Shardy's 16 B); with a copy per layout it moves Shardy's bytes."""
+    mesh = _mesh(4, 2)
+    sh = (NamedSharding(mesh, P("fsdp", "mp")), NamedSharding(mesh, P("mp", "fsdp")))
+    args = [np.random.default_rng(0).standard_normal((64, 64), np.float32) for _ in range(2)]
+    text = jax.jit(_clip_by_global_norm, in_shardings=sh, out_shardings=sh).lower(*args).as_text()
+    assert text.count("call @_where(") == 2  # one callee, two call sites in JAX's own lowering
+    out = shardc.propagate(text)
+    assert "call @_where(" in out and "call @_where_0(" in out
+    assert "func.func private @_where_0(" in out
+    ref = [np.asarray(o) for o in jax.jit(_clip_by_global_norm)(*args)]
+    mine, outs = _bytes_and_outs(out, args)
+    shardy, _ = _bytes_and_outs(H.shardy_output_for_xla(H.run_shardy(text)), args)
+    assert mine <= shardy, (mine, shardy)
+    for o, r in zip(outs, ref, strict=True):
+        np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-5)
+
+
+def _take_of_sliced_sum(x: jax.Array, idx: jax.Array) -> jax.Array:
+    return jnp.take(jnp.abs(jnp.sum(x, axis=1)[2:3]), idx)
+
+
+def test_pin_reshards_call_operands_before_the_call() -> None:
+    """A sharded value passed to `@_take`, whose argument is replicated (fuzzer seed 1313 #101,
+    shrunk): left to XLA the reshard happened inside the callee, after the gather, which then
+    all-reduced the gathered f32[4] (20 B) instead of the f32[1] operand (Shardy: 8 B); pinned,
+    the operand is resharded to the callee's layout before the call, as in Shardy's output."""
+    from tests.fuzz.differential import _pin_without_propagation
+
+    mesh = _mesh(4, 2)
+    sh = (NamedSharding(mesh, P("fsdp", None)), NamedSharding(mesh, P()))
+    args = [np.random.default_rng(1).standard_normal((4, 16), np.float32),
+            np.zeros((4,), np.int32)]  # fmt: skip
+    text = jax.jit(_take_of_sliced_sum, in_shardings=sh).lower(*args).as_text()
+    assert "call @_take(" in text
+    pinned = shardc.propagate(text, mode="pin")
+    before_call = pinned.split("call @_take(", 1)[0].rsplit("\n", 2)[-2]
+    assert "sdy.sharding_constraint" in before_call and "[{}]>" in before_call, before_call
+    mine, outs = _bytes_and_outs(pinned, args)
+    shardy, _ = _bytes_and_outs(_pin_without_propagation(H.run_shardy(text)), args)
+    assert mine <= shardy, (mine, shardy)
+    ref = np.asarray(jax.jit(_take_of_sliced_sum)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def _take_rows_of_sharded_slice(x: jax.Array, idx: jax.Array) -> jax.Array:
+    mesh = _mesh(4, 2)
+    v = jax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh, P(None, "mp")))
+    return jnp.take(v[:, 7:10], idx, axis=0)
+
+
+def test_pin_leaves_a_call_operand_larger_than_its_results_to_xla() -> None:
+    """The other side (fuzzer seed 1313 #114, shrunk): gathering 2 rows out of an f32[8,3]
+    `[{}, {mp}]` operand into `@_take` (replicated argument). Resharded before the call the
+    whole operand is gathered (Shardy's pinned layout: 192 B); left to XLA, it gathers the
+    f32[2,3] result instead (64 B)."""
+    from tests.fuzz.differential import _pin_without_propagation
+
+    args = [np.random.default_rng(2).standard_normal((8, 16), np.float32),
+            np.array([1, 5], np.int32)]  # fmt: skip
+    text = jax.jit(_take_rows_of_sharded_slice).lower(*args).as_text()
+    pinned = shardc.propagate(text, mode="pin")
+    before_call = pinned.split("call @_take(", 1)[0].rsplit("\n", 2)[-2]
+    assert "sdy.sharding_constraint" not in before_call or "mp" in before_call, before_call
+    mine, outs = _bytes_and_outs(pinned, args)
+    shardy, _ = _bytes_and_outs(_pin_without_propagation(H.run_shardy(text)), args)
+    assert mine <= shardy, (mine, shardy)
+    ref = np.asarray(jax.jit(_take_rows_of_sharded_slice)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
