@@ -119,7 +119,9 @@ def propagate_text(
             dump_to_stderr if dump_after else None,
         )
         fmt = "generic" if format == "generic" else "pretty"
-        return export_text(module, fmt, with_locs=with_locs), _report(ctx)
+        out = export_text(module, fmt, with_locs=with_locs)
+        module.release()  # freed now by reference counting, not later by a full GC pass
+        return out, _report(ctx)
 
 
 def _mode(mode: str) -> Literal["annotate", "pin"]:
