@@ -48,6 +48,7 @@ class PassContext:
     plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
     auto_kept: Any = None  # the annotations auto keeps (auto-snapshot), None: what propagated
     auto_note: str | None = None
+    timings: list[tuple[str, float]] = field(default_factory=list)  # (pass, wall seconds)
     _variance: VarianceResult | None = None
 
     def value_variance(self, module: Module) -> VarianceResult:
