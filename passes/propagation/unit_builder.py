@@ -79,6 +79,10 @@ class ModuleUnits:
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
         self._interned: dict[tuple, tuple] = {}
+        self._elements: dict[int, int] = {}  # id(type) -> element count
+        self._types: list[object] = []
+        self._rule_dims: dict[int, tuple] = {}  # id(rule) -> its dims, operands then results
+        self._rules: list[object] = []
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
@@ -234,7 +238,11 @@ class ModuleUnits:
         if n_ops != len(op.operands) or n_res != len(op.results):
             self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
             return
-        target = op.attributes.get("call_target_name") or op.properties.get("call_target_name")
+        target = None
+        if op.name == "stablehlo.custom_call":  # (reading attributes parses their text)
+            target = op.attributes.get("call_target_name") or op.properties.get(
+                "call_target_name"
+            )
         u = Unit(
             "op",
             op.name,
@@ -323,25 +331,53 @@ class ModuleUnits:
                 self.callee_returns.append((callee, i, ret.operands[i]))
 
     def _finish_unit(self, u: Unit) -> None:
-        slots = [*u.operands, *u.results]
-        sizes = tuple(num_elements(s.type) for s in slots)
+        elements = self._elements
+        sizes_list = []
+        for s in u.operands + u.results:
+            t = s.type
+            n = elements.get(id(t))  # types are interned by the parser: few distinct objects
+            if n is None:
+                n = elements[id(t)] = num_elements(t)
+                self._types.append(t)  # keeps the id valid while the builder lives
+            sizes_list.append(n)
+        sizes = tuple(sizes_list)
         u.sizes = self._interned.setdefault(sizes, sizes)
-        dims = u.rule.operand_dims + u.rule.result_dims
-        u.dims = self._interned.setdefault(dims, dims)
-        multi = False
-        for s in u.operands:
-            h = s.holder
-            if rank_of(s.type) > 0 and isinstance(h, Value) and id(h) not in self.split_values:
-                if sum(id(user) not in self.dead for user, _ in h.uses) > 1:
-                    multi = True
-                    break
-        u.multi_use = multi
+        rule = u.rule
+        dims = self._rule_dims.get(id(rule))
+        if dims is None:
+            dims = rule.operand_dims + rule.result_dims
+            dims = self._rule_dims[id(rule)] = self._interned.setdefault(dims, dims)
+            self._rules.append(rule)
+        u.dims = dims
+        u.multi_use = any(self._multi_use(s) for s in u.operands)
         if u.kind != "func_result":
             self.units.append(u)
 
+    def _multi_use(self, s: Slot) -> bool:
+        """A non-scalar value (not a split constant) that more than one live op reads."""
+        h = s.holder
+        if not isinstance(h, Value) or id(h) in self.split_values or len(h.uses) < 2:
+            return False
+        if rank_of(s.type) == 0:
+            return False
+        dead = self.dead
+        live = 0
+        for user, _ in h.uses:
+            if id(user) not in dead:
+                live += 1
+                if live > 1:
+                    return True
+        return False
+
     def _index(self, u: Unit) -> None:
-        for s in (*u.operands, *u.results):
-            self.readers.setdefault(id(s.holder), []).append(u)
+        readers = self.readers
+        for s in u.operands + u.results:
+            key = id(s.holder)
+            users = readers.get(key)
+            if users is None:
+                readers[key] = [u]
+            else:
+                users.append(u)
 
     def _build_aliases(self) -> None:
         """Sharding-group members and a while loop's value chain are one holder to propagation:
