@@ -59,6 +59,7 @@ class Propagator:
         self.strategy = STRATEGIES[options.strategy]
         self.queue: deque[Unit] = deque()
         self.step_memo: dict[tuple, tuple[tuple[int, TensorSharding], ...]] = {}
+        self.step_kinds: dict[tuple, int] = {}  # what besides shardings decides a step -> id
         # units alike in what decides their directions (set_directions), grouped once
         self._direction_classes: list[tuple[Unit, list[Unit]]] | None = None
         self._direction_class_of: list[int] = []
@@ -106,8 +107,9 @@ class Propagator:
         slots = u.operands + u.results
         shardings = [s.get() for s in slots]
         static = u.step_key
-        if static is None:
-            static = u.step_key = (id(u.rule), u.sizes, u.elementwise)
+        if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
+            what = (id(u.rule), u.sizes, u.elementwise)
+            static = u.step_key = self.step_kinds.setdefault(what, len(self.step_kinds))
         key = (static, dirs, *shardings)
         changes = self.step_memo.get(key)
         if changes is None:

@@ -170,7 +170,7 @@ class Unit:
     dims: tuple[tuple[tuple[int, ...], ...], ...] = ()  # factors per dim, per slot (ditto)
     dirs: tuple[Direction, ...] = ()
     queued: bool = False
-    step_key: tuple | None = None  # what besides shardings and dirs decides a step (driver)
+    step_key: int | None = None  # what besides shardings and dirs decides a step (driver)
 
     def label(self) -> str:
         return self.op_name
