@@ -87,7 +87,7 @@ class Propagator:
         self.report.updates += 1
         cur = self.current
         for t in targets:
-            for u in self.readers.get(id(t), ()):
+            for u in self.readers.get(t, ()):
                 if u is not cur and not u.queued:
                     u.queued = True
                     self.queue.append(u)
@@ -104,7 +104,7 @@ class Propagator:
         dirs = u.dirs
         if not any(dirs):
             return
-        slots = u.operands + u.results
+        slots = (*u.operands, *u.results)
         shardings = [s.get() for s in slots]
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash

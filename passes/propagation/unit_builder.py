@@ -71,7 +71,7 @@ class ModuleUnits:
         self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
-        self.readers: dict[int, list[Unit]] = {}
+        self.readers: dict[Value | Holder, list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
         self.func_results: dict[tuple[str, int], Holder] = {}
         self.callee_returns: list[tuple[Operation, int, Value]] = []
@@ -333,7 +333,7 @@ class ModuleUnits:
     def _finish_unit(self, u: Unit) -> None:
         elements = self._elements
         sizes_list = []
-        for s in u.operands + u.results:
+        for s in (*u.operands, *u.results):
             t = s.type
             n = elements.get(id(t))  # types are interned by the parser: few distinct objects
             if n is None:
@@ -350,6 +350,8 @@ class ModuleUnits:
             self._rules.append(rule)
         u.dims = dims
         u.multi_use = any(self._multi_use(s) for s in u.operands)
+        u.operands = tuple(u.operands)  # (a tuple is smaller than the list it was built as)
+        u.results = tuple(u.results)
         if u.kind != "func_result":
             self.units.append(u)
 
@@ -371,8 +373,8 @@ class ModuleUnits:
 
     def _index(self, u: Unit) -> None:
         readers = self.readers
-        for s in u.operands + u.results:
-            key = id(s.holder)
+        for s in (*u.operands, *u.results):
+            key = s.holder  # (values and holders hash by identity)
             users = readers.get(key)
             if users is None:
                 readers[key] = [u]
