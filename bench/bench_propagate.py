@@ -8,7 +8,7 @@ Both sides start from the same MLIR text and end with MLIR text, in one run:
 on 8-, 32- and 96-layer transformer stacks (bench/common.py, seed 003's 2D sharding on a 2x4 mesh),
 best of k runs each, printing both times and the ratio shardc / Shardy per size.
 
-    python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--format pretty|generic]
+    python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--format pretty|generic] [--breakdown]
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("identical", "distinct", "both"),
         help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
     )
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print where shardc's time goes: parse, each pipeline pass, print "
+        "(best of k per step, as `shardc propagate --timing` measures them)",
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -58,7 +64,22 @@ def main(argv: list[str] | None = None) -> int:
         assert "sdy.sharding" in out, "shardc.propagate returned no shardings"
         mine, _ = common.best_of(functools.partial(propagate, text, format=args.format), args.k)
         print(f"{label:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
+        if args.breakdown:
+            print(f"#   {label} steps (best of {args.k}, s): " + _breakdown(text, args))
     return 0
+
+
+def _breakdown(text: str, args: argparse.Namespace) -> str:
+    """shardc's best time per step (parse, each pass, print) over k runs."""
+    from shardc.api_propagate import propagate_text
+
+    best: dict[str, float] = {}
+    for _ in range(args.k):
+        timings: list[tuple[str, float]] = []
+        propagate_text(text, format=args.format, timings=timings)
+        for name, seconds in timings:
+            best[name] = min(best.get(name, seconds), seconds)
+    return ", ".join(f"{name} {sec:.3f}" for name, sec in best.items() if sec >= 0.0005)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Both run the one pipeline (passes/pipeline.py); `shardc propagate` on the comman
 from __future__ import annotations
 
 import sys
+import time
 from typing import Literal
 
 from shardc.dialect.ir import Module, suspended_gc
@@ -96,8 +97,12 @@ def propagate_text(
     dump_after: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
     caller: Caller | None = None,
+    timings: list[tuple[str, float]] | None = None,
 ) -> tuple[str, PropagationReport]:
-    """`propagate`, also returning the report (the CLI prints its notes and explanations)."""
+    """`propagate`, also returning the report (the CLI prints its notes and explanations).
+
+    `timings`, when given, gets the wall time of each step appended: `parse` (text to IR),
+    every pass of the pipeline, `print` (IR to text)."""
     from shardc.exporter import export_text
     from shardc.importer import import_text
 
@@ -110,8 +115,11 @@ def propagate_text(
         dump_after=dump_after,
         disable=disable,
     )
+    clock = time.perf_counter
     with suspended_gc():
+        start = clock()
         module = import_text(text, source_name)
+        parsed = clock()
         ctx = run_pipeline(
             module,
             pipeline,
@@ -119,7 +127,12 @@ def propagate_text(
             dump_to_stderr if dump_after else None,
         )
         fmt = "generic" if format == "generic" else "pretty"
-        return export_text(module, fmt, with_locs=with_locs), _report(ctx)
+        ran = clock()
+        out = export_text(module, fmt, with_locs=with_locs)
+        if timings is not None:
+            timings += [("parse", parsed - start), *ctx.timings, ("print", clock() - ran)]
+        module.release()  # freed now by reference counting, not later by a full GC pass
+        return out, _report(ctx)
 
 
 def _mode(mode: str) -> Literal["annotate", "pin"]:

@@ -470,6 +470,29 @@ class Module:
         copy.source_name = self.source_name
         return copy
 
+    def release(self) -> None:
+        """Empty this module, breaking the IR's reference cycles (op <-> result, value <-> use,
+        block <-> op) so that reference counting frees it at once: a module dropped whole would
+        otherwise wait for a full cyclic-GC traversal (a third of a propagate call's time).
+        Ops detached earlier (erased, replaced) are not reached."""
+        ops = list(self.op.walk())
+        for op in ops:
+            for r in op.results:
+                r.uses = []
+            for region in op.regions:
+                region.parent = None
+                for block in region.blocks:
+                    for a in block.args:
+                        a.uses = []
+                    block.args = []
+                    block.ops = []
+                    block.parent = None
+                region.blocks = []
+            op.results = []
+            op.operands = []
+            op.regions = []
+            op.parent = None
+
     @property
     def body(self) -> Block:
         return self.op.regions[0].entry

@@ -261,6 +261,20 @@ class TensorSharding:
     # `body()` once computed: a parsed sharding is one shared object per distinct text, so the
     # printer writes most of them without rebuilding the text
     _body: str | None = field(default=None, init=False, compare=False, hash=False, repr=False)
+    # the hash once computed: propagation memoizes its steps on shardings (driver.py), and a
+    # nested tuple's hash costs a walk over every dim and axis
+    _hash: int | None = field(default=None, init=False, compare=False, hash=False, repr=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.mesh, self.dims, self.replicated, self.unreduced))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self) -> tuple:
+        # rebuilt from the fields: a cached str hash is only valid in the process that made it
+        return (TensorSharding, (self.mesh, self.dims, self.replicated, self.unreduced))
 
     @staticmethod
     def open(mesh: str | Mesh, rank: int) -> TensorSharding:

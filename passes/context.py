@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from shardc.dialect.ir import Module
 
 if TYPE_CHECKING:
+    from shardc.dialect.ir import Operation
+
+    from .manual.regions import ManualRegion
     from .manual.variance import VarianceResult
     from .plan.plan import Rewrite
     from .plan.report import Plan
@@ -48,19 +51,47 @@ class PassContext:
     plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
     auto_kept: Any = None  # the annotations auto keeps (auto-snapshot), None: what propagated
     auto_note: str | None = None
+    timings: list[tuple[str, float]] = field(default_factory=list)  # (pass, wall seconds)
     _variance: VarianceResult | None = None
+    _ops: list[Operation] | None = None
+    _op_names: frozenset[str] | None = None
+    _regions: list[ManualRegion] | None = None
+
+    def ops(self, module: Module) -> list[Operation]:
+        """Every op of `module` in pre-order (`module.walk()`), listed once for the passes
+        that only read the IR (a walk of a 10k-op module costs as much as a small check)."""
+        if self._ops is None:
+            self._ops = list(module.walk())
+        return self._ops
+
+    def has_op(self, module: Module, name: str) -> bool:
+        """Whether any op of `module` is named `name`."""
+        if self._op_names is None:
+            self._op_names = frozenset(op.name for op in self.ops(module))
+        return name in self._op_names
+
+    def manual_regions(self, module: Module) -> list[ManualRegion]:
+        """The module's manual regions (`manual/regions.py`), outer before inner, found once."""
+        if self._regions is None:
+            from .manual.regions import MANUAL_OP, manual_regions
+
+            self._regions = manual_regions(module) if self.has_op(module, MANUAL_OP) else []
+        return self._regions
 
     def value_variance(self, module: Module) -> VarianceResult:
         """The VALUE-view variance analysis, computed once for the checks that read it."""
         if self._variance is None:
             from .manual.variance import View, analyze_variance
 
-            self._variance = analyze_variance(module, View.VALUE)
+            self._variance = analyze_variance(module, View.VALUE, self.manual_regions(module))
         return self._variance
 
     def invalidate(self) -> None:
         """Forget cached analyses (after a pass that changed the IR)."""
         self._variance = None
+        self._ops = None
+        self._op_names = None
+        self._regions = None
 
 
 class Pass(Protocol):

@@ -144,17 +144,32 @@ class _Exporter:
         self.callees = {callee_name(op) for op in module.walk() if op.name == "func.call"}
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
+        self._final: dict[TensorSharding, TensorSharding] = {}
+        self._defaults: dict[int, TensorSharding] = {}
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         return s.mesh if isinstance(s.mesh, Mesh) else self.meshes.get(s.mesh)
+
+    def final(self, s: TensorSharding) -> TensorSharding:
+        """`finalize(s, keep_open)`, one shared object per distinct sharding: op results
+        repeat a few layouts, and the printer reuses the text of a sharding object."""
+        out = self._final.get(s)
+        if out is None:
+            out = self._final[s] = finalize(s, self.keep_open)
+        return out
 
     def default(self, t: object) -> TensorSharding | None:
         if self.mesh is None:
             return None
         rank = t.rank if isinstance(t, TensorType) else 0
-        if self.keep_open:
-            return TensorSharding.open(self.mesh, rank)
-        return TensorSharding.replicated_of(self.mesh, rank)
+        made = self._defaults.get(rank)  # (immutable: one per rank is enough)
+        if made is None:
+            if self.keep_open:
+                made = TensorSharding.open(self.mesh, rank)
+            else:
+                made = TensorSharding.replicated_of(self.mesh, rank)
+            self._defaults[rank] = made
+        return made
 
     def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
         if s is None and t is not None and not isinstance(t, TensorType):
@@ -225,7 +240,7 @@ class _Exporter:
                 mesh = self.resolve(s)
                 if mesh is not None and mesh.axes and isinstance(r.type, TensorType):
                     s = cut_to_divisible(s, r.type.shape, mesh)
-            r.sharding = finalize(s, self.keep_open)
+            r.sharding = self.final(s)
 
     def export_manual(self, op: Operation) -> None:
         view = ManualComputation(op)

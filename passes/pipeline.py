@@ -18,7 +18,8 @@ NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -51,6 +52,7 @@ __all__ = [
     "PassContext",
     "PipelineOptions",
     "build_pipeline",
+    "format_timing",
     "run_pipeline",
 ]
 
@@ -151,14 +153,40 @@ def run_pipeline(
 ) -> PassContext:
     """Run the pipeline of `options` on `module` (in place); returns what the passes reported.
 
-    `dump(pass_name, module)` is called after each pass named in `options.dump_after`."""
+    `dump(pass_name, module)` is called after each pass named in `options.dump_after`; each
+    pass's wall time goes into `ctx.timings` (`--timing`)."""
     ctx = PassContext(caller or Caller())
     wanted = set(options.dump_after)
+    clock = time.perf_counter
     with suspended_gc():
         for p in build_pipeline(options):
+            start = clock()
             p.run(module, ctx)
             if p.changes_ir:
                 ctx.invalidate()
+            ctx.timings.append((p.name, clock() - start))
             if dump is not None and (p.name in wanted or "all" in wanted):
                 dump(p.name, module)
     return ctx
+
+
+def format_timing(timings: Iterable[tuple[str, float]]) -> str:
+    """An execution time report of `(step, seconds)` pairs, as MLIR's `-mlir-timing` prints it
+    (steps of the same name, e.g. of several `--split-input-file` chunks, added up)."""
+    total_of: dict[str, float] = {}
+    for name, seconds in timings:
+        total_of[name] = total_of.get(name, 0.0) + seconds
+    total = sum(total_of.values())
+    rule = "===" + "-" * 73 + "==="
+    lines = [
+        rule,
+        "... Execution time report ...".center(79).rstrip(),
+        rule,
+        f"  Total Execution Time: {total:.4f} seconds",
+        "",
+        "  ----Wall Time----  ----Name----",
+    ]
+    for name, seconds in [*total_of.items(), ("Total", total)]:
+        share = 100.0 * seconds / total if total > 0 else 0.0
+        lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
+    return "\n".join(lines) + "\n"

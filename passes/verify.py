@@ -25,7 +25,7 @@ class VerifyPass:
     changes_ir: ClassVar[bool] = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        verify_module(module)
+        verify_module(module, ctx.ops(module))
 
 
 def resolve_mesh(module: Module, sharding: TensorSharding, meshes: dict[str, Mesh]) -> Mesh:
@@ -50,27 +50,49 @@ def check_sharding(
     meshes: dict[str, Mesh],
 ) -> None:
     """Validate one sharding for one value; errors name `what` and the op's location."""
-    loc = module.resolve_loc(op.loc) if op is not None else None
     try:
         mesh = resolve_mesh(module, sharding, meshes)
         shape = value_type.shape if isinstance(value_type, TensorType) else None
         sharding.validate(mesh, shape, what)
     except ShardcError as e:
         msg = e.message if e.message.startswith(what) else f"{what}: {e.message}"
+        loc = module.resolve_loc(op.loc) if op is not None else None
         raise ShardingError(msg, location=loc, hint=e.hint) from None
 
 
-def verify_module(module: Module) -> None:
-    """Check the module's structure and every sharding on it."""
+class _Checked:
+    """The (sharding, type) pairs already validated in one run: a parsed sharding is one
+    object per distinct text, so a module repeats a few pairs many times."""
+
+    __slots__ = ("seen", "meshes")
+
+    def __init__(self, meshes: dict[str, Mesh]):
+        self.seen: set[tuple[int, int]] = set()
+        self.meshes = meshes
+
+    def check(
+        self, module: Module, s: TensorSharding, t: object, what: str, op: Operation | None
+    ) -> None:
+        key = (id(s), id(t))  # both held by the IR for the whole run: ids stay theirs
+        if key not in self.seen:
+            check_sharding(module, s, t, what, op, self.meshes)
+            self.seen.add(key)
+
+
+def verify_module(module: Module, ops: list[Operation] | None = None) -> None:
+    """Check the module's structure and every sharding on it (`ops`: `list(module.walk())`,
+    when the caller has it)."""
     meshes = module.meshes
     if module.op.name != "builtin.module":
         raise VerificationError("the top-level op must be builtin.module")
     for op in module.body.ops:
         if op.name == "func.func":
             _verify_func(module, op, meshes)
-    for op in module.walk():
-        _verify_op(module, op, meshes)
-    verify_propagatable(module)
+    all_ops = list(module.walk()) if ops is None else ops
+    checked = _Checked(meshes)
+    for op in all_ops:
+        _verify_op(module, op, checked)
+    verify_propagatable(module, all_ops)
 
 
 def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> None:
@@ -103,16 +125,16 @@ def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> No
             check_sharding(module, s, v.type, f"@{name} result {i}", func, meshes)
 
 
-def _verify_op(module: Module, op: Operation, meshes: dict[str, Mesh]) -> None:
+def _verify_op(module: Module, op: Operation, checked: _Checked) -> None:
     for i, r in enumerate(op.results):
         if r.sharding is not None:
-            check_sharding(module, r.sharding, r.type, f"{op.name} result {i}", op, meshes)
+            checked.check(module, r.sharding, r.type, f"{op.name} result {i}", op)
     name = op.name
     if name in ("sdy.sharding_constraint", "sdy.reshard"):
         s = ShardingConstraint(op).sharding
-        check_sharding(module, s, op.results[0].type, f"{name} sharding", op, meshes)
+        checked.check(module, s, op.results[0].type, f"{name} sharding", op)
     elif name == "sdy.manual_computation":
-        _verify_manual(module, op, meshes)
+        _verify_manual(module, op, checked.meshes)
 
 
 def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> None:
@@ -163,16 +185,20 @@ def _axes(names: list[str]) -> str:
 # What Shardy's propagation refuses: shardc refuses it too, with a reason
 
 
-def verify_propagatable(module: Module) -> None:
+def verify_propagatable(module: Module, ops: list[Operation] | None = None) -> None:
     """Reject what Shardy's pipeline rejects: dynamic dims, tuples, recursive calls, sharding
     groups whose members differ in shape or sit on both sides of a manual computation."""
     groups: dict[str, list[tuple[Value, Operation]]] = {}
-    for op in module.walk():
+    static: set[int] = set()  # ids of the types checked (parsed types are shared objects)
+    calls = False
+    for op in module.walk() if ops is None else ops:
         values = list(op.results)
         if op.name == "func.func" and op.regions and op.regions[0].blocks:
             values += op.regions[0].entry.args
         for v in values:
-            _check_static_tensor(v.type, op, module)
+            if id(v.type) not in static:
+                _check_static_tensor(v.type, op, module)
+                static.add(id(v.type))
         for region in op.regions:
             for block in region.blocks:
                 if op.name != "func.func":
@@ -181,9 +207,12 @@ def verify_propagatable(module: Module) -> None:
         if op.name == "sdy.sharding_group":
             gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
             groups.setdefault(gid, []).append((op.operands[0], op))
+        elif op.name == "func.call":
+            calls = True
     for gid, members in groups.items():
         _check_group(module, gid, members)
-    _check_no_recursion(module)
+    if calls:  # (without a call there is no call graph to have a cycle)
+        _check_no_recursion(module)
 
 
 def _check_static_tensor(t: object, op: Operation, module: Module) -> None:

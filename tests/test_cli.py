@@ -87,3 +87,22 @@ def test_bad_input_is_one_line_and_writes_nothing(case: str, tmp_path) -> None:
 def test_missing_file() -> None:
     r = shardc("opt", "does/not/exist.mlir")
     assert r.returncode != 0 and r.stderr.strip() == "error: no such file: does/not/exist.mlir"
+
+
+def test_timing_reports_every_step_and_leaves_the_output_alone() -> None:
+    plain = shardc("propagate", EXAMPLE)
+    timed = shardc("propagate", EXAMPLE, "--timing")
+    assert timed.returncode == 0, timed.stderr
+    assert timed.stdout == plain.stdout and plain.stderr == ""
+    report = timed.stderr
+    assert "Execution time report" in report and "Total Execution Time:" in report
+    names = [ln.split(")", 1)[1].strip() for ln in report.splitlines() if "%)" in ln]
+    # text to IR, every pass in pipeline order, IR to text, then the total
+    assert names[0] == "parse" and names[-2:] == ["print", "Total"]
+    assert names.index("verify") < names.index("propagate") < names.index("export")
+    total = float(report.split("Total Execution Time:")[1].split()[0])
+    steps = [float(ln.split()[0]) for ln in report.splitlines() if "%)" in ln][:-1]
+    assert abs(sum(steps) - total) < 1e-3 * len(steps)
+    opt = shardc("opt", EXAMPLE, "--timing")
+    opt_names = [ln.split(")", 1)[1].strip() for ln in opt.stderr.splitlines() if "%)" in ln]
+    assert opt_names[0] == "parse" and "verify" in opt_names and "propagate" not in opt_names

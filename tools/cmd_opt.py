@@ -30,11 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import sys
+    import time
 
     from shardc.api_propagate import dump_to_stderr
     from shardc.exporter import export_text
     from shardc.importer import import_text
-    from shardc.passes.pipeline import CLI, PipelineOptions, run_pipeline
+    from shardc.passes.pipeline import CLI, PipelineOptions, format_timing, run_pipeline
 
     text, name = read_input(args.input)
     pipeline = PipelineOptions(
@@ -47,13 +48,23 @@ def run(args: argparse.Namespace) -> int:
         disable=tuple(args.disable_pass),
     )
 
+    timings: list[tuple[str, float]] = []
+    clock = time.perf_counter
+
     def run_one(chunk: str) -> str:
+        start = clock()
         module = import_text(chunk, name)
+        parsed = clock()
         ctx = run_pipeline(module, pipeline, CLI, dump_to_stderr if args.dump_after else None)
         for line in [*ctx.removed_collectives, *ctx.kept_collectives]:
             print(f"note: {line}", file=sys.stderr)
-        return export_text(module, args.format, with_locs=args.debug_locs)
+        ran = clock()
+        out = export_text(module, args.format, with_locs=args.debug_locs)
+        timings.extend([("parse", parsed - start), *ctx.timings, ("print", clock() - ran)])
+        return out
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
+    if args.timing:
+        sys.stderr.write(format_timing(timings))
     return 1 if failed else 0

@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.output, out)
         return 0
 
+    timings: list[tuple[str, float]] = []
+
     def run_one(chunk: str) -> str:
         out, report = propagate_text(
             chunk,
@@ -107,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             dump_after=tuple(args.dump_after),
             disable=tuple(args.disable_pass),
             caller=CLI,
+            timings=timings if args.timing else None,
         )
         err = sys.stderr
         for line in report.notes():  # one line per op kind without a rule, then warnings
@@ -121,4 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
+    if args.timing:
+        from shardc.passes.pipeline import format_timing
+
+        sys.stderr.write(format_timing(timings))
     return 1 if failed else 0

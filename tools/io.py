@@ -123,6 +123,12 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> 
         help="print the module on stderr after pass PASS (repeatable; `all` for every pass)",
     )
     parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="print the wall time of parsing, of every pass and of printing on stderr "
+        "(as MLIR's -mlir-timing)",
+    )
+    parser.add_argument(
         "--disable-pass",
         action="append",
         default=[],

@@ -162,9 +162,11 @@ class ManualShapesCheck:
     changes_ir: ClassVar[bool] = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        check_shapes(module)
+        check_shapes(module, ctx.manual_regions(module))
 
 
-def check_shapes(module: Module) -> list[RegionShapes]:
-    """Check every manual region of `module` (nested ones and those in loop/cond bodies too)."""
-    return [region_shapes(r) for r in manual_regions(module)]
+def check_shapes(module: Module, regions: list[ManualRegion] | None = None) -> list[RegionShapes]:
+    """Check every manual region of `module` (nested ones and those in loop/cond bodies too;
+    `regions`: those regions, when the caller has found them already)."""
+    found = manual_regions(module) if regions is None else regions
+    return [region_shapes(r) for r in found]

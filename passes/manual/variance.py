@@ -90,10 +90,10 @@ class VarianceResult:
 
 
 class _Analyzer:
-    def __init__(self, module: Module, view: View):
+    def __init__(self, module: Module, view: View, regions: list[ManualRegion] | None = None):
         self.module = module
         self.view = view
-        self.regions = manual_regions(module)
+        self.regions = manual_regions(module) if regions is None else regions
         self.by_op = {r.op: r for r in self.regions}
         self.result = VarianceResult(module, view, self.regions)
         self.known: dict[Value, np.ndarray] = {}
@@ -307,9 +307,12 @@ def _with_loc(col: Collective, module: Module) -> Collective:
     return replace(col, location=module.resolve_loc(col.op.loc))
 
 
-def analyze_variance(module: Module, view: View | str = View.VALUE) -> VarianceResult:
-    """Run the variance analysis over every manual region of `module`."""
-    return _Analyzer(module, View(view)).run()
+def analyze_variance(
+    module: Module, view: View | str = View.VALUE, regions: list[ManualRegion] | None = None
+) -> VarianceResult:
+    """Run the variance analysis over every manual region of `module` (`regions`: those
+    regions, when the caller has found them already)."""
+    return _Analyzer(module, View(view), regions).run()
 
 
 __all__ = ["View", "VarianceResult", "analyze_variance", "symbol_name"]

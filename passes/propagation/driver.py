@@ -59,6 +59,11 @@ class Propagator:
         self.strategy = STRATEGIES[options.strategy]
         self.queue: deque[Unit] = deque()
         self.step_memo: dict[tuple, tuple[tuple[int, TensorSharding], ...]] = {}
+        self.step_kinds: dict[tuple, int] = {}  # what besides shardings decides a step -> id
+        # units alike in what decides their directions (set_directions), grouped once
+        self._direction_classes: list[tuple[Unit, list[Unit]]] | None = None
+        self._direction_class_of: list[int] = []
+        self._all_units: list[Unit] = []
 
     def build(self) -> None:
         """Build the units; their indexes are bound here because the worklist reads them a lot."""
@@ -82,7 +87,7 @@ class Propagator:
         self.report.updates += 1
         cur = self.current
         for t in targets:
-            for u in self.readers.get(id(t), ()):
+            for u in self.readers.get(t, ()):
                 if u is not cur and not u.queued:
                     u.queued = True
                     self.queue.append(u)
@@ -93,13 +98,19 @@ class Propagator:
 
         A step's outcome is a pure function of the unit's rule, sizes and kind, its factor
         directions and its slots' shardings (all immutable), so it is memoized: modules repeat
-        the same layer many times, and most steps have been computed before."""
-        slots = [*u.operands, *u.results]
+        the same layer many times, and most steps have been computed before. A unit that no
+        factor may cross at this level changes nothing (a third of the steps of a transformer
+        stack): it returns at once."""
+        dirs = u.dirs
+        if not any(dirs):
+            return
+        slots = (*u.operands, *u.results)
         shardings = [s.get() for s in slots]
         static = u.step_key
-        if static is None:
-            static = u.step_key = (id(u.rule), u.sizes, u.elementwise)
-        key = (static, u.dirs, *shardings)
+        if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
+            what = (id(u.rule), u.sizes, u.elementwise)
+            static = u.step_key = self.step_kinds.setdefault(what, len(self.step_kinds))
+        key = (static, dirs, *shardings)
         changes = self.step_memo.get(key)
         if changes is None:
             changes = self._changes(u, shardings)
@@ -176,31 +187,58 @@ class Propagator:
 
         Directions depend only on what a unit is (op, kind, use count, rule), so units alike
         share one computation: rules are cached per shape, and big modules repeat a few ops."""
+        if self._direction_classes is None:
+            self._group_direction_classes()
+        assert self._direction_classes is not None
         conservative = self.options.conservative
-        changed: list[Unit] = []
-        memo: dict[tuple, tuple[Direction, ...]] = {}
-        for u in (*self.units, *self.func_result_units):
-            rule = u.rule
-            key = (u.op_name, u.kind, u.multi_use, u.call_target, id(rule), u.fixed_direction)
-            dirs = memo.get(key)
-            if dirs is None:
-                nf = len(rule.factor_sizes)
-                if u.fixed_direction is not None:
-                    d = u.fixed_direction
-                    dirs = tuple(Directions.NONE if f in rule.blocked else d for f in range(nf))
-                else:
-                    out = []
-                    for f in range(nf):
-                        d = direction_at(schedule, level, u, f)
-                        if conservative and rule.kinds[f] == FactorKind.PERMUTATION:
-                            d = Directions.NONE
-                        out.append(d)
-                    dirs = tuple(out)
-                memo[key] = dirs
-            if dirs != u.dirs:
-                u.dirs = dirs
-                changed.append(u)
-        return changed
+        grew = []
+        for rep, members in self._direction_classes:
+            dirs = self._directions_of(rep, schedule, level, conservative)
+            if dirs != rep.dirs:
+                for u in members:
+                    u.dirs = dirs
+                grew.append(True)
+            else:
+                grew.append(False)
+        if not any(grew):
+            return []
+        # program order: the worklist starts from these units in this order
+        units, class_of = self._all_units, self._direction_class_of
+        return [u for u, c in zip(units, class_of, strict=True) if grew[c]]
+
+    def _group_direction_classes(self) -> None:
+        """Units by what decides their directions (once per run: units never change class)."""
+        self._all_units = [*self.units, *self.func_result_units]
+        index: dict[tuple, int] = {}
+        classes: list[tuple[Unit, list[Unit]]] = []
+        class_of: list[int] = []
+        for u in self._all_units:
+            key = (u.op_name, u.kind, u.multi_use, u.call_target, id(u.rule), u.fixed_direction)
+            c = index.get(key)
+            if c is None:
+                c = index[key] = len(classes)
+                classes.append((u, []))
+            classes[c][1].append(u)
+            class_of.append(c)
+        self._direction_classes = classes
+        self._direction_class_of = class_of
+
+    @staticmethod
+    def _directions_of(
+        u: Unit, schedule: tuple, level: int, conservative: bool
+    ) -> tuple[Direction, ...]:
+        rule = u.rule
+        nf = len(rule.factor_sizes)
+        if u.fixed_direction is not None:
+            d = u.fixed_direction
+            return tuple(Directions.NONE if f in rule.blocked else d for f in range(nf))
+        out = []
+        for f in range(nf):
+            d = direction_at(schedule, level, u, f)
+            if conservative and rule.kinds[f] == FactorKind.PERMUTATION:
+                d = Directions.NONE
+            out.append(d)
+        return tuple(out)
 
     def run_to_fixed_point(self, only: list[Unit] | None = None) -> int:
         """Func-result links, the worklist until empty, func-result links again.

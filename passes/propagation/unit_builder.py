@@ -72,7 +72,7 @@ class ModuleUnits:
         self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
-        self.readers: dict[int, list[Unit]] = {}
+        self.readers: dict[Value | Holder, list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
         self.func_results: dict[tuple[str, int], Holder] = {}
         self.callee_returns: list[tuple[Operation, int, Value | Holder]] = []
@@ -80,6 +80,10 @@ class ModuleUnits:
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
         self._interned: dict[tuple, tuple] = {}
+        self._elements: dict[int, int] = {}  # id(type) -> element count
+        self._types: list[object] = []
+        self._rule_dims: dict[int, tuple] = {}  # id(rule) -> its dims, operands then results
+        self._rules: list[object] = []
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
@@ -274,7 +278,11 @@ class ModuleUnits:
         if n_ops != len(op.operands) or n_res != len(op.results):
             self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
             return
-        target = op.attributes.get("call_target_name") or op.properties.get("call_target_name")
+        target = None
+        if op.name == "stablehlo.custom_call":  # (reading attributes parses their text)
+            target = op.attributes.get("call_target_name") or op.properties.get(
+                "call_target_name"
+            )
         u = Unit(
             "op",
             op.name,
@@ -364,34 +372,64 @@ class ModuleUnits:
                 self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
     def _finish_unit(self, u: Unit) -> None:
-        slots = [*u.operands, *u.results]
-        sizes = tuple(num_elements(s.type) for s in slots)
+        elements = self._elements
+        sizes_list = []
+        for s in (*u.operands, *u.results):
+            t = s.type
+            n = elements.get(id(t))  # types are interned by the parser: few distinct objects
+            if n is None:
+                n = elements[id(t)] = num_elements(t)
+                self._types.append(t)  # keeps the id valid while the builder lives
+            sizes_list.append(n)
+        sizes = tuple(sizes_list)
         u.sizes = self._interned.setdefault(sizes, sizes)
-        dims = u.rule.operand_dims + u.rule.result_dims
-        u.dims = self._interned.setdefault(dims, dims)
-        multi = False
+        rule = u.rule
+        dims = self._rule_dims.get(id(rule))
+        if dims is None:
+            dims = rule.operand_dims + rule.result_dims
+            dims = self._rule_dims[id(rule)] = self._interned.setdefault(dims, dims)
+            self._rules.append(rule)
+        u.dims = dims
         # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
         # never multi-use, whatever its sources' uses.
-        for s in () if u.kind == "edge" else u.operands:
-            h = s.holder
-            if isinstance(h, Holder):
-                h = h.of  # a stand-in: its value's uses (None for other holders)
-            if rank_of(s.type) > 0 and h is not None and id(h) not in self.split_values:
-                if sum(id(user) not in self.dead for user, _ in h.uses) > 1:
-                    multi = True
-                    break
-        u.multi_use = multi
+        u.multi_use = u.kind != "edge" and any(self._multi_use(s) for s in u.operands)
+        u.operands = tuple(u.operands)  # (a tuple is smaller than the list it was built as)
+        u.results = tuple(u.results)
         if u.kind != "func_result":
             self.units.append(u)
 
+    def _multi_use(self, s: Slot) -> bool:
+        """A non-scalar value (not a split constant) that more than one live op reads."""
+        h = s.holder
+        if isinstance(h, Holder):
+            h = h.of  # a stand-in: its value's uses (None for other holders)
+        if h is None or id(h) in self.split_values or len(h.uses) < 2:
+            return False
+        if rank_of(s.type) == 0:
+            return False
+        dead = self.dead
+        live = 0
+        for user, _ in h.uses:
+            if id(user) not in dead:
+                live += 1
+                if live > 1:
+                    return True
+        return False
+
     def _index(self, u: Unit) -> None:
         # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
-        slots: tuple[Slot, ...] | list[Slot] = (*u.operands, *u.results)
+        slots: tuple[Slot, ...] = (*u.operands, *u.results)
         if is_call_arg_edge(u):
-            slots = u.results
+            slots = tuple(u.results)
             self.call_arg_edges.append(u)
+        readers = self.readers
         for s in slots:
-            self.readers.setdefault(id(s.holder), []).append(u)
+            key = s.holder  # (values and holders hash by identity)
+            users = readers.get(key)
+            if users is None:
+                readers[key] = [u]
+            else:
+                users.append(u)
 
     def _build_aliases(self) -> None:
         """Sharding-group members and a while loop's value chain are one holder to propagation:

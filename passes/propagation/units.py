@@ -9,6 +9,7 @@ How ops become units is `unit_builder.py`; running them is `driver.py`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -175,8 +176,8 @@ class Unit:
     kind: str
     op_name: str
     rule: OpShardingRule
-    operands: list[Slot]
-    results: list[Slot]
+    operands: Sequence[Slot]  # a tuple once built (unit_builder)
+    results: Sequence[Slot]
     op: Operation | None = None
     call_target: str | None = None
     multi_use: bool = False
@@ -186,7 +187,7 @@ class Unit:
     dims: tuple[tuple[tuple[int, ...], ...], ...] = ()  # factors per dim, per slot (ditto)
     dirs: tuple[Direction, ...] = ()
     queued: bool = False
-    step_key: tuple | None = None  # what besides shardings and dirs decides a step (driver)
+    step_key: int | None = None  # what besides shardings and dirs decides a step (driver)
 
     def label(self) -> str:
         return self.op_name
