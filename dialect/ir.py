@@ -117,6 +117,16 @@ class AttrDict:
             parts.append(key if v is None else f"{key} = {v}")
         return ", ".join(parts)
 
+    def sorted_body(self) -> str:
+        """The entries sorted by name, as MLIR's dictionary attributes print (text still raw
+        came from jaxlib's print, which is sorted already)."""
+        if self._raw is not None:
+            return self._raw
+        items = self._items or {}
+        if list(items) == sorted(items):
+            return self.body()
+        return AttrDict(items=dict(sorted(items.items()))).body()
+
     def __str__(self) -> str:
         return "{" + self.body() + "}"
 
