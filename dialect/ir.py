@@ -194,7 +194,11 @@ class OpResult(Value):
     __slots__ = ("owner", "index")
 
     def __init__(self, type: Type, owner: Operation, index: int):
-        super().__init__(type)
+        # Value's fields set here directly: the parser builds one per op result
+        self.type = type
+        self.uses: list[tuple[Operation, int]] = []
+        self.sharding: TensorSharding | None = None
+        self.name_hint: str | None = None
         self.owner = owner
         self.index = index
 
@@ -279,7 +283,7 @@ class Operation:
         op.results = []
         op.properties = properties
         op.attributes = attributes
-        op.regions = []
+        op.regions = _NO_REGIONS
         op.successors = None
         op.loc = loc
         op.parent = None
@@ -338,7 +342,10 @@ class Operation:
     # regions ----------------------------------------------------------------------------
     def add_region(self, region: Region) -> None:
         region.parent = self
-        self.regions.append(region)
+        if self.regions:
+            self.regions.append(region)
+        else:
+            self.regions = [region]  # never append to the shared `_NO_REGIONS`
 
     # attributes -------------------------------------------------------------------------
     def attr(self, key: str, default: Any = None) -> Any:
@@ -378,6 +385,11 @@ class Operation:
 
     def __repr__(self) -> str:
         return f"<op {self.name} at {self.loc}>"
+
+
+# The `regions` of every op built without regions (most ops): one shared empty tuple instead of
+# an empty list per op; `add_region` replaces it, and appending to it fails loudly.
+_NO_REGIONS: list[Region] = ()  # type: ignore[assignment]
 
 
 class FuncOp(Operation):
@@ -464,19 +476,39 @@ class Region:
 class Module:
     """A `builtin.module` op plus what shardc looks up often: meshes, funcs, location aliases."""
 
-    __slots__ = ("op", "loc_aliases", "loc_alias_order", "source_name")
+    __slots__ = ("op", "_loc_aliases", "_loc_alias_text", "source_name")
 
-    def __init__(self, op: Operation, loc_aliases: dict[str, str] | None = None):
+    def __init__(
+        self, op: Operation, loc_aliases: dict[str, str] | None = None, loc_alias_text: str = ""
+    ):
         self.op = op
-        self.loc_aliases: dict[str, str] = loc_aliases or {}
-        self.loc_alias_order: list[str] = list(self.loc_aliases)
+        # `#loc12 = loc(...)` lines as printed, parsed into `loc_aliases` on first use (only
+        # messages and printing with locations read them: most runs never do)
+        self._loc_aliases: dict[str, str] | None = dict(loc_aliases) if loc_aliases else None
+        self._loc_alias_text = loc_alias_text if loc_aliases is None else ""
         self.source_name: str | None = None
+
+    @property
+    def loc_aliases(self) -> dict[str, str]:
+        """Location alias (`#loc12`) -> its `loc(...)` text, in the order they were printed."""
+        if self._loc_aliases is None:
+            aliases: dict[str, str] = {}
+            for line in self._loc_alias_text.split("\n"):
+                alias, eq, value = line.partition(" = ")
+                if eq:
+                    aliases[alias] = value
+            self._loc_aliases = aliases
+            self._loc_alias_text = ""
+        return self._loc_aliases
+
+    @property
+    def loc_alias_order(self) -> list[str]:
+        return list(self.loc_aliases)
 
     def clone(self) -> Module:
         """An independent deep copy (attributes copied, immutable shardings shared)."""
         with suspended_gc():  # a clone allocates many objects that all live on
-            copy = Module(self.op.clone(), dict(self.loc_aliases))
-        copy.loc_alias_order = list(self.loc_alias_order)
+            copy = Module(self.op.clone(), self._loc_aliases, self._loc_alias_text)
         copy.source_name = self.source_name
         return copy
 
