@@ -25,14 +25,39 @@ from .types import Type
 @contextmanager
 def suspended_gc() -> Iterator[None]:
     """Pause the cyclic GC: whole-module passes build and drop many objects that live on, and
-    gen-2 collections over a big IR's graph would dominate their run time."""
+    gen-2 collections over a big IR's graph would dominate their run time. On exit the objects
+    allocated meanwhile go straight to the oldest generation (see `_promote_young`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            _promote_young()
             gc.enable()
+
+
+# objects `_promote_young` moved to the oldest generation since its last full collection, and
+# the number of objects that collection left (the heap it must grow past before the next one)
+_promoted = 0
+_live_after_collect = 500_000
+
+
+def _promote_young() -> None:
+    """Move the objects allocated while the GC was paused to the oldest generation without a
+    scan (`gc.freeze` + `gc.unfreeze` splice the generation lists): re-enabling the GC would
+    otherwise traverse every one of them at the next allocation, and again when they age, a
+    whole-IR scan on the hot path. Garbage cycles among them are found by the next full
+    collection: one is forced once more objects were promoted than the last one left alive
+    (at least half a million), which bounds the garbage and amortizes the collections' cost."""
+    global _promoted, _live_after_collect
+    _promoted += gc.get_count()[0]  # net tracked allocations since the last collection
+    gc.freeze()
+    gc.unfreeze()
+    if _promoted > _live_after_collect:
+        gc.collect()
+        _promoted = 0
+        _live_after_collect = max(len(gc.get_objects()), 500_000)
 
 
 class AttrDict:
