@@ -272,6 +272,111 @@ def _sdy_sharding_op(op: Operation, p: _FuncPrinter) -> str:
     return f"{p.define(op)}{op.name} {ops} {sharding}{attrs} : {op.results[0].type.text}"
 
 
+_ENUM = re.compile(r"#stablehlo<(?:comparison_direction|comparison_type) (\w+)>$")
+_I64 = re.compile(r"(\d+) : i64$")
+
+
+def _enum(raw: object) -> str:
+    """`#stablehlo<comparison_direction GT>` -> `GT`."""
+    m = _ENUM.match(str(raw))
+    if m is None:
+        raise Unsupported(f"enum {raw}")
+    return m.group(1)
+
+
+def _i64(raw: object) -> str:
+    """`1 : i64` -> `1`."""
+    m = _I64.match(str(raw))
+    if m is None:
+        raise Unsupported(f"integer {raw}")
+    return m.group(1)
+
+
+def _props(op: Operation, required: set[str], optional: frozenset[str] = frozenset()) -> None:
+    keys = set(op.properties.keys())
+    if op.regions or op.successors or not required <= keys <= required | optional:
+        raise Unsupported(op.name)
+
+
+def _compare(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.compare GT, %a, %b, FLOAT : (T, T) -> T` (the type only when given)."""
+    _props(op, {"comparison_direction"}, frozenset({"compare_type"}))
+    direction = _enum(op.properties["comparison_direction"])
+    kind = op.properties.get("compare_type")
+    tail = f", {_enum(kind)}" if kind is not None else ""
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {direction}, {ops}{tail}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _select(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.select %p, %a, %b : tensor<i1>, T` (pred type, then the shared type)."""
+    _props(op, set())
+    pred, a, b = (v.type.text for v in op.operands)
+    result = op.results[0].type.text
+    if a != result or b != result or pred == result:
+        raise Unsupported("select types")
+    return f"{p.define(op)}{op.name} {p.operands(op)}{_attr_dict(op)} : {pred}, {result}"
+
+
+def _iota(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"iota_dimension"})
+    dim = _i64(op.properties["iota_dimension"])
+    return f"{p.define(op)}{op.name} dim = {dim}{_attr_dict(op)} : {op.results[0].type.text}"
+
+
+def _slice(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.slice %x [0:2, 0:16]` (unit strides only)."""
+    _props(op, {"start_indices", "limit_indices", "strides"})
+    starts, limits, strides = (
+        _dims(op.properties[k])[1:-1].split(", ")
+        for k in ("start_indices", "limit_indices", "strides")
+    )
+    if any(s not in ("1", "") for s in strides):
+        raise Unsupported("strided slice")
+    ranges = ", ".join(f"{a}:{b}" for a, b in zip(starts, limits, strict=True) if a or b)
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops} [{ranges}]{_attr_dict(op)} : {_functional(op)}"
+
+
+def _concatenate(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"dimension"})
+    dim = _i64(op.properties["dimension"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, dim = {dim}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _pad(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"edge_padding_low", "edge_padding_high", "interior_padding"})
+    low, high, interior = (
+        _dims(op.properties[k])
+        for k in ("edge_padding_low", "edge_padding_high", "interior_padding")
+    )
+    ops = p.operands(op)
+    pads = f"low = {low}, high = {high}, interior = {interior}"
+    return f"{p.define(op)}{op.name} {ops}, {pads}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _reverse(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"dimensions"})
+    dims = _dims(op.properties["dimensions"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, dims = {dims}{_attr_dict(op)} : {_same_type(op)}"
+
+
+def _dynamic_slice(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"slice_sizes"})
+    sizes = _dims(op.properties["slice_sizes"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, sizes = {sizes}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _partition_id(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, set())
+    if op.operands:
+        raise Unsupported(op.name)
+    return f"{p.define(op)}{op.name}{_attr_dict(op)} : {op.results[0].type.text}"
+
+
 def _return(op: Operation, p: _FuncPrinter) -> str:
     if op.properties or op.regions or op.attributes:
         raise Unsupported(op.name)
@@ -307,6 +412,15 @@ _OPS: dict[str, OpFormat] = {
     "stablehlo.transpose": _dims_op("permutation"),
     "stablehlo.dot_general": _dot_general,
     "stablehlo.reduce": _reduce,
+    "stablehlo.compare": _compare,
+    "stablehlo.select": _select,
+    "stablehlo.iota": _iota,
+    "stablehlo.slice": _slice,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.pad": _pad,
+    "stablehlo.reverse": _reverse,
+    "stablehlo.dynamic_slice": _dynamic_slice,
+    "stablehlo.partition_id": _partition_id,
     "sdy.sharding_constraint": _sdy_sharding_op,
     "sdy.reshard": _sdy_sharding_op,
     "func.return": _return,
