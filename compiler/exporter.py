@@ -1,10 +1,12 @@
-"""shardc IR -> MLIR text (generic, or pretty through jaxlib) and jaxlib `ir.Module`."""
+"""shardc IR -> MLIR text (generic, or pretty: shardc's own printer where it knows every op's
+syntax, else through jaxlib) and jaxlib `ir.Module`."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from shardc.dialect.ir import Module
+from shardc.dialect.mlir_pretty import Unsupported, print_pretty
 from shardc.dialect.mlir_text import print_generic
 
 from . import mlir_bridge
@@ -22,5 +24,10 @@ def export_text(module: Module, fmt: Format = "pretty", with_locs: bool = False)
     """MLIR text of `module`: `pretty` (the dialects' own syntax, as JAX prints) or `generic`."""
     if fmt == "generic":
         return print_generic(module, with_locs=with_locs)
+    if not with_locs:
+        try:
+            return print_pretty(module)  # byte-identical to jaxlib's print, without its re-parse
+        except Unsupported:
+            pass  # an op or form shardc's printer does not write: jaxlib prints it
     jmod = to_jax_module(module)
     return mlir_bridge.pretty_text(jmod, with_locs=with_locs)

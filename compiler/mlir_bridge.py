@@ -71,27 +71,63 @@ def check_encodable(text: str, source_name: str = "<input>") -> None:
         ) from None
 
 
+# the bytes the nesting scan looks at: brackets, quotes and backslashes; all others are dropped
+_KEEP = b'()[]{}<>"\\'
+_DROP = bytes(c for c in range(256) if c not in _KEEP)
+_PLAIN_STRINGS = re.compile(rb'"[^"]*"')
+
+
 def nesting_depths(text: str) -> tuple[int, int, int]:
     """(deepest `{` nesting, deepest nesting of any bracket, byte offset where the first limit
     broken is reached), outside string literals; `->` is not a bracket."""
-    import numpy as np
-
     if text.count("{") + text.count("[") + text.count("(") + text.count("<") <= MAX_REGION_DEPTH:
         return 0, 0, 0  # too few brackets to nest that deep: the common case, no scan
-    stripped = _STRINGS.sub(lambda m: " " * len(m.group()), text).replace("->", "  ")
-    codes = np.frombuffer(stripped.encode("utf-8", "replace"), dtype=np.uint8)
+    # Fast path: only the brackets and quotes (a fifth of the text), strings cut out whole; a
+    # string with escapes, or a limit broken, goes to the exact scan, which knows offsets.
+    marks = text.replace("->", "").encode("utf-8", "replace").translate(None, _DROP)
+    if b"\\" not in marks:
+        braces, brackets = _bracket_depths(_PLAIN_STRINGS.sub(b"", marks))
+        if braces <= MAX_REGION_DEPTH and brackets <= MAX_BRACKET_DEPTH:
+            return braces, brackets, 0
+    return _exact_nesting_depths(text)
+
+
+def _bracket_depths(marks: bytes) -> tuple[int, int]:
+    """(deepest `{`, deepest any bracket) of a text of brackets only."""
+    import numpy as np
+
+    codes = np.frombuffer(marks, dtype=np.uint8)
+    depths = []
+    for step in _steps():
+        depths.append(int(np.cumsum(step[codes], dtype=np.int64).max(initial=0)))
+    return depths[0], depths[1]
+
+
+def _steps() -> tuple[Any, Any]:
+    """Per byte value: +1 / -1 for `{` / `}`, and for any opening / closing bracket."""
+    import numpy as np
+
+    brace_step = np.zeros(256, dtype=np.int32)
+    brace_step[ord("{")], brace_step[ord("}")] = 1, -1
     any_step = np.zeros(256, dtype=np.int32)
     any_step[[ord(c) for c in "([{<"]] = 1
     any_step[[ord(c) for c in ")]}>"]] = -1
-    brace_step = np.zeros(256, dtype=np.int32)
-    brace_step[ord("{")], brace_step[ord("}")] = 1, -1
+    return brace_step, any_step
+
+
+def _exact_nesting_depths(text: str) -> tuple[int, int, int]:
+    """`nesting_depths` over the whole text, string literals blanked: also the offset."""
+    import numpy as np
+
+    stripped = _STRINGS.sub(lambda m: " " * len(m.group()), text).replace("->", "  ")
+    codes = np.frombuffer(stripped.encode("utf-8", "replace"), dtype=np.uint8)
     deepest = [0, 0]
     at = [-1, -1]
     base = [0, 0]
     chunk = 1 << 20  # bounded memory on big modules
     for start in range(0, len(codes), chunk):
         part = codes[start : start + chunk]
-        for k, step in enumerate((brace_step, any_step)):
+        for k, step in enumerate(_steps()):
             depth = np.cumsum(step[part]) + base[k]
             i = int(np.argmax(depth))
             if depth[i] > deepest[k]:

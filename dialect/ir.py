@@ -25,14 +25,39 @@ from .types import Type
 @contextmanager
 def suspended_gc() -> Iterator[None]:
     """Pause the cyclic GC: whole-module passes build and drop many objects that live on, and
-    gen-2 collections over a big IR's graph would dominate their run time."""
+    gen-2 collections over a big IR's graph would dominate their run time. On exit the objects
+    allocated meanwhile go straight to the oldest generation (see `_promote_young`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            _promote_young()
             gc.enable()
+
+
+# objects `_promote_young` moved to the oldest generation since its last full collection, and
+# the number of objects that collection left (the heap it must grow past before the next one)
+_promoted = 0
+_live_after_collect = 500_000
+
+
+def _promote_young() -> None:
+    """Move the objects allocated while the GC was paused to the oldest generation without a
+    scan (`gc.freeze` + `gc.unfreeze` splice the generation lists): re-enabling the GC would
+    otherwise traverse every one of them at the next allocation, and again when they age, a
+    whole-IR scan on the hot path. Garbage cycles among them are found by the next full
+    collection: one is forced once more objects were promoted than the last one left alive
+    (at least half a million), which bounds the garbage and amortizes the collections' cost."""
+    global _promoted, _live_after_collect
+    _promoted += gc.get_count()[0]  # net tracked allocations since the last collection
+    gc.freeze()
+    gc.unfreeze()
+    if _promoted > _live_after_collect:
+        gc.collect()
+        _promoted = 0
+        _live_after_collect = max(len(gc.get_objects()), 500_000)
 
 
 class AttrDict:
@@ -117,6 +142,16 @@ class AttrDict:
             parts.append(key if v is None else f"{key} = {v}")
         return ", ".join(parts)
 
+    def sorted_body(self) -> str:
+        """The entries sorted by name, as MLIR's dictionary attributes print (text still raw
+        came from jaxlib's print, which is sorted already)."""
+        if self._raw is not None:
+            return self._raw
+        items = self._items or {}
+        if list(items) == sorted(items):
+            return self.body()
+        return AttrDict(items=dict(sorted(items.items()))).body()
+
     def __str__(self) -> str:
         return "{" + self.body() + "}"
 
@@ -184,7 +219,11 @@ class OpResult(Value):
     __slots__ = ("owner", "index")
 
     def __init__(self, type: Type, owner: Operation, index: int):
-        super().__init__(type)
+        # Value's fields set here directly: the parser builds one per op result
+        self.type = type
+        self.uses: list[tuple[Operation, int]] = []
+        self.sharding: TensorSharding | None = None
+        self.name_hint: str | None = None
         self.owner = owner
         self.index = index
 
@@ -269,7 +308,7 @@ class Operation:
         op.results = []
         op.properties = properties
         op.attributes = attributes
-        op.regions = []
+        op.regions = _NO_REGIONS
         op.successors = None
         op.loc = loc
         op.parent = None
@@ -328,7 +367,10 @@ class Operation:
     # regions ----------------------------------------------------------------------------
     def add_region(self, region: Region) -> None:
         region.parent = self
-        self.regions.append(region)
+        if self.regions:
+            self.regions.append(region)
+        else:
+            self.regions = [region]  # never append to the shared `_NO_REGIONS`
 
     # attributes -------------------------------------------------------------------------
     def attr(self, key: str, default: Any = None) -> Any:
@@ -368,6 +410,11 @@ class Operation:
 
     def __repr__(self) -> str:
         return f"<op {self.name} at {self.loc}>"
+
+
+# The `regions` of every op built without regions (most ops): one shared empty tuple instead of
+# an empty list per op; `add_region` replaces it, and appending to it fails loudly.
+_NO_REGIONS: list[Region] = ()  # type: ignore[assignment]
 
 
 class FuncOp(Operation):
@@ -454,19 +501,39 @@ class Region:
 class Module:
     """A `builtin.module` op plus what shardc looks up often: meshes, funcs, location aliases."""
 
-    __slots__ = ("op", "loc_aliases", "loc_alias_order", "source_name")
+    __slots__ = ("op", "_loc_aliases", "_loc_alias_text", "source_name")
 
-    def __init__(self, op: Operation, loc_aliases: dict[str, str] | None = None):
+    def __init__(
+        self, op: Operation, loc_aliases: dict[str, str] | None = None, loc_alias_text: str = ""
+    ):
         self.op = op
-        self.loc_aliases: dict[str, str] = loc_aliases or {}
-        self.loc_alias_order: list[str] = list(self.loc_aliases)
+        # `#loc12 = loc(...)` lines as printed, parsed into `loc_aliases` on first use (only
+        # messages and printing with locations read them: most runs never do)
+        self._loc_aliases: dict[str, str] | None = dict(loc_aliases) if loc_aliases else None
+        self._loc_alias_text = loc_alias_text if loc_aliases is None else ""
         self.source_name: str | None = None
+
+    @property
+    def loc_aliases(self) -> dict[str, str]:
+        """Location alias (`#loc12`) -> its `loc(...)` text, in the order they were printed."""
+        if self._loc_aliases is None:
+            aliases: dict[str, str] = {}
+            for line in self._loc_alias_text.split("\n"):
+                alias, eq, value = line.partition(" = ")
+                if eq:
+                    aliases[alias] = value
+            self._loc_aliases = aliases
+            self._loc_alias_text = ""
+        return self._loc_aliases
+
+    @property
+    def loc_alias_order(self) -> list[str]:
+        return list(self.loc_aliases)
 
     def clone(self) -> Module:
         """An independent deep copy (attributes copied, immutable shardings shared)."""
         with suspended_gc():  # a clone allocates many objects that all live on
-            copy = Module(self.op.clone(), dict(self.loc_aliases))
-        copy.loc_alias_order = list(self.loc_alias_order)
+            copy = Module(self.op.clone(), self._loc_aliases, self._loc_alias_text)
         copy.source_name = self.source_name
         return copy
 

@@ -37,7 +37,7 @@ from .sharding_syntax import (
     parse_tensor_sharding,
 )
 from .shardings import ShardingPerValue, TensorSharding
-from .types import TensorType, parse_type, split_function_type
+from .types import TensorType, Type, parse_type, split_function_type
 
 _FAST_OP = re.compile(
     r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : (.*?)(?: (loc\(.*\)))?$'
@@ -79,8 +79,10 @@ class _Parser:
         self.text = text
         self.source_name = source_name or "<input>"
         self.values: dict[str, Value] = {}
-        self.aliases: dict[str, str] = {}
+        self.aliases: list[str] = []
         self.texts: dict[str, str] = {}
+        # a signature's result types, parsed once (every layer repeats its signatures)
+        self.result_types: dict[str, tuple[Type, ...]] = {}
         self.lineno = 0
 
     def error(self, msg: str) -> ParseError:
@@ -99,11 +101,13 @@ class _Parser:
             if c == '"' or c == "%":
                 op, res_names, opens = self.parse_op_line(line)
                 if stack:
-                    frame = stack[-1]
-                    if frame.block is None:
-                        frame.block = Block()
-                        frame.op.regions[-1].add_block(frame.block)
-                    frame.block.append(op)
+                    block = stack[-1].block
+                    if block is None:
+                        frame = stack[-1]
+                        block = frame.block = Block()
+                        frame.op.regions[-1].add_block(block)
+                    op.parent = block
+                    block.ops.append(op)
                 else:
                     top.append(op)
                 if opens:
@@ -111,6 +115,8 @@ class _Parser:
                         self.values = {}
                     op.add_region(Region())
                     stack.append(_Frame(op, res_names, lineno))
+                elif len(res_names) == 1 and res_names[0][1] == 1 and len(op.results) == 1:
+                    self.values[res_names[0][0]] = op.results[0]
                 else:
                     self.define_results(op, res_names)
             elif c == "}":
@@ -133,10 +139,9 @@ class _Parser:
                 frame.block = self.parse_block_header(line)
                 frame.op.regions[-1].add_block(frame.block)
             elif c == "#":
-                alias, eq, value = line.partition(" = ")
-                if not eq or not value.startswith("loc("):
+                if " = loc(" not in line:
                     raise self.error(f"unexpected attribute alias: {line[:80]}")
-                self.aliases[alias] = value
+                self.aliases.append(line)  # parsed when the module's loc_aliases are read
             elif line.startswith("{-#"):
                 break  # dialect resources: not used by stablehlo text that JAX emits
             else:
@@ -145,7 +150,7 @@ class _Parser:
             raise self.error(f"unterminated region of {stack[-1].op.name}")
         if len(top) != 1 or top[0].name != "builtin.module":
             raise ParseError("expected exactly one top-level builtin.module")
-        module = Module(top[0], self.aliases)
+        module = Module(top[0], loc_alias_text="\n".join(self.aliases))
         return module
 
     # -----------------------------------------------------------------------------------------
@@ -202,9 +207,12 @@ class _Parser:
         res_text, name, opnd_text, props, attrs, sig, loc = m.groups()
         res_names: list[tuple[str, int]] = []
         if res_text:
-            for r in res_text.split(", "):
-                nm, _, cnt = r.partition(":")
-                res_names.append((nm, int(cnt) if cnt else 1))
+            if "," not in res_text and ":" not in res_text:
+                res_names.append((res_text, 1))
+            else:
+                for r in res_text.split(", "):
+                    nm, _, cnt = r.partition(":")
+                    res_names.append((nm, int(cnt) if cnt else 1))
         values = self.values
         try:
             operands = [values[v] for v in opnd_text.split(", ")] if opnd_text else []
@@ -212,17 +220,20 @@ class _Parser:
             raise self.error(f"use of undefined value {e.args[0]}") from None
         texts = self.texts  # identical attribute texts (every layer repeats them) stored once
         op = Operation.fast(
-            name,
+            texts.setdefault(name, name),
             operands,
             AttrDict(texts.setdefault(props, props)) if props is not None else AttrDict(""),
             AttrDict(texts.setdefault(attrs, attrs)) if attrs is not None else AttrDict(""),
             loc,
         )
-        try:
-            _, outs = split_function_type(sig)
-        except ValueError:
-            raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
-        op.results = [OpResult(_type(t), op, i) for i, t in enumerate(outs)]
+        types = self.result_types.get(sig)
+        if types is None:
+            try:
+                _, outs = split_function_type(sig)
+            except ValueError:
+                raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
+            types = self.result_types[sig] = tuple(_type(t) for t in outs)
+        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
         return op, res_names, False
 
     def parse_trailer(self, op: Operation, rest: str) -> None:

@@ -117,6 +117,22 @@ def test_brackets_inside_strings_do_not_count() -> None:
     assert nesting_depths(text)[:2] == (1, 3)
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "",
+        ' {b = "esc \\" ((( \\\\"}',  # escaped quote and backslash inside a string
+        " : (tensor<2xf32>) -> tensor<2xf32> {v = dense<-1> : tensor<i32>}",  # arrow, `<-1>`
+        " {s = \"\u00e9(\"} (([{<>}]))",  # non-ASCII inside a string, brackets after it
+    ],
+)
+def test_the_fast_nesting_scan_agrees_with_the_exact_one(tail: str) -> None:
+    from shardc.mlir_bridge import _exact_nesting_depths, nesting_depths
+
+    text = "{a = " + "(" * 2100 + ")" * 2100 + "}" + "[[]]" * 600 + tail
+    assert nesting_depths(text)[:2] == _exact_nesting_depths(text)[:2]
+
+
 # -- class 3: an empty module ---------------------------------------------------------------------
 
 

@@ -1,0 +1,540 @@
+"""shardc IR -> MLIR pretty (custom op syntax) text, byte-identical to jaxlib's pretty print.
+
+The export used to print generic text and have jaxlib parse it again only to print it pretty;
+this printer writes the pretty form directly for the ops and forms it knows (the table `_OPS`:
+what JAX lowers a model to, each format as stablehlo/sdy/func print it). Anything else (an op
+not in the table, a property it does not expect, nested regions other than a compact reduce,
+more than one block, location printing) raises `Unsupported`, and the caller prints through
+jaxlib instead: this printer never guesses a format. tests/test_pretty_printer.py checks it
+byte for byte against jaxlib on every lit input and the benchmark stacks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .ir import (
+    AttrDict,
+    AttrList,
+    FuncOp,
+    Module,
+    Operation,
+    Value,
+    parse_dict_list,
+    suspended_gc,
+)
+from .mlir_text import _func_properties as func_properties
+from .mlir_text import _result_sharding_attrs as result_sharding_attrs
+from .types import TensorType, split_function_type
+
+
+class Unsupported(Exception):
+    """An op or form this printer does not write: print through jaxlib instead."""
+
+
+_DIM_LIST = re.compile(r"array<i64(?:: ([0-9, ]*))?>$")
+_DOT = re.compile(
+    r"#stablehlo\.dot<(?:lhs_batching_dimensions = \[([0-9, ]*)\], "
+    r"rhs_batching_dimensions = \[([0-9, ]*)\](?:, )?)?"
+    r"(?:lhs_contracting_dimensions = \[([0-9, ]*)\], "
+    r"rhs_contracting_dimensions = \[([0-9, ]*)\])?>$"
+)
+_PRECISION = re.compile(r"#stablehlo<precision (\w+)>")
+_INT_ELEMENT = re.compile(r"(?:[su]?i\d+)$")
+_FLOAT_ELEMENT = re.compile(r"(?:bf16|f16|f32|f64|complex<(?:bf16|f16|f32|f64)>)$")
+
+
+def _dims(raw: object) -> str:
+    """`array<i64: 0, 1>` -> `[0, 1]` (DenseI64ArrayAttr's pretty form)."""
+    m = _DIM_LIST.match(str(raw))
+    if m is None:
+        raise Unsupported(f"dimension list {raw}")
+    return f"[{m.group(1) or ''}]"
+
+
+def _sorted_body(d: AttrDict | None) -> str:
+    """An attribute dictionary's entries as MLIR prints them: sorted by name."""
+    return d.sorted_body() if d else ""
+
+
+def _attr_dict(op: Operation) -> str:
+    """` {attrs}` with the op's discardable attributes and its results' `sdy.sharding`."""
+    body = result_sharding_attrs(op)
+    if not body:
+        return ""
+    if op.attributes and "sdy.sharding" in body:
+        body = AttrDict(items=dict(sorted(AttrDict(body).items()))).body()
+    return " {" + body + "}"
+
+
+def _strip_prefix(text: str, prefix: str) -> str:
+    """`#sdy.sharding<...>` -> `<...>`: an attribute whose kind the op's syntax already fixes."""
+    if not text.startswith(prefix + "<"):
+        raise Unsupported(f"attribute {text[:40]}")
+    return text[len(prefix) :]
+
+
+class _FuncPrinter:
+    """Names and prints the ops of one function (an isolated-from-above scope: `%0`, `%cst`,
+    `%arg0` and the name-conflict counter all restart in each function)."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.next_value = 0
+        self.next_conflict = 0
+        self.used: set[str] = set()
+
+    def name(self, v: Value) -> str:
+        try:
+            return self.names[id(v)]
+        except KeyError:
+            raise Unsupported("a value used before its definition") from None
+
+    def operands(self, op: Operation) -> str:
+        names = self.names
+        try:
+            return ", ".join([names[id(v)] for v in op.operands])
+        except KeyError:
+            raise Unsupported("a value used before its definition") from None
+
+    def define(self, op: Operation, hint: str | None = None) -> str:
+        """Name `op`'s results; the `%x = ` / `%x:n = ` head of its line."""
+        n = len(op.results)
+        if not n:
+            return ""
+        if hint is None:
+            name = f"%{self.next_value}"
+            self.next_value += 1
+        else:
+            name = hint
+            if hint in self.used:
+                while True:
+                    name = f"{hint}_{self.next_conflict}"
+                    self.next_conflict += 1
+                    if name not in self.used:
+                        break
+            self.used.add(name)
+            name = "%" + name
+        if n == 1:
+            self.names[id(op.results[0])] = name
+            return f"{name} = "
+        for i, r in enumerate(op.results):
+            self.names[id(r)] = f"{name}#{i}"
+        return f"{name}:{n} = "
+
+
+def _types(values: list[Value] | list) -> list[str]:
+    return [v.type.text for v in values]
+
+
+def _functional(op: Operation) -> str:
+    ins = ", ".join(_types(op.operands))
+    outs = _types(op.results)
+    out = outs[0] if len(outs) == 1 and not outs[0].startswith("(") else f"({', '.join(outs)})"
+    return f"({ins}) -> {out}"
+
+
+def _same_type(op: Operation) -> str:
+    """custom<SameOperandsAndResultType>: one type when all are equal, else functional."""
+    types = _types(op.operands) + _types(op.results)
+    if len(op.results) == 1 and all(t == types[0] for t in types):
+        return types[0]
+    return _functional(op)
+
+
+def _no_props(op: Operation) -> None:
+    if op.properties or op.regions or op.successors:
+        raise Unsupported(op.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# One function per format: each returns the op's line without indentation.
+
+OpFormat = Callable[[Operation, _FuncPrinter], str]
+
+
+def _elementwise(op: Operation, p: _FuncPrinter) -> str:
+    _no_props(op)
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}{_attr_dict(op)} : {_same_type(op)}"
+
+
+def _functional_type_op(op: Operation, p: _FuncPrinter) -> str:
+    """`name %x attr-dict : functional-type` (reshape)."""
+    _no_props(op)
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _constant(op: Operation, p: _FuncPrinter) -> str:
+    if op.regions or op.operands or len(op.results) != 1 or op.properties.keys() != ["value"]:
+        raise Unsupported(op.name)
+    t = op.results[0].type
+    if not isinstance(t, TensorType) or t.encoding:
+        raise Unsupported("constant type")
+    value = str(op.properties["value"])
+    suffix = " : " + t.text
+    if not value.endswith(suffix):
+        raise Unsupported("constant whose value type is not its result type")
+    if _INT_ELEMENT.match(t.element_type):
+        hint = "c"
+    elif _FLOAT_ELEMENT.match(t.element_type):
+        hint = "cst"
+    else:
+        raise Unsupported(f"constant of {t.element_type}")
+    head = p.define(op, hint)
+    return f"{head}{op.name}{_attr_dict(op)} {value[: -len(suffix)]} : {t.text}"
+
+
+def _dims_op(key: str) -> OpFormat:
+    """`name %x, dims = [..] attr-dict : functional-type` (broadcast_in_dim, transpose)."""
+
+    def fmt(op: Operation, p: _FuncPrinter) -> str:
+        if op.regions or op.properties.keys() != [key] or len(op.results) != 1:
+            raise Unsupported(op.name)
+        dims = _dims(op.properties[key])
+        ops = p.operands(op)
+        return f"{p.define(op)}{op.name} {ops}, dims = {dims}{_attr_dict(op)} : {_functional(op)}"
+
+    return fmt
+
+
+def _dot_general(op: Operation, p: _FuncPrinter) -> str:
+    keys = set(op.properties.keys())
+    if op.regions or not keys <= {"dot_dimension_numbers", "precision_config"}:
+        raise Unsupported(op.name)
+    m = _DOT.match(str(op.properties["dot_dimension_numbers"]))
+    if m is None:
+        raise Unsupported("dot dimension numbers")
+    lb, rb, lc, rc = (g or "" for g in m.groups())
+    parts = []
+    if lb or rb:
+        parts.append(f"batching_dims = [{lb}] x [{rb}]")
+    parts.append(f"contracting_dims = [{lc}] x [{rc}]")
+    if "precision_config" in keys:
+        raw = str(op.properties["precision_config"])
+        names = _PRECISION.findall(raw)
+        if f"[{', '.join(f'#stablehlo<precision {n}>' for n in names)}]" != raw:
+            raise Unsupported("precision config")
+        parts.append(f"precision = [{', '.join(names)}]")
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, {', '.join(parts)}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _reduce(op: Operation, p: _FuncPrinter) -> str:
+    """The compact form `stablehlo.reduce(%x init: %i) applies stablehlo.add across
+    dimensions = [..]`, for one input whose body is one commutative binary op on the block
+    arguments (the only reduce form printed here)."""
+    if op.properties.keys() != ["dimensions"] or len(op.operands) != 2 or len(op.regions) != 1:
+        raise Unsupported(op.name)
+    blocks = op.regions[0].blocks
+    if len(blocks) != 1 or len(blocks[0].ops) != 2:
+        raise Unsupported("reduce body")
+    inner, ret = blocks[0].ops
+    args = blocks[0].args
+    if (
+        inner.name not in _COMMUTATIVE
+        or inner.properties
+        or inner.attributes
+        or inner.regions
+        or len(inner.results) != 1
+        or inner.results[0].sharding is not None
+        or len(args) != 2
+        or any(a.sharding is not None for a in args)
+        or inner.operands != args
+        or ret.name != "stablehlo.return"
+        or ret.operands != inner.results
+        or ret.attributes
+        or ret.properties
+    ):
+        raise Unsupported("reduce body")
+    x, init = op.operands
+    element = x.type.element_type if isinstance(x.type, TensorType) else None
+    scalar = f"tensor<{element}>"
+    if any(a.type.text != scalar for a in args):
+        raise Unsupported("reduce body types")
+    dims = _dims(op.properties["dimensions"])
+    head = f"{op.name}({p.name(x)} init: {p.name(init)})"
+    tail = f" applies {inner.name} across dimensions = {dims}{_attr_dict(op)} : {_functional(op)}"
+    return p.define(op) + head + tail
+
+
+def _sdy_sharding_op(op: Operation, p: _FuncPrinter) -> str:
+    """`sdy.sharding_constraint %x <@mesh, [...]> attr-dict : type` (and `sdy.reshard`)."""
+    if op.regions or op.properties.keys() != ["sharding"] or len(op.results) != 1:
+        raise Unsupported(op.name)
+    sharding = _strip_prefix(str(op.properties["sharding"]), "#sdy.sharding")
+    ops = p.operands(op)
+    if op.results[0].sharding is not None:
+        raise Unsupported("sharding attribute on a sharding op")
+    attrs = f" {{{_sorted_body(op.attributes)}}}" if op.attributes else ""
+    return f"{p.define(op)}{op.name} {ops} {sharding}{attrs} : {op.results[0].type.text}"
+
+
+_ENUM = re.compile(r"#stablehlo<(?:comparison_direction|comparison_type) (\w+)>$")
+_I64 = re.compile(r"(\d+) : i64$")
+
+
+def _enum(raw: object) -> str:
+    """`#stablehlo<comparison_direction GT>` -> `GT`."""
+    m = _ENUM.match(str(raw))
+    if m is None:
+        raise Unsupported(f"enum {raw}")
+    return m.group(1)
+
+
+def _i64(raw: object) -> str:
+    """`1 : i64` -> `1`."""
+    m = _I64.match(str(raw))
+    if m is None:
+        raise Unsupported(f"integer {raw}")
+    return m.group(1)
+
+
+def _props(op: Operation, required: set[str], optional: frozenset[str] = frozenset()) -> None:
+    keys = set(op.properties.keys())
+    if op.regions or op.successors or not required <= keys <= required | optional:
+        raise Unsupported(op.name)
+
+
+def _compare(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.compare GT, %a, %b, FLOAT : (T, T) -> T` (the type only when given)."""
+    _props(op, {"comparison_direction"}, frozenset({"compare_type"}))
+    direction = _enum(op.properties["comparison_direction"])
+    kind = op.properties.get("compare_type")
+    tail = f", {_enum(kind)}" if kind is not None else ""
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {direction}, {ops}{tail}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _select(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.select %p, %a, %b : tensor<i1>, T` (pred type, then the shared type)."""
+    _props(op, set())
+    pred, a, b = (v.type.text for v in op.operands)
+    result = op.results[0].type.text
+    if a != result or b != result or pred == result:
+        raise Unsupported("select types")
+    return f"{p.define(op)}{op.name} {p.operands(op)}{_attr_dict(op)} : {pred}, {result}"
+
+
+def _iota(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"iota_dimension"})
+    dim = _i64(op.properties["iota_dimension"])
+    return f"{p.define(op)}{op.name} dim = {dim}{_attr_dict(op)} : {op.results[0].type.text}"
+
+
+def _slice(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.slice %x [0:2, 0:16]` (unit strides only)."""
+    _props(op, {"start_indices", "limit_indices", "strides"})
+    starts, limits, strides = (
+        _dims(op.properties[k])[1:-1].split(", ")
+        for k in ("start_indices", "limit_indices", "strides")
+    )
+    if any(s not in ("1", "") for s in strides):
+        raise Unsupported("strided slice")
+    ranges = ", ".join(f"{a}:{b}" for a, b in zip(starts, limits, strict=True) if a or b)
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops} [{ranges}]{_attr_dict(op)} : {_functional(op)}"
+
+
+def _concatenate(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"dimension"})
+    dim = _i64(op.properties["dimension"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, dim = {dim}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _pad(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"edge_padding_low", "edge_padding_high", "interior_padding"})
+    low, high, interior = (
+        _dims(op.properties[k])
+        for k in ("edge_padding_low", "edge_padding_high", "interior_padding")
+    )
+    ops = p.operands(op)
+    pads = f"low = {low}, high = {high}, interior = {interior}"
+    return f"{p.define(op)}{op.name} {ops}, {pads}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _reverse(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"dimensions"})
+    dims = _dims(op.properties["dimensions"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, dims = {dims}{_attr_dict(op)} : {_same_type(op)}"
+
+
+def _dynamic_slice(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, {"slice_sizes"})
+    sizes = _dims(op.properties["slice_sizes"])
+    ops = p.operands(op)
+    return f"{p.define(op)}{op.name} {ops}, sizes = {sizes}{_attr_dict(op)} : {_functional(op)}"
+
+
+def _partition_id(op: Operation, p: _FuncPrinter) -> str:
+    _props(op, set())
+    if op.operands:
+        raise Unsupported(op.name)
+    return f"{p.define(op)}{op.name}{_attr_dict(op)} : {op.results[0].type.text}"
+
+
+def _return(op: Operation, p: _FuncPrinter) -> str:
+    if op.properties or op.regions or op.attributes:
+        raise Unsupported(op.name)
+    if not op.operands:
+        return "return"
+    return f"return {p.operands(op)} : {', '.join(_types(op.operands))}"
+
+
+def _call(op: Operation, p: _FuncPrinter) -> str:
+    if op.regions or op.properties.keys() != ["callee"]:
+        raise Unsupported(op.name)
+    callee = str(op.properties["callee"])
+    ops = p.operands(op)
+    return f"{p.define(op)}call {callee}({ops}){_attr_dict(op)} : {_functional(op)}"
+
+
+_COMMUTATIVE = frozenset(
+    f"stablehlo.{n}" for n in ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
+)
+_ELEMENTWISE = (
+    "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
+    "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
+    "or popcnt power remainder round_nearest_afz round_nearest_even rsqrt shift_left "
+    "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor"
+).split()
+
+# op name -> its format (ops in func bodies); every other op raises `Unsupported`
+_OPS: dict[str, OpFormat] = {
+    **{f"stablehlo.{n}": _elementwise for n in _ELEMENTWISE},
+    "stablehlo.reshape": _functional_type_op,
+    "stablehlo.constant": _constant,
+    "stablehlo.broadcast_in_dim": _dims_op("broadcast_dimensions"),
+    "stablehlo.transpose": _dims_op("permutation"),
+    "stablehlo.dot_general": _dot_general,
+    "stablehlo.reduce": _reduce,
+    "stablehlo.compare": _compare,
+    "stablehlo.select": _select,
+    "stablehlo.iota": _iota,
+    "stablehlo.slice": _slice,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.pad": _pad,
+    "stablehlo.reverse": _reverse,
+    "stablehlo.dynamic_slice": _dynamic_slice,
+    "stablehlo.partition_id": _partition_id,
+    "sdy.sharding_constraint": _sdy_sharding_op,
+    "sdy.reshard": _sdy_sharding_op,
+    "func.return": _return,
+    "func.call": _call,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Module, meshes, functions
+
+
+def print_pretty(module: Module) -> str:
+    """`module` in MLIR's pretty form, as jaxlib prints it without locations; raises
+    `Unsupported` for anything outside the table above."""
+    with suspended_gc():
+        return _print_module(module)
+
+
+def _print_module(module: Module) -> str:
+    top = module.op
+    out: list[str] = []
+    props = top.properties
+    if not props.keys() <= ["sym_name"] or top.successors or len(top.regions) != 1:
+        raise Unsupported("module")
+    head = "module"
+    if "sym_name" in props:
+        head += " @" + _symbol(str(props["sym_name"]))
+    if top.attributes:
+        head += f" attributes {{{_sorted_body(top.attributes)}}}"
+    out.append(head + " {")
+    body = module.body
+    if len(top.regions[0].blocks) != 1 or body.args:
+        raise Unsupported("module body")
+    for op in body.ops:
+        if op.name == "sdy.mesh":
+            out.append("  " + _mesh(op))
+        elif op.name == "func.func" and isinstance(op, FuncOp):
+            _func(op, out)
+        else:
+            raise Unsupported(op.name)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _symbol(raw: str) -> str:
+    """`"name"` -> `name` when MLIR prints it bare, else raise."""
+    if not (raw.startswith('"') and raw.endswith('"')):
+        raise Unsupported(f"symbol {raw}")
+    name = raw[1:-1]
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name):
+        raise Unsupported(f"symbol {raw}")
+    return name
+
+
+def _mesh(op: Operation) -> str:
+    if (
+        op.operands
+        or op.results
+        or op.regions
+        or sorted(op.properties.keys()) != ["mesh", "sym_name"]
+    ):
+        raise Unsupported("sdy.mesh")
+    mesh = _strip_prefix(str(op.properties["mesh"]), "#sdy.mesh")
+    attrs = f" {{{_sorted_body(op.attributes)}}}" if op.attributes else ""
+    return f"sdy.mesh @{_symbol(str(op.properties['sym_name']))} = {mesh}{attrs}"
+
+
+_FUNC_PROPS = {"sym_name", "function_type", "arg_attrs", "res_attrs", "sym_visibility"}
+
+
+def _func(func: FuncOp, out: list[str]) -> None:
+    props = func_properties(func)
+    keys = set(props.keys())
+    if not keys <= _FUNC_PROPS or func.attributes or func.operands or func.results:
+        raise Unsupported("func.func")
+    if len(func.regions) != 1 or len(func.regions[0].blocks) != 1:
+        raise Unsupported("func.func body")
+    entry = func.regions[0].entry
+    if entry.label not in (None, "bb0"):
+        raise Unsupported("func.func block label")
+    ins, outs = split_function_type(str(props["function_type"]))
+    arg_attrs = _dict_list(props.get("arg_attrs"), len(ins))
+    res_attrs = _dict_list(props.get("res_attrs"), len(outs))
+    if len(entry.args) != len(ins) or any(
+        a.type.text != t for a, t in zip(entry.args, ins, strict=True)
+    ):
+        raise Unsupported("func.func arguments")
+    p = _FuncPrinter()
+    args = []
+    for i, (a, d) in enumerate(zip(entry.args, arg_attrs, strict=True)):
+        name = f"%arg{i}"
+        p.names[id(a)] = name
+        args.append(f"{name}: {a.type.text}" + (f" {{{d}}}" if d else ""))
+    vis = props.get("sym_visibility")
+    head = "func.func " + (str(vis).strip('"') + " " if vis is not None else "")
+    head += f"@{_symbol(str(props['sym_name']))}({', '.join(args)})"
+    if outs:
+        results = [t + (f" {{{d}}}" if d else "") for t, d in zip(outs, res_attrs, strict=True)]
+        parens = len(outs) > 1 or res_attrs[0] or outs[0].startswith("(")
+        head += " -> " + (f"({', '.join(results)})" if parens else results[0])
+    out.append("  " + head + " {")
+    for op in entry.ops:
+        fmt = _OPS.get(op.name)
+        if fmt is None:
+            raise Unsupported(op.name)
+        out.append("    " + fmt(op, p))
+    out.append("  }")
+
+
+def _dict_list(raw: object, n: int) -> list[str]:
+    """The bodies of a func's `arg_attrs`/`res_attrs` entries (sorted), `n` of them."""
+    if raw is None:
+        return [""] * n
+    attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
+    if not isinstance(attrs, AttrList) or len(attrs.items) != n:
+        raise Unsupported("argument attributes")
+    return [_sorted_body(d) for d in attrs.items]
