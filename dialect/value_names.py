@@ -8,6 +8,11 @@ from .types import TensorType
 
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
 
+# the unit attribute of a constant's per-use copy (passes/import_steps/constants.py): the copy
+# is folded into its original (the nearest op before it without the mark) before anything is
+# printed, so its results are named as the original's and number nothing
+SPLIT_COPY = "shardc.split_copy"
+
 
 class _Scope:
     """MLIR's SSA numbering state; a nested region starts from a copy and leaves it unchanged."""
@@ -75,7 +80,14 @@ def _name_block(block: Block, scope: _Scope, names: dict[int, str], args_named: 
             for a in block.args:
                 names[id(a)] = scope.unique(f"arg{scope.next_arg}")
                 scope.next_arg += 1
+        original: Operation | None = None
         for op in block.ops:
+            if SPLIT_COPY in op.attributes and original is not None:
+                for r, o in zip(op.results, original.results, strict=False):
+                    if id(o) in names:
+                        names[id(r)] = names[id(o)]
+                continue
+            original = op
             if op.name in _CONSTANTS and len(op.results) == 1:
                 t = op.results[0].type
                 integral = isinstance(t, TensorType) and t.element_type[:1] in ("i", "u")

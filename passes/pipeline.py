@@ -10,7 +10,7 @@ and `shardc propagate / opt / check / compile` each say what they want with a
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
 replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
--> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
+-> merge-constants (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
 A pass is a small frozen dataclass with a `name` and `run(module, ctx)` (passes/context.py);
 to add one, write its module and add it to `build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
 NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
@@ -30,6 +30,7 @@ from .auto.auto_pass import AutoPass, AutoSnapshot
 from .context import CLI, Caller, Pass, PassContext
 from .export import ExportPass
 from .import_steps.call_sites import SplitCallSites
+from .import_steps.constants import MergeConstants, SplitConstants
 from .import_steps.constraints import ApplyShardingConstraints
 from .import_steps.manual_axes import ManualAxesCleanup
 from .import_steps.meshes import DedupMeshes
@@ -63,6 +64,7 @@ IMPORT_STEPS: tuple[Pass, ...] = (
     SplitCallSites(),
     DedupMeshes(),
     RemoveSizeOneAxes(),
+    SplitConstants(),
     ManualAxesCleanup(),
     ApplyShardingConstraints(),
     ImportShardingGroups(),
@@ -77,6 +79,7 @@ PASS_NAMES: tuple[str, ...] = (
     AutoSnapshot.name,
     *(p.name for p in IMPORT_STEPS),
     PropagatePass.name,
+    MergeConstants.name,
     AutoPass.name,
     PlanPass.name,
     RemoveRedundantCollectives.name,
@@ -130,10 +133,13 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         propagation = options.propagation
         if propagation.auto:
             passes.append(AutoSnapshot(propagation))
-        passes += IMPORT_STEPS
+        split = propagation.split_constants  # off: each constant is one value to propagation
+        passes += [p for p in IMPORT_STEPS if split or not isinstance(p, SplitConstants)]
         if options.plan is not None and not propagation.debug_origins:
             propagation = replace(propagation, debug_origins=True)  # the plan's causes
         passes.append(PropagatePass(propagation))
+        if split:
+            passes.append(MergeConstants())  # the output has the input's ops again
         if propagation.auto:
             passes.append(AutoPass(propagation))
     if options.plan is not None:

@@ -34,11 +34,12 @@ def test_build_pipeline_follows_the_options() -> None:
     auto_names = [p.name for p in auto]
     # the annotations are recorded before Shardy's import steps add to them; auto follows propagate
     assert auto_names.index("auto-snapshot") < auto_names.index("split-call-sites")
-    assert auto_names[-2:] == ["propagate", "auto"]
+    # (merge-constants folds split-constants' copies back before anything reads the result)
+    assert auto_names[-3:] == ["propagate", "merge-constants", "auto"]
     planned = build_pipeline(PipelineOptions(plan=PlanOptions()))
-    assert [p.name for p in planned][-2:] == ["propagate", "plan"]
+    assert [p.name for p in planned][-3:] == ["propagate", "merge-constants", "plan"]
     # the plan's causes read propagation origins: asking for a plan records them
-    assert planned[-2].options.debug_origins  # type: ignore[attr-defined]
+    assert planned[-3].options.debug_origins  # type: ignore[attr-defined]
     opt = PipelineOptions(propagate=False, check_replication=False, remove_redundant_collectives=True)
     assert [p.name for p in build_pipeline(opt)] == [
         "verify", "check-manual-shapes", "check-partition-id", "remove-redundant-collectives"
@@ -169,3 +170,44 @@ def test_propagate_leaves_no_cyclic_garbage() -> None:
             gc.enable()
     assert "sdy.sharding" in out
     assert garbage == 0
+
+
+CONSTANT_TWICE = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %c = stablehlo.constant dense<1.0> : tensor<16xf32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<16xf32>) -> tensor<8x16xf32>
+  %0 = stablehlo.add %arg0, %b : tensor<8x16xf32>
+  %1 = stablehlo.multiply %arg1, %b : tensor<8x16xf32>
+  return %0, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+"""
+
+
+def test_split_constants_are_merged_back_after_propagation() -> None:
+    """split-constants copies the chain for the multiply; merge-constants folds the copies back
+    (the output has the input's ops, the original keeping its first user's layout);
+    split_constants=False runs neither, and then the two uses meet in the constant."""
+    from shardc.dialect.value_names import SPLIT_COPY
+    from shardc.importer import import_text
+    from shardc.passes.pipeline import run_pipeline
+
+    def run(**kw: object) -> tuple[list[str], int, object]:
+        module = import_text(CONSTANT_TWICE)
+        run_pipeline(module, PipelineOptions(**kw))  # type: ignore[arg-type]
+        ops = [op for op in module.walk() if op.name.startswith("stablehlo.")]
+        copies = sum(SPLIT_COPY in op.attributes for op in ops)
+        bcast = next(op for op in ops if op.name == "stablehlo.broadcast_in_dim")
+        return [op.name for op in ops], copies, bcast.results[0].sharding
+
+    names = [op.name for op in import_text(CONSTANT_TWICE).walk() if op.name.startswith("stablehlo.")]
+    merged, copies, split_bcast = run()
+    assert merged == names and copies == 0
+    assert str(split_bcast) == '#sdy.sharding<@mesh, [{"x", ?}, {?}]>'  # the add's alone
+    kept, copies, _ = run(disable=("merge-constants",))
+    assert copies == 2 and len(kept) == len(names) + 2
+    off, copies, shared = run(propagation=PropagationOptions(split_constants=False),
+                              disable=("merge-constants",))
+    assert off == names and copies == 0
+    assert str(shared) == '#sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>'
+    assert "split-constants" in PASS_NAMES and "merge-constants" in PASS_NAMES

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult
-from shardc.dialect.value_names import func_value_names
+from shardc.dialect.value_names import SPLIT_COPY, func_value_names
 
 from .origins import Origin, OriginRecorder
-from .units import Holder, as_value
+from .units import as_value
 
 
 class Namer:
@@ -68,6 +68,8 @@ class Namer:
         values, then any others."""
         results: dict[str, list[Any]] = {}
         others: list[Any] = []
+        # one use's copy of a constant is folded into its original: not a value of the output
+        holders = {k: h for k, h in holders.items() if not is_split_copy(h)}
         for key, h in holders.items():
             if key not in self.names:
                 fname = str(getattr(h, "name", "")).partition(" result ")[0].lstrip("@")
@@ -78,6 +80,12 @@ class Namer:
                     yield holders[key]
             yield from results.get(fname, ())
         yield from others
+
+
+def is_split_copy(holder: Any) -> bool:
+    """Whether `holder` is a result of a constant's per-use copy (`split-constants`)."""
+    v = as_value(holder)
+    return isinstance(v, OpResult) and SPLIT_COPY in v.owner.attributes
 
 
 def _axes(o: Origin) -> str:
@@ -94,8 +102,6 @@ def explain_lines(module: Module, recorder: OriginRecorder) -> list[str]:
     namer = Namer(module)
     out: list[str] = []
     for h in namer.in_program_order(recorder.holders):
-        if isinstance(h, Holder) and not h.name.startswith("@"):
-            continue  # one use's view of a split constant: not a value of the output
         dims = recorder.origins.get(id(h), {})
         for d in sorted(dims):
             o = dims[d]
@@ -117,8 +123,6 @@ def dump_lines(namer: Namer, holders: list[Any], title: str) -> list[str]:
     seen: set[int] = set()
     for h in namer.in_program_order({id(as_value(h)): h for h in holders}):
         if id(h) in seen or h.sharding is None:
-            continue
-        if isinstance(h, Holder) and h.of is None and not h.name.startswith("@"):
             continue
         seen.add(id(h))
         out.append(f"  {namer.long(h)}: {h.sharding.body()}")

@@ -55,7 +55,9 @@ class PropagationOptions:
         False, "print every value's sharding after import and after every round"
     )
     split_constants: bool = _option(
-        True, "give each use of a constant expression its own view, as Shardy's splitter does"
+        True,
+        "give each use of a constant expression its own copy while propagating, as Shardy's "
+        "splitter does (passes split-constants and merge-constants; off: both left out)",
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
     auto: bool = _option(

@@ -52,6 +52,17 @@ class OriginRecorder:
             self.holders[id(holder)] = holder
             self.origins.setdefault(id(holder), {}).update(dims)
 
+    def fold(self, copies: dict[int, Any]) -> None:
+        """Forget the values in `copies` (id -> the value it was folded into); an origin whose
+        root is one of them traces to that value instead."""
+        for key in copies:
+            self.origins.pop(key, None)
+            self.holders.pop(key, None)
+        for dims in self.origins.values():
+            for d, o in dims.items():
+                if o.root is not None and id(o.root) in copies:
+                    dims[d] = Origin(o.axes, copies[id(o.root)], o.round, o.via)
+
     def get(self, holder: Any, dim: int) -> Origin | None:
         return self.origins.get(id(as_value(holder)), {}).get(dim)
 

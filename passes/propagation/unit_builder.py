@@ -1,7 +1,7 @@
 """How a module becomes propagation units (reference/propagation.md §1 steps 2-12, §7, §8).
 
 `ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
-put it in the form propagation expects: constants split per use (as views, not copies), one unit
+put it in the form propagation expects (constants split per use by `split-constants`): one unit
 per op with a rule and per data-flow edge, edge targets and sharding-group members aliased, and
 for every holder the units that read it. Building changes nothing on the IR: a value whose
 sharding the IR keeps on an op (a constraint's or reshard's result, a manual computation's body
@@ -25,6 +25,7 @@ from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..import_steps.constants import CONSTANT_OPS
 from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
@@ -55,13 +56,6 @@ STRUCTURAL_OPS = frozenset(
         "sdy.sharding_group",
     }
 )
-CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
-CONSTANT_EXPR_OPS = (
-    frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
-    | ELEMENTWISE_OPS
-)
-
-
 class ModuleUnits:
     """The units of one module and the indexes the driver runs them with, built once."""
 
@@ -76,7 +70,6 @@ class ModuleUnits:
         self.aliases: dict[int, list[Value | Holder]] = {}
         self.func_results: dict[tuple[str, int], Holder] = {}
         self.callee_returns: list[tuple[Operation, int, Value | Holder]] = []
-        self.split_values: set[int] = set()
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
         self._interned: dict[tuple, tuple] = {}
@@ -98,7 +91,6 @@ class ModuleUnits:
     def build(self) -> None:
         funcs = self.module.funcs
         callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
-        self._find_constant_exprs()
         self._make_stand_ins()
         self.dead = dead_ops(self.module)
         self._callees = callees
@@ -134,26 +126,6 @@ class ModuleUnits:
             return s.mesh
         return self.meshes.get(s.mesh)
 
-    def _find_constant_exprs(self) -> None:
-        """Values Shardy's constant splitter would give each use its own copy of."""
-        if not self.options.split_constants:
-            return
-        const: set[int] = set()
-        for op in self.module.walk():
-            if op.name in CONSTANT_OPS:
-                is_const = True
-            elif op.name in CONSTANT_EXPR_OPS and op.operands:
-                is_const = all(id(v) in const for v in op.operands) or (
-                    op.name == "stablehlo.broadcast_in_dim" and rank_of(op.operands[0].type) == 0
-                )
-            else:
-                is_const = False
-            if is_const:
-                for r in op.results:
-                    const.add(id(r))
-                    if len(r.uses) > 1 and rank_of(r.type) > 0:
-                        self.split_values.add(id(r))
-
     def _make_stand_ins(self) -> None:
         """Holders for the values whose sharding lives on an op, made before any slot reads one
         (a func's result link or a while's body may read a value defined later in the walk)."""
@@ -180,11 +152,7 @@ class ModuleUnits:
         return self.stand_ins.get(id(v), v)
 
     def operand_slot(self, op: Operation, index: int) -> Slot:
-        v = op.operands[index]
-        if id(v) in self.split_values and v.uses and v.uses[0] != (op, index):
-            h = Holder(v.type, v.sharding, f"use {index} of {op.name}")
-            return Slot(h)
-        return self.value_slot(v)
+        return self.value_slot(op.operands[index])
 
     def value_slot(self, v: Value) -> Slot:
         """`v` as a reader sees it; a manual computation's result keeps its manual axes."""
@@ -399,11 +367,11 @@ class ModuleUnits:
             self.units.append(u)
 
     def _multi_use(self, s: Slot) -> bool:
-        """A non-scalar value (not a split constant) that more than one live op reads."""
+        """A non-scalar value that more than one live op reads."""
         h = s.holder
         if isinstance(h, Holder):
             h = h.of  # a stand-in: its value's uses (None for other holders)
-        if h is None or id(h) in self.split_values or len(h.uses) < 2:
+        if h is None or len(h.uses) < 2:
             return False
         if rank_of(s.type) == 0:
             return False

@@ -1,7 +1,6 @@
-// RUN: shardc propagate %s --strategy basic --no-op-priorities --keep-open | filecheck %s
-// G64/G65 with sdy-aggressive-propagate{propagation-strategy=basic} (raw result).
+// RUN: shardc propagate --split-input-file %s --strategy basic --no-op-priorities --keep-open | filecheck %s
 
-sdy.mesh @mesh = <["x"=4, "y"=2]>
+// G64/G65 with sdy-aggressive-propagate{propagation-strategy=basic} (raw result).
 
 // G64: basic refuses to move "x" to rhs: it also shards another factor of the dot
 // CHECK-LABEL: func.func @g64_dot(
@@ -10,10 +9,13 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-SAME: -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"x", ?}]>}) {
 // CHECK-NEXT: %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {"x", ?}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
 // CHECK-NEXT: return %0 : tensor<8x32xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g64_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32>) -> tensor<8x32xf32> {
   %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {"x", ?}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
 
 // G65: basic propagates only what every tensor can take ("x")
 // CHECK-LABEL: func.func @g65_elementwise(
@@ -22,6 +24,7 @@ func.func @g64_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {?}]>}) {
 // CHECK-NEXT: %0 = stablehlo.add %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}]>]>} : tensor<8x16xf32>
 // CHECK-NEXT: return %0 : tensor<8x16xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g65_elementwise(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {?}], replicated={"y"}>}) -> tensor<8x16xf32> {
   %0 = stablehlo.add %arg0, %arg1 : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>

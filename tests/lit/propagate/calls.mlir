@@ -1,10 +1,9 @@
-// RUN: shardc propagate %s | filecheck %s
-// RUN: shardc propagate --pin %s | filecheck %s --check-prefix=PIN
+// RUN: shardc propagate --split-input-file %s | filecheck %s
+// RUN: shardc propagate --split-input-file --pin %s | filecheck %s --check-prefix=PIN
+
 // Each call site propagates through its own copy of the callee (reference G32). Shardy then keeps
 // one callee per distinct layout (@f, @f_0); so does shardc's export: the input's funcs keep their
 // ops and the first call site's layout, a copy stays only where its layout differs.
-
-sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // CHECK-LABEL: func.func @g32_call_sites(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
@@ -22,6 +21,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // PIN-LABEL: func.func private @g32_call_sites_f_0(
 // PIN-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
 // PIN-NOT: shardc.call_site_copy_of
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g32_call_sites(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %0 = func.call @g32_call_sites_f(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   %1 = func.call @g32_call_sites_f(%arg1) : (tensor<8x16xf32>) -> tensor<8x16xf32>
@@ -40,6 +40,8 @@ func.func private @g32_call_sites_f(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
 
+// -----
+
 // CHECK-LABEL: func.func @nested_call_sites(
 // A callee that calls another function: both levels are copied per site.
 // CHECK: call @nested_outer(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
@@ -48,6 +50,7 @@ func.func private @g32_call_sites_f(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32>
 // CHECK: call @nested_inner(%arg0)
 // CHECK-LABEL: func.func private @nested_outer_0(
 // CHECK: call @nested_inner_0(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @nested_call_sites(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %0 = func.call @nested_outer(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   %1 = func.call @nested_outer(%arg1) : (tensor<8x16xf32>) -> tensor<8x16xf32>
@@ -61,6 +64,8 @@ func.func private @nested_inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = stablehlo.exponential %arg0 : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
 
 // Call sites with one layout share one callee: the copies of both levels are dropped again.
 // A third call site with the first one's layout calls the first callee, not a copy of its own.
@@ -81,6 +86,7 @@ func.func private @nested_inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // CHECK-LABEL: func.func private @same_inner_1(
 // CHECK-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}
 // CHECK-NOT: func.func private @same_inner_2(
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @same_layouts(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg2: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
   %0 = func.call @same_outer(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   %1 = func.call @same_outer(%arg1) : (tensor<8x16xf32>) -> tensor<8x16xf32>

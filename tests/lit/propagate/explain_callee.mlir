@@ -1,4 +1,5 @@
-// RUN: shardc propagate --explain %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc propagate --split-input-file --explain %s -o /dev/null 2>&1 | filecheck %s
+
 // Each func numbers its values from zero: a private callee's values name their func, so
 // "%arg0" of @helper is not mistaken for @main's.
 // CHECK: explain: %0 = func.call ({{.*}}explain_callee.mlir:{{[0-9]+}}:8) dim 0 {"x"} <- %arg0 (annotation

@@ -1,8 +1,7 @@
-// RUN: shardc propagate %s | filecheck %s
+// RUN: shardc propagate --split-input-file %s | filecheck %s
+
 // Golden cases from reference/propagation.md (Shardy's sdy-propagation-pipeline, jaxlib 0.10.2);
 // the CHECK lines are the exported form of the shardings Shardy chooses.
-
-sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // G26: free axis "y" enters the open in/out shardings and the body
 // CHECK-LABEL: func.func @g26_free_axis_in_out(
@@ -14,6 +13,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<16x8xf32>
 // CHECK-NEXT: return %1 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g26_free_axis_in_out(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>}) -> tensor<16x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
     %1 = stablehlo.tanh %a : tensor<4x8xf32>
@@ -22,6 +22,8 @@ func.func @g26_free_axis_in_out(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sha
   %2 = stablehlo.negate %0 : tensor<16x8xf32>
   return %2 : tensor<16x8xf32>
 }
+
+// -----
 
 // G27: the result's "y" travels back through the body
 // CHECK-LABEL: func.func @g27_backward_from_result(
@@ -32,6 +34,7 @@ func.func @g26_free_axis_in_out(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sha
 // CHECK-NEXT: sdy.return %1 : tensor<4x8xf32>
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: return %0 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g27_backward_from_result(%arg0: tensor<16x8xf32>) -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
     %1 = stablehlo.tanh %a : tensor<4x8xf32>
@@ -39,6 +42,8 @@ func.func @g27_backward_from_result(%arg0: tensor<16x8xf32>) -> (tensor<16x8xf32
   } : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
 
 // G28: a body constraint on a free axis propagates out through both edges
 // CHECK-LABEL: func.func @g28_body_constraint(
@@ -50,6 +55,7 @@ func.func @g27_backward_from_result(%arg0: tensor<16x8xf32>) -> (tensor<16x8xf32
 // CHECK-NEXT: sdy.return %2 : tensor<4x8xf32>
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: return %0 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g28_body_constraint(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
     %1 = stablehlo.tanh %a : tensor<4x8xf32>
@@ -58,6 +64,8 @@ func.func @g28_body_constraint(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
   } : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
 
 // G29: no free axes: nothing crosses, outside values still use in/out shardings
 // CHECK-LABEL: func.func @g29_fully_manual(
@@ -69,6 +77,7 @@ func.func @g28_body_constraint(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<16x8xf32>
 // CHECK-NEXT: return %1 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g29_fully_manual(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {"y"}]>] out_shardings=[<@mesh, [{"x"}, {"y"}]>] manual_axes={"x", "y"} (%a: tensor<4x4xf32>) {
     %1 = stablehlo.tanh %a : tensor<4x4xf32>
@@ -77,6 +86,8 @@ func.func @g29_fully_manual(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %2 = stablehlo.negate %0 : tensor<16x8xf32>
   return %2 : tensor<16x8xf32>
 }
+
+// -----
 
 // G30: manual_axes sorted by mesh order; unused manual axes never shown
 // CHECK-LABEL: func.func @g30_unsorted_manual_axes(
@@ -88,6 +99,7 @@ func.func @g29_fully_manual(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
 // CHECK-NEXT: sdy.return %2 : tensor<16x8xf32>
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: return %0 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g30_unsorted_manual_axes(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{}, {}]>] manual_axes={"y", "x"} (%a: tensor<4x8xf32>) {
     %1 = stablehlo.tanh %a : tensor<4x8xf32>
@@ -96,6 +108,8 @@ func.func @g30_unsorted_manual_axes(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32>
   } : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
 
 // G31: JAX's partial-manual region: "y" reaches body, all_reduce and result
 // CHECK-LABEL: func.func public @g31_jax_partial_manual(
@@ -113,6 +127,7 @@ func.func @g30_unsorted_manual_axes(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: sdy.return %3 : tensor<4x8xf32>
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: return %0 : tensor<4x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func public @g31_jax_partial_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<4x8xf32> {jax.result_info = "result"}) {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x", ?}, {?}]>] out_shardings=[<@mesh, [{?}, {?}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) {
     %1 = stablehlo.sine %arg1 : tensor<4x8xf32>
@@ -128,6 +143,8 @@ func.func public @g31_jax_partial_manual(%arg0: tensor<16x8xf32> {sdy.sharding =
   return %0 : tensor<4x8xf32>
 }
 
+// -----
+
 // Issue 13 class 5: a manual axis never enters a region's boundary from outside. The result's
 // out_sharding leaves dim 0 open; the transpose/broadcast after it (and the func result) ask for
 // "y" there, but "y" is the region's manual axis: Shardy keeps out_shardings [{}] and puts "y"
@@ -139,6 +156,7 @@ func.func public @g31_jax_partial_manual(%arg0: tensor<16x8xf32> {sdy.sharding =
 // CHECK-LABEL: func.func @manual_result_returned(
 // CHECK-SAME: -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>})
 // CHECK-NEXT: %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"y"} (%arg1: tensor<4xf32>) {
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @manual_axis_stays_out_of_the_boundary(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y", ?}]>] out_shardings=[<@mesh, [{?}]>] manual_axes={"y"} (%a: tensor<4xf32>) {
     %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3], [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}> : (tensor<4xf32>) -> tensor<8xf32>
@@ -148,6 +166,10 @@ func.func @manual_axis_stays_out_of_the_boundary(%arg0: tensor<8xf32> {sdy.shard
   %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
   return %2 : tensor<8x4xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @manual_result_returned(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y", ?}]>] out_shardings=[<@mesh, [{?}]>] manual_axes={"y"} (%a: tensor<4xf32>) {
     %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3], [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}> : (tensor<4xf32>) -> tensor<8xf32>

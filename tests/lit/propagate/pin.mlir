@@ -1,7 +1,6 @@
-// RUN: shardc propagate %s --pin | filecheck %s
-// Export mode pin: XLA keeps exactly shardc's layout.
+// RUN: shardc propagate --split-input-file %s --pin | filecheck %s
 
-sdy.mesh @mesh = <["x"=4, "y"=2]>
+// Export mode pin: XLA keeps exactly shardc's layout.
 
 // pin: a closed constraint after every op result XLA would not re-derive the same way, uses
 // rewired; element-wise ops are pinned too (left to XLA, a chain of them between pinned
@@ -16,12 +15,15 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-NEXT: %4 = stablehlo.transpose %3, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: %5 = sdy.sharding_constraint %4 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
 // CHECK-NEXT: return %5 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<16x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
   %1 = stablehlo.tanh %0 : tensor<8x16xf32>
   %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
   return %2 : tensor<16x8xf32>
 }
+
+// -----
 
 // pin: a dot result is pinned to the propagated sharding
 // CHECK-LABEL: func.func @pin_dot(
@@ -31,10 +33,13 @@ func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
 // CHECK-NEXT: %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<8x32xf32>
 // CHECK-NEXT: return %1 : tensor<8x32xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x32xf32> {
   %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
 
 // pin: an unsharded value is pinned replicated
 // CHECK-LABEL: func.func @pin_replicated(
@@ -43,10 +48,13 @@ func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
 // CHECK-NEXT: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<16x8xf32>
 // CHECK-NEXT: return %1 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<16x8xf32> {
   %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
 
 // pin: a user constraint is not pinned again
 // CHECK-LABEL: func.func @pin_user_constraint(
@@ -54,10 +62,13 @@ func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<16x8xf32> {
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
 // CHECK-NEXT: %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
 // CHECK-NEXT: return %0 : tensor<8x16xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_user_constraint(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
 
 // pin: body ops of a manual computation are not pinned; its result is
 // CHECK-LABEL: func.func @pin_manual(
@@ -69,6 +80,7 @@ func.func @pin_user_constraint(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // CHECK-NEXT: } : (tensor<16x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<16x8xf32>
 // CHECK-NEXT: return %1 : tensor<16x8xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<16x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>] out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
     %1 = stablehlo.negate %a : tensor<4x8xf32>
@@ -76,6 +88,8 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
   } : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
 
 // pin: ops in a while body and the while results are pinned; no op-level sharding on while;
 // the constant (each device makes it in any layout) is not
@@ -96,6 +110,7 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 // The while result is pinned to its propagated layout (it carries no op-level sharding).
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
 // CHECK-NEXT: return %1 : tensor<8x16xf32>
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
   %c = stablehlo.constant dense<0> : tensor<i32>
   %0:2 = stablehlo.while(%i = %c, %v = %arg0) : tensor<i32>, tensor<8x16xf32>

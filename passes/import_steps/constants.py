@@ -1,0 +1,181 @@
+"""`split-constants` and `merge-constants`: each use of a constant expression has its own copy
+while propagating (reference G44/G45), and the output has the input's ops again.
+
+Shardy's import (`sdy-constant-or-scalar-splitter`) gives every user of a constant expression (a
+constant or iota, or a broadcast, reshape, slice or element-wise op over constant expressions)
+and of a broadcast of a scalar its own clone of the whole expression, so that one user's layout
+does not reach another user through the shared constant: each device can make a constant in any
+layout without communication. `split-constants` does the same on shardc's IR: the first user
+keeps the original ops, every other user gets a copy of the expression (scalars are shared, as
+Shardy shares them), placed right after the op it copies and marked `shardc.split_copy`.
+
+Shardy's export (`sdy-constant-or-scalar-merger`) folds identical constants back. shardc's
+contract is stricter (the output has the input's ops, in order), so `merge-constants` runs right
+after propagation, before anything reads the propagated IR (auto, plan, export, the Python API):
+every marked copy is folded into the op it copies, which keeps the sharding its first user gave
+it, as the output of a split view would have. `PropagationOptions.split_constants=False`
+(`--no-split-constants`) leaves both passes out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from shardc.dialect.ir import Block, Module, Operation, OpResult, Value
+from shardc.dialect.op_views import SHARDING_GROUP
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
+from shardc.dialect.types import TensorType
+from shardc.dialect.value_names import SPLIT_COPY
+
+from ..context import PassContext
+
+CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+CONSTANT_EXPR_OPS = (
+    frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+    | ELEMENTWISE_OPS
+)
+
+
+@dataclass(frozen=True)
+class SplitConstants:
+    """The constant splitting pass (Shardy's constant-or-scalar splitter); no options."""
+
+    name: ClassVar[str] = "split-constants"
+    changes_ir: ClassVar[bool] = True
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        split_constants(module)
+
+
+@dataclass(frozen=True)
+class MergeConstants:
+    """Folds `split-constants`' copies back into their originals (after propagation)."""
+
+    name: ClassVar[str] = "merge-constants"
+    changes_ir: ClassVar[bool] = True
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        folded = merge_constants(module)
+        origins = ctx.report.origins if ctx.report is not None else None
+        if folded and origins is not None:
+            origins.fold(folded)  # an origin traced to a copy traces to its original
+
+
+def _rank(v: Value) -> int:
+    return v.type.rank if isinstance(v.type, TensorType) else 0
+
+
+def constant_expressions(module: Module) -> list[Operation]:
+    """The ops whose results are constant expressions, in program order (a broadcast of a
+    scalar counts, whatever the scalar: Shardy's scalar expansion)."""
+    const: set[int] = set()
+    ops: list[Operation] = []
+    for op in module.walk():
+        if op.name in CONSTANT_OPS:
+            is_const = True
+        elif op.name in CONSTANT_EXPR_OPS and op.operands and not op.regions:
+            is_const = all(id(v) in const for v in op.operands) or (
+                op.name == "stablehlo.broadcast_in_dim" and _rank(op.operands[0]) == 0
+            )
+        else:
+            is_const = False
+        if is_const:
+            const.update(id(r) for r in op.results)
+            ops.append(op)
+    return ops
+
+
+def split_constants(module: Module) -> int:
+    """Give every use but the first of each constant expression its own copy; returns the
+    number of ops copied. `sdy.sharding_group` uses are not uses here: a copy joins the groups
+    of what it copies (Shardy clones the group ops along)."""
+    const_ops = constant_expressions(module)
+    const = {id(op) for op in const_ops}
+    original_of: dict[int, Operation] = {}  # id(copy) -> the input op it copies
+    copies_after: dict[int, list[Operation]] = {}  # id(input op) -> its copies, in order
+    copied = 0
+
+    def copy_of(r: OpResult) -> Value:
+        """A fresh copy of the expression computing `r` (its non-scalar constant operands
+        copied too, so the copy shares nothing with the original but scalars)."""
+        nonlocal copied
+        op = r.owner
+        mapping: dict[int, Value] = {}
+        for v in op.operands:
+            if isinstance(v, OpResult) and id(v.owner) in const and _rank(v) > 0:
+                mapping[id(v)] = copy_of(v)
+        new = op.clone(mapping)
+        new.attributes[SPLIT_COPY] = None
+        const.add(id(new))  # a copy is split like its original when its own uses are
+        source = original_of.get(id(op), op)
+        original_of[id(new)] = source
+        after = copies_after.setdefault(id(source), [])
+        after.append(new)
+        copied += 1
+        for res, new_res in zip(op.results, new.results, strict=True):
+            for user, _ in list(res.uses):
+                if user.name == SHARDING_GROUP:
+                    group = user.clone({id(res): new_res})
+                    group.attributes[SPLIT_COPY] = None
+                    after.append(group)
+        return new.results[r.index]
+
+    for op in const_ops:
+        for r in op.results:
+            uses = [u for u in r.uses if u[0].name != SHARDING_GROUP]
+            if _rank(r) == 0 or len(uses) < 2:
+                continue
+            for user, index in uses[1:]:
+                user.set_operand(index, copy_of(r))
+    if copies_after:
+        _insert_copies(const_ops, copies_after)
+    return copied
+
+
+def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Operation]]) -> None:
+    """Put each op's copies right after it, rebuilding each block's op list once."""
+    blocks: dict[int, Block] = {}
+    for op in originals:
+        if id(op) in copies_after and op.parent is not None:
+            blocks[id(op.parent)] = op.parent
+    for block in blocks.values():
+        ops: list[Operation] = []
+        for op in block.ops:
+            ops.append(op)
+            for c in copies_after.get(id(op), ()):
+                c.parent = block
+                ops.append(c)
+        block.ops = ops
+
+
+def merge_constants(module: Module) -> dict[int, Value]:
+    """Fold every `shardc.split_copy` op into the op it copies (the nearest unmarked op before
+    it in its block); returns id(copy's result) -> the original's result."""
+    folded: dict[int, Value] = {}
+    blocks: dict[int, Block] = {}
+    for op in module.walk():
+        if SPLIT_COPY in op.attributes and op.parent is not None:
+            blocks[id(op.parent)] = op.parent
+    for block in blocks.values():
+        original: Operation | None = None
+        kept: list[Operation] = []
+        for op in block.ops:
+            if SPLIT_COPY not in op.attributes:
+                original = op
+                kept.append(op)
+                continue
+            if not op.results:  # a copied sdy.sharding_group: the original's group stays
+                op.drop_operands()
+                op.parent = None
+                continue
+            if original is None or original.name != op.name:
+                raise AssertionError(f"split copy of {op.name} does not follow its original")
+            for r, o in zip(op.results, original.results, strict=True):
+                folded[id(r)] = o
+                for user, index in list(r.uses):
+                    user.set_operand(index, o)
+            op.drop_operands()
+            op.parent = None
+        block.ops = kept
+    return folded
