@@ -2,8 +2,10 @@
 
 `unit_builder.py` turns the module once into units (ops with rules, data-flow edges, barriers,
 func-result links) that read and write shardings through slots. The driver runs the rounds of
-user priority (p0, p1, ...) and, inside each, the op-priority levels; each round runs a worklist
-to a fixed point, re-queueing only the units that read a value whose sharding changed. Shardings
+user priority (p0, p1, ...) and, inside each, the op-priority levels; each level runs a worklist
+to a fixed point, re-queueing only the units that read a value whose sharding changed. The
+worklist is the one MLIR's greedy driver gives Shardy: every unit in program order, then a stack
+(a unit woken after it ran runs next), because the order decides conflicts. Shardings
 only grow (a factor's axes are replaced only by a list they are a strict prefix of), so every run
 terminates. At the end the raw result is written back onto the IR for the export.
 """
