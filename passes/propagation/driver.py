@@ -2,8 +2,10 @@
 
 `unit_builder.py` turns the module once into units (ops with rules, data-flow edges, barriers,
 func-result links) that read and write shardings through slots. The driver runs the rounds of
-user priority (p0, p1, ...) and, inside each, the op-priority levels; each round runs a worklist
-to a fixed point, re-queueing only the units that read a value whose sharding changed. Shardings
+user priority (p0, p1, ...) and, inside each, the op-priority levels; each level runs a worklist
+to a fixed point, re-queueing only the units that read a value whose sharding changed. The
+worklist is the one MLIR's greedy driver gives Shardy: every unit in program order, then a stack
+(a unit woken after it ran runs next), because the order decides conflicts. Shardings
 only grow (a factor's axes are replaced only by a list they are a strict prefix of), so every run
 terminates. At the end the raw result is written back onto the IR for the export.
 """
@@ -252,13 +254,18 @@ class Propagator:
         woken = list(self.queue)
         self._drop_queue()
         start = self.units if only is None else [u for u in only if u.kind != "func_result"]
+        # Shardy's worklist (MLIR's greedy driver): the start units in program order, then a
+        # stack: a unit woken while not queued is run next, one still queued keeps its place.
+        order: list[Unit] = []
         for u in (*start, *woken):
             if not u.queued:
                 u.queued = True
-                self.queue.append(u)
+                order.append(u)
+        order.reverse()
+        self.queue.extend(order)
         cap = self.options.max_steps or (64 * len(self.units) + 10_000)
         while self.queue:
-            u = self.queue.popleft()
+            u = self.queue.pop()
             u.queued = False
             self.current = u
             self.step(u)
@@ -301,10 +308,11 @@ class Propagator:
                 self._restore_priority(p, priorities[p])
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
-                changed = self.set_directions(schedule, level)
-                # A round starts from every unit; a wider level only from units it widened,
-                # and from the call-argument edges, which nothing else wakes.
-                self.run_to_fixed_point(None if level == 0 else self._resweep(changed))
+                self.set_directions(schedule, level)
+                # Every level starts from every unit in program order, as Shardy's does: the
+                # order decides conflicts, and call-argument edges run only then
+                # (units.is_call_arg_edge).
+                self.run_to_fixed_point(None)
                 self.report.rounds.append(self.round)
                 if namer is not None:
                     self.report.round_dumps.extend(dump_lines(namer, self.holders, self.round))
@@ -313,14 +321,6 @@ class Propagator:
         if self.observer is not None:
             self.report.explanation = explain_lines(self.module, self.observer)
         return self.report
-
-    def _resweep(self, changed: list[Unit]) -> list[Unit]:
-        """`changed` and every call-argument edge, in program order."""
-        if not self.graph.call_arg_edges:
-            return changed
-        ids = {id(u) for u in changed}
-        ids.update(id(u) for u in self.graph.call_arg_edges)
-        return [u for u in self.units if id(u) in ids]
 
     # -- user priorities -----------------------------------------------------------------------
     def _init_priorities(self) -> dict[int, list[tuple[Value | Holder, TensorSharding]]]:

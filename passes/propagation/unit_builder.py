@@ -56,6 +56,11 @@ STRUCTURAL_OPS = frozenset(
         "sdy.sharding_group",
     }
 )
+
+# ops whose result edges Shardy places after the op, its regions included
+_EDGES_AFTER_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+
+
 class ModuleUnits:
     """The units of one module and the indexes the driver runs them with, built once."""
 
@@ -84,7 +89,6 @@ class ModuleUnits:
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         # id(value) -> the holder of its working sharding, for values whose sharding is an op's
         self.stand_ins: dict[int, Holder] = {}
-        self.call_arg_edges: list[Unit] = []  # swept at every op-priority level (driver)
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
 
@@ -114,12 +118,23 @@ class ModuleUnits:
         self.holders.extend(body.args)
         if name not in self._callees:
             self._add_func_result_links(name, func)
-        for op in func.walk():
-            if op is func:
+        # pre-order, but a while's or case's edges after its regions, where Shardy's
+        # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative
+        stack: list[tuple[bool, Operation]] = [(False, op) for op in reversed(body.ops)]
+        while stack:
+            after, op = stack.pop()
+            if after:
+                self._add_unit_for(op, funcs)
                 continue
             self._load_op(op)
             if id(op) not in self.dead:
-                self._add_unit_for(op, funcs)
+                if op.name in _EDGES_AFTER_REGIONS:
+                    stack.append((True, op))
+                else:
+                    self._add_unit_for(op, funcs)
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend((False, o) for o in reversed(block.ops))
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -389,7 +404,6 @@ class ModuleUnits:
         slots: tuple[Slot, ...] = (*u.operands, *u.results)
         if is_call_arg_edge(u):
             slots = tuple(u.results)
-            self.call_arg_edges.append(u)
         readers = self.readers
         for s in slots:
             key = s.holder  # (values and holders hash by identity)

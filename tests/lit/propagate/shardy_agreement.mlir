@@ -72,3 +72,36 @@ func.func @edge_single_use_barrier(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy
   %2 = stablehlo.add %0, %1 : tensor<16x16xf32>
   return %2 : tensor<16x16xf32>
 }
+
+// -----
+
+// Order of a sweep: a while's edge runs after its body (where Shardy's sdy.data_flow_edge is),
+// the worklist is a stack (MLIR's greedy driver), and the edge into a call's callee is not woken
+// by its operand. "Y" reaches the loop carry only at op-priority level 4 (broadcast forward),
+// after the body's call has run: the callee stays replicated, as in Shardy.
+// CHECK-LABEL: func.func @while_call_late(
+// CHECK: stablehlo.while
+// CHECK: func.func private @f(%arg0: tensor<4x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}]>}
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @while_call_late(%arg9: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}, {}]>}, %arg1: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %arg0 = stablehlo.broadcast_in_dim %arg9, dims = [1, 2] : (tensor<4x4xf32>) -> tensor<4x4x4xf32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:3 = stablehlo.while(%iterArg = %arg0, %i = %c, %acc = %arg1) : tensor<4x4x4xf32>, tensor<i32>, tensor<4x4xf32>
+  cond {
+    %c4 = stablehlo.constant dense<4> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %c4, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %1 = func.call @f(%iterArg, %i) : (tensor<4x4x4xf32>, tensor<i32>) -> tensor<4x4xf32>
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %2 = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %iterArg, %2, %1 : tensor<4x4x4xf32>, tensor<i32>, tensor<4x4xf32>
+  }
+  return %0#2 : tensor<4x4xf32>
+}
+func.func private @f(%arg0: tensor<4x4x4xf32>, %arg1: tensor<i32>) -> tensor<4x4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %arg0, %arg1, %c, %c, sizes = [1, 4, 4] : (tensor<4x4x4xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x4x4xf32>
+  %1 = stablehlo.reshape %0 : (tensor<1x4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
