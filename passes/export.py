@@ -7,9 +7,7 @@ does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`;
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
 iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
-chosen layout; it also pins a while body's carried values to the loop's layout at the body's
-start, and reshards a call's operand to its callee's argument layout before the call where the
-operand is no larger than the call's results.
+chosen layout, and reshards a call's operands to its callee's argument layouts before the call.
 """
 
 from __future__ import annotations
@@ -266,8 +264,6 @@ class _Exporter:
         for op in block.ops:
             if op.name == "func.call":
                 new_ops.extend(self.reshard_call_operands(op, block))
-            elif op.name == "stablehlo.while":
-                self.pin_loop_carries(op)
             new_ops.append(op)
             if op.name in PIN_SCOPES:
                 for region in op.regions:
@@ -344,34 +340,6 @@ class _Exporter:
             c.parent = block
             out.append(c)
         return out
-
-    def pin_loop_carries(self, loop: Operation) -> None:
-        """Pin the loop body's carried values to their while result's layout, at the body's
-        start. XLA takes no sharding on a while: left alone it picks the carries' layout
-        itself and may reshard them every iteration (seed 1313 #70: 1408 B vs 320 B)."""
-        if len(loop.regions) < 2 or not loop.regions[1].blocks:
-            return
-        body = loop.regions[1].entry
-        pins = []
-        for arg, r in zip(body.args, loop.results, strict=False):
-            s = self.unwritten.get(id(r))
-            if s is None or not isinstance(arg.type, TensorType) or not arg.type.shape:
-                continue
-            uses = list(arg.uses)
-            if not uses:
-                continue
-            c = Operation(
-                "sdy.sharding_constraint",
-                [arg],
-                [arg.type],
-                properties=AttrDict(items={"sharding": s}),
-                loc=loop.loc,
-            )
-            for user, idx in uses:
-                user.set_operand(idx, c.results[0])
-            c.parent = body
-            pins.append(c)
-        body.ops[0:0] = pins
 
     def layout_of(self, v: Value) -> TensorSharding | None:
         """The layout `v` has once pinned: a constraint's own, else its exported sharding."""

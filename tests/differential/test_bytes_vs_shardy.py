@@ -101,31 +101,3 @@ def test_pin_leaves_a_call_operand_larger_than_its_results_to_xla() -> None:
     assert mine <= shardy, (mine, shardy)
     ref = np.asarray(jax.jit(_take_rows_of_sharded_slice)(*args))
     np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
-
-
-def _scan_rows(w: jax.Array) -> jax.Array:
-    def body(c: jax.Array, row: jax.Array) -> tuple[jax.Array, jax.Array]:
-        c = jnp.tanh(c + row)
-        return c, c * 2.0
-
-    return jax.lax.scan(body, jnp.zeros(8, jnp.float32), w)[1]
-
-
-def test_pin_pins_loop_carries_in_the_body() -> None:
-    """A scan over the rows of a `[mp, fsdp]` matrix whose stacked output is `[fsdp, {}]`
-    (fuzzer seed 1313 #70, shrunk). XLA takes no sharding on a while; with only the ops pinned
-    it chose the carries' layout itself and resharded them every iteration (1,408 B vs the
-    320 B of Shardy's own output); pinned at the body's start, it moves Shardy's bytes."""
-    mesh = _mesh(4, 2)
-    args = [np.random.default_rng(3).standard_normal((8, 8), np.float32)]
-    text = jax.jit(_scan_rows, in_shardings=NamedSharding(mesh, P("mp", "fsdp")),
-                   out_shardings=NamedSharding(mesh, P("fsdp", None))).lower(*args).as_text()  # fmt: skip
-    pinned = shardc.propagate(text, mode="pin")
-    body = pinned.split("} do {", 1)[1]
-    first = body.strip().splitlines()[0]
-    assert "sdy.sharding_constraint %iterArg" in first, first
-    mine, outs = _bytes_and_outs(pinned, args)
-    shardy, _ = _bytes_and_outs(H.shardy_output_for_xla(H.run_shardy(text)), args)
-    assert mine <= shardy, (mine, shardy)
-    np.testing.assert_allclose(outs[0], np.asarray(jax.jit(_scan_rows)(*args)), rtol=1e-5,
-                               atol=1e-5)  # fmt: skip

@@ -78,8 +78,7 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 }
 
 // pin: ops in a while body and the while results are pinned; no op-level sharding on while;
-// the constant (each device makes it in any layout) is not; the body's non-scalar carries are
-// pinned to their while result's layout at its start (XLA picks no carry layout by itself then)
+// the constant (each device makes it in any layout) is not
 // CHECK-LABEL: func.func @pin_while(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
@@ -90,10 +89,9 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 // CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, []> : tensor<i1>
 // CHECK-NEXT: stablehlo.return %3 : tensor<i1>
 // CHECK-NEXT: } do {
-// CHECK-NEXT: %2 = sdy.sharding_constraint %iterArg_0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: %3 = stablehlo.negate %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: stablehlo.return %iterArg, %4 : tensor<i32>, tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: stablehlo.return %iterArg, %3 : tensor<i32>, tensor<8x16xf32>
 // CHECK-NEXT: }
 // The while result is pinned to its propagated layout (it carries no op-level sharding).
 // CHECK-NEXT: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
