@@ -141,3 +141,16 @@ def test_repr_reads_like_the_syntax() -> None:
     s = parse_tensor_sharding('<@mesh, [{"x", ?}p1, {}]>')
     assert repr(s) == '<@mesh, [{"x", ?}p1, {}]>'
     assert str(s.closed()) == '#sdy.sharding<@mesh, [{"x"}, {}]>'
+
+
+def test_sharding_hash_is_cached_and_survives_pickling() -> None:
+    import pickle
+
+    dims = (DimSharding((AxisRef("x"), AxisRef("y", (1, 2)))), DimSharding((), False, 1))
+    a = TensorSharding("mesh", dims, (AxisRef("z"),))
+    b = TensorSharding("mesh", tuple(dims), (AxisRef("z"),))
+    assert a == b and hash(a) == hash(b) == hash(a)  # second call: the cached value
+    assert hash(a) == hash(("mesh", a.dims, a.replicated, a.unreduced))
+    assert a != TensorSharding("mesh", dims) and {a: 1}[b] == 1
+    copy = pickle.loads(pickle.dumps(a))
+    assert copy == a and hash(copy) == hash(a) and str(copy) == str(a)
