@@ -16,8 +16,9 @@ from . import mlir_bridge
 
 def import_text(text: str, source_name: str = "<input>") -> Module:
     """Parse MLIR text (pretty or generic) into shardc IR."""
-    jmod = mlir_bridge.parse_module(text, source_name)
-    return import_module(jmod, source_name)
+    # jaxlib's module is freed once printed: it does not stay alive while shardc builds its IR
+    generic = mlir_bridge.generic_text(mlir_bridge.parse_module(text, source_name))
+    return import_generic(generic, source_name)
 
 
 def import_module(jmod: Any, source_name: str = "<input>") -> Module:

@@ -526,8 +526,14 @@ class Module:
             self._loc_alias_text = ""
         return self._loc_aliases
 
+    @loc_aliases.setter
+    def loc_aliases(self, aliases: dict[str, str]) -> None:
+        self._loc_aliases = aliases
+        self._loc_alias_text = ""
+
     @property
     def loc_alias_order(self) -> list[str]:
+        """The aliases in the order they are printed."""
         return list(self.loc_aliases)
 
     def clone(self) -> Module:

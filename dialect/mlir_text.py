@@ -262,6 +262,11 @@ class _Parser:
             raise self.error(f"bad block header: {line[:120]}")
         block = Block(label=m.group(1))
         if m.group(2):
+            simple = _simple_block_args(m.group(2))
+            if simple is not None:  # the common case: no nested types, plain locations
+                for arg_name, type_text, arg_loc in simple:
+                    self.values[arg_name] = block.add_arg(parse_type(type_text), arg_loc or None)
+                return block
             for entry in split_top_level(m.group(2)):
                 entry = entry.strip()
                 name, _, rest = entry.partition(": ")
@@ -273,6 +278,24 @@ class _Parser:
                 arg = block.add_arg(parse_type(rest), loc)
                 self.values[name.strip()] = arg
         return block
+
+
+# a block argument with a type without nested brackets or commas and a plain location
+_SIMPLE_ARG = re.compile(
+    r'(%[\w$.-]+): ((?:tensor<[^<>,"]*>|[\w.!]+))(?: (loc\((?:#[\w.$-]+|"[^"\\]*":\d+:\d+)\)))?'
+)
+
+
+def _simple_block_args(text: str) -> list[tuple[str, str, str]] | None:
+    """`%a: T loc(..), %b: T` as (name, type, loc) triples when every argument is simple
+    (see `_SIMPLE_ARG`), else None (the bracket-aware split handles the rest)."""
+    out = []
+    for i, entry in enumerate(text.split(", %")):
+        m = _SIMPLE_ARG.fullmatch(entry if i == 0 else "%" + entry)
+        if m is None:
+            return None
+        out.append((m.group(1), m.group(2), m.group(3) or ""))
+    return out
 
 
 def parse_generic(text: str, source_name: str | None = None) -> Module:
@@ -526,7 +549,7 @@ def absorb_sharding_attrs(module: Module) -> None:
             # a zero-result op (a side-effecting callback) keeps its one sharding as written:
             # it says which device runs the op, and XLA reads it there
             continue
-        raw = op.attributes.pop("sdy.sharding") if op.attributes else None
+        raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
         if raw is None:
             continue
         per_value = parse_sharding_per_value(str(raw))

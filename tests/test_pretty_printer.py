@@ -200,3 +200,28 @@ def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
         assert _check(module)
         names = {op.name for op in module.walk()}
         assert {f"stablehlo.{n}" for n in _ELEMENTWISE} <= names
+
+
+def test_constant_names_restart_per_function_and_share_one_conflict_counter() -> None:
+    text = """
+module @m {
+  func.func public @main(%arg0: tensor<f32>) -> tensor<f32> {
+    %a = stablehlo.constant dense<1.0> : tensor<f32>
+    %b = stablehlo.constant dense<2.0> : tensor<f32>
+    %o = call @g(%a) : (tensor<f32>) -> tensor<f32>
+    %p = stablehlo.add %o, %b : tensor<f32>
+    return %p : tensor<f32>
+  }
+  func.func private @g(%arg0: tensor<f32>) -> tensor<f32> {
+    %a = stablehlo.constant dense<1.0> : tensor<f32>
+    %b = stablehlo.constant dense<2.0> : tensor<f32>
+    %c = stablehlo.constant dense<2> : tensor<i32>
+    %d = stablehlo.constant dense<true> : tensor<i1>
+    return %b : tensor<f32>
+  }
+}
+"""
+    module = import_text(text)
+    assert _check(module)
+    out = print_pretty(module)
+    assert "%cst_0 = " in out and "%c = " in out and "%c_1 = " in out
