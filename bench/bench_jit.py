@@ -6,7 +6,11 @@ given to both as in/out shardings. Each side is timed from a fresh wrapper (so n
 through `.lower(...)` and `.compile()`; best of k after one warm-up. shardc's time includes its
 own import, propagation and export, and XLA's compile of the exported (`pin`) module.
 
-    python bench/bench_jit.py [--k 3] [--layers 4,24] [--stack identical|distinct|both]
+The Flax row (`--flax`, labelled `24f`) is a linen transformer train step with AdamW whose
+parameters carry logical axis names, sharded as a Flax user shards them.
+
+    python bench/bench_jit.py [--k 3] [--layers 4,24] [--stack identical|distinct|both|none]
+                              [--flax] [--clock wall|cpu]
 """
 
 from __future__ import annotations
@@ -54,10 +58,77 @@ def _train_step_args(n_layers: int, distinct: bool) -> tuple:
     return new_step, (x, params), (x_sh, param_sh), param_sh
 
 
-def time_once(make, args) -> float:
-    t0 = time.perf_counter()
+def _flax_train_step_args(n_layers: int) -> tuple:
+    """A Flax (linen) train step: embedding, n blocks (layer norm, multi-head attention, GELU
+    MLP, residuals), logits; softmax cross-entropy, `jax.value_and_grad`, optax AdamW. The
+    parameters carry logical axis names (`nn.with_logical_partitioning`), made mesh shardings
+    by `nn.logical_to_mesh_sharding`, as a Flax user writes them; the optimizer state is left
+    to each compiler (None), the tokens are batch-sharded."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import linen as nn
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    vocab, embed, seq, batch, heads, hidden = 64, common.D_MODEL, common.SEQ, common.BATCH, 4, 128
+    rules = (("batch", "X"), ("embed", None), ("mlp", "Y"), ("vocab", "Y"), ("heads", "Y"))
+    part = nn.with_logical_partitioning
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            y = nn.LayerNorm()(x)
+            y = nn.MultiHeadDotProductAttention(
+                num_heads=heads, qkv_features=embed, use_bias=False,
+                kernel_init=part(nn.initializers.lecun_normal(), ("embed", "heads", None)),
+            )(y)
+            x = x + y
+            y = nn.Dense(hidden, kernel_init=part(nn.initializers.lecun_normal(),
+                                                  ("embed", "mlp")))(nn.LayerNorm()(x))
+            return x + nn.Dense(embed, kernel_init=part(nn.initializers.lecun_normal(),
+                                                        ("mlp", "embed")))(nn.gelu(y))
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, tokens):
+            x = nn.Embed(vocab, embed, embedding_init=part(nn.initializers.normal(0.5),
+                                                           ("vocab", "embed")))(tokens)
+            for _ in range(n_layers):
+                x = Block()(x)
+            return nn.Dense(vocab)(nn.LayerNorm()(x))
+
+    model = Model()
+    tx = optax.adamw(1e-3)
+    tokens = jax.ShapeDtypeStruct((batch, seq), jnp.int32)
+    boxed = jax.eval_shape(model.init, jax.random.key(0), tokens)["params"]
+    params = nn.unbox(boxed)
+    opt_state = jax.eval_shape(tx.init, params)
+    m = common.mesh()
+    with nn.logical_axis_rules(rules):
+        param_sh = nn.logical_to_mesh_sharding(nn.get_partition_spec(boxed), m, rules)
+    tok_sh = NamedSharding(m, P("X", None))
+
+    def new_step():
+        def step(params, opt_state, tokens):
+            def loss_fn(p):
+                logits = model.apply({"params": p}, tokens)
+                return optax.softmax_cross_entropy_with_integer_labels(
+                    logits[:, :-1], tokens[:, 1:]).mean()
+
+            loss, grads = jax.value_and_grad(loss_fn)(params)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, loss
+
+        return step
+
+    return new_step, (params, opt_state, tokens), (param_sh, None, tok_sh), (param_sh, None, None)
+
+
+def time_once(make, args, clock) -> float:
+    t0 = clock()
     make().lower(*args).compile()
-    return time.perf_counter() - t0
+    return clock() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,8 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--stack",
         default="identical",
-        choices=("identical", "distinct", "both"),
-        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+        choices=("identical", "distinct", "both", "none"),
+        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), both, or none",
+    )
+    ap.add_argument("--flax", action="store_true",
+                    help="also a Flax (linen) train step of each depth, rows labelled `f`")
+    ap.add_argument(
+        "--clock",
+        default="wall",
+        choices=("wall", "cpu"),
+        help="wall-clock seconds, or the process's CPU seconds (all threads; steadier on a "
+        "shared machine, but XLA compiles on several threads, so not the time a user waits)",
     )
     args = ap.parse_args(argv)
 
@@ -76,14 +156,20 @@ def main(argv: list[str] | None = None) -> int:
 
     import shardc
 
-    kinds = ("identical", "distinct") if args.stack == "both" else (args.stack,)
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    kinds = {"identical": ("identical",), "distinct": ("distinct",),
+             "both": ("identical", "distinct"), "none": ()}[args.stack]
+    kinds += ("flax",) if args.flax else ()
     print(f"# shardc.jit vs jax.jit, lower + compile of a train step ({common.rng_note()}, "
-          f"best of {args.k})")
+          f"best of {args.k}, {args.clock} clock)")
     print(f"{'layers':>6} {'jax.jit s':>10} {'shardc.jit s':>13} {'ratio':>6}")
     for n in (int(s) for s in args.layers.split(",")):
         for kind in kinds:
-            label = f"{n}" if kind == "identical" else f"{n}d"
-            new_step, sargs, in_sh, out_sh = _train_step_args(n, kind == "distinct")
+            label = f"{n}" + {"identical": "", "distinct": "d", "flax": "f"}[kind]
+            if kind == "flax":
+                new_step, sargs, in_sh, out_sh = _flax_train_step_args(n)
+            else:
+                new_step, sargs, in_sh, out_sh = _train_step_args(n, kind == "distinct")
 
             def make_jax(new_step=new_step, in_sh=in_sh, out_sh=out_sh):
                 return jax.jit(new_step(), in_shardings=in_sh, out_shardings=out_sh)
@@ -94,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
 
             results = {}
             for name, make in (("jax", make_jax), ("shardc", make_shardc)):
-                time_once(make, sargs)  # warm up
-                results[name] = min(time_once(make, sargs) for _ in range(args.k))
+                time_once(make, sargs, clock)  # warm up
+                results[name] = min(time_once(make, sargs, clock) for _ in range(args.k))
             ratio = results["shardc"] / results["jax"]
-            print(f"{label:>6} {results['jax']:>10.3f} {results['shardc']:>13.3f} {ratio:>6.2f}")
+            print(f"{label:>6} {results['jax']:>10.3f} {results['shardc']:>13.3f} {ratio:>6.2f}",
+                  flush=True)
     return 0
 
 

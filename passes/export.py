@@ -6,8 +6,9 @@ largest evenly dividing prefix and open main-function dims lose sub-axes, as Sha
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
-iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
-chosen layout, and reshards a call's operands to its callee's argument layouts before the call.
+iotas, scalar broadcasts, values already constrained to their layout, or element-wise values
+all of whose neighbours carry their layout), so XLA partitions the chosen layout, and reshards a
+call's operands to its callee's argument layouts before the call.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from shardc.dialect.ir import (
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -49,6 +51,17 @@ PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stabl
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
 # constants and scalar broadcasts per use, so each copy takes its user's layout)
 LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+# element-wise ops a layout passes through unchanged (no communication of their own): inside a
+# run of them whose every neighbour carries one layout, XLA has no other layout to give a value
+CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
+    {
+        "stablehlo.collective_broadcast",
+        "stablehlo.collective_permute",
+        "stablehlo.cross-replica-sum",
+        "stablehlo.all_reduce",
+        "stablehlo.map",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -392,10 +405,9 @@ def _drop_data_flow_edges(module: Module) -> None:
 
 def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
     """Whether XLA gives `r` the layout `s` without a pin: every use is already a closed
-    constraint to `s`, or `op` makes its result on every device without operands (a constant,
-    an iota) or broadcasts a scalar. (Element-wise ops stay pinned: left to XLA, a chain of them
-    between pinned neighbours can be resharded where the tensors are larger; an auto-sharded
-    transformer step moved 1.8x the bytes.)"""
+    constraint to `s`; `op` makes its result on every device without operands (a constant, an
+    iota) or broadcasts a scalar; or `r` is inside an element-wise chain all of whose neighbours
+    carry `s` (`_inside_chain`)."""
     if all(
         u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
         for u, _ in r.uses
@@ -406,4 +418,38 @@ def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
     if op.name == "stablehlo.broadcast_in_dim":
         t = op.operands[0].type
         return isinstance(t, TensorType) and not t.shape
-    return False
+    return _inside_chain(op, r, s)
+
+
+def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
+    """`op` is element-wise, every operand has `r`'s type and (pinned or written) layout `s`,
+    and every user is a constraint to `s` or an element-wise op of `r`'s type whose result
+    has layout `s`. Then nothing next to `r` asks for another layout: XLA cannot move a
+    reshard into the chain (an element-wise chain between neighbours of different layouts
+    stays pinned: left to XLA, the auto-sharded transformer step resharded inside one and moved
+    1.8x the bytes)."""
+    if op.name not in CHAIN_OPS or len(op.results) != 1:
+        return False
+    for v in op.operands:
+        if v.type != r.type or _layout(v) != s:
+            return False
+    for user, _ in r.uses:
+        if user.name == "sdy.sharding_constraint":
+            if ShardingConstraint(user).sharding != s:
+                return False
+        elif (
+            user.name not in CHAIN_OPS
+            or len(user.results) != 1
+            or user.results[0].sharding != s
+            or any(v.type != r.type for v in user.operands)
+        ):
+            return False
+    return True
+
+
+def _layout(v: Value) -> TensorSharding | None:
+    """The layout XLA sees on `v`: a constraint's result its constraint's, else its own."""
+    owner = getattr(v, "owner", None)
+    if owner is not None and owner.name == "sdy.sharding_constraint":
+        return ShardingConstraint(owner).sharding
+    return v.sharding

@@ -93,10 +93,49 @@ def test_pin_skips_constants_and_scalar_broadcasts() -> None:
     )
     out = shardc.propagate(text, mode="pin")
     # each device makes a constant or a broadcast scalar in any layout without communication:
-    # neither is pinned; the add, multiply, tanh and dot are (4 constraints)
-    assert out.count("sdy.sharding_constraint") == 4
-    for name in ("%c", "%b", "%k"):
+    # neither is pinned; nor are the add and multiply, whose operands and users all carry their
+    # layout; the tanh (used by the dot) and the dot are (2 constraints)
+    assert out.count("sdy.sharding_constraint") == 2
+    for name in ("%c", "%b", "%k", "%s", "%m"):
         assert f"sdy.sharding_constraint {name} " not in out
     first = out.split("sdy.sharding_constraint")[0]
-    assert "stablehlo.broadcast_in_dim" in first and "stablehlo.add" in first
+    assert "stablehlo.broadcast_in_dim" in first and "stablehlo.tanh" in first
 
+
+CHAIN = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.negate %0 : tensor<8x16xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x16xf32>
+  %3 = stablehlo.dot_general %2, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %3 : tensor<8x4xf32>
+}
+"""
+
+
+def test_pin_skips_inside_an_element_wise_chain_of_one_layout() -> None:
+    out = shardc.propagate(CHAIN, mode="pin")
+    # tanh and negate sit between neighbours of their own layout {"x"}: unpinned; the exponential
+    # (used by the dot) and the dot are pinned
+    assert out.count("sdy.sharding_constraint") == 2
+    assert "stablehlo.negate %0 " in out and "stablehlo.exponential %1 " in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]>' in out
+
+
+def test_pin_keeps_both_sides_of_a_layout_change_in_a_chain() -> None:
+    text = CHAIN.replace(
+        "%2 = stablehlo.exponential %1 : tensor<8x16xf32>",
+        '%e = stablehlo.exponential %1 : tensor<8x16xf32>\n'
+        '  %2 = sdy.sharding_constraint %e <@mesh, [{}, {"y"}]> : tensor<8x16xf32>',
+    )
+    out = shardc.propagate(text, mode="pin")
+    # the chain goes from the argument's {"x"}, {} through tanh and negate at {"x"}, {"y"} to the
+    # exponential at the user's {}, {"y"}: tanh (operand of another layout) and negate (user of
+    # another layout) stay pinned, so XLA cannot move either reshard into the chain
+    assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}' in out
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>' in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
+    assert 'stablehlo.exponential %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in out
+    assert out.count("sdy.sharding_constraint") == 4  # tanh, negate, the user's, the dot

@@ -3,18 +3,18 @@
 // Export mode pin: XLA keeps exactly shardc's layout.
 
 // pin: a closed constraint after every op result XLA would not re-derive the same way, uses
-// rewired; element-wise ops are pinned too (left to XLA, a chain of them between pinned
-// neighbours can be resharded where the tensors are larger)
+// rewired; an element-wise op is pinned unless every operand and every user carries its layout
+// (the negate, between the argument and the tanh at {"x"}, {}); the tanh is pinned (its user, the
+// transpose, has another layout), so XLA cannot move that reshard into the chain
 // CHECK-LABEL: func.func @pin_chain(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
 // CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: %2 = stablehlo.tanh %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: %4 = stablehlo.transpose %3, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT: %5 = sdy.sharding_constraint %4 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
-// CHECK-NEXT: return %5 : tensor<16x8xf32>
+// CHECK-NEXT: %1 = stablehlo.tanh %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: %3 = stablehlo.transpose %2, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
+// CHECK-NEXT: return %4 : tensor<16x8xf32>
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<16x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
