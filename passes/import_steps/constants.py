@@ -130,6 +130,7 @@ def split_constants(module: Module) -> int:
                 user.set_operand(index, copy_of(r))
     if copies_after:
         _insert_copies(const_ops, copies_after)
+    del copy_of  # (a recursive closure is a reference cycle: freed by refcount only without it)
     return copied
 
 
