@@ -6,8 +6,7 @@ same way): a fully closed in_sharding becomes its operand's sharding, so propaga
 is instead of merging upstream axes into the operand.
 
 Not when the input has another use that asks for something else: a different constraint, or a
-manual computation whose in_sharding for it differs; nor on a func.call result, which Shardy
-(jaxlib 0.10.2) leaves to its callee. (Shardy constrains the uses of a data-flow
+manual computation whose in_sharding for it differs. (Shardy constrains the uses of a data-flow
 edge target instead of the target itself; shardc keeps the IR's uses and shards the target.)
 """
 
@@ -56,8 +55,6 @@ def apply_closed_constraints(module: Module) -> None:
 def _apply(v: Value, s: TensorSharding) -> None:
     if v.sharding is not None or not all(d.is_closed for d in s.dims):
         return
-    if isinstance(v, OpResult) and v.owner.name == "func.call":
-        return  # Shardy (jaxlib 0.10.2) leaves a call's result to its callee
     if _asks_otherwise(v, s):
         return
     v.sharding = s

@@ -105,23 +105,3 @@ func.func private @f(%arg0: tensor<4x4x4xf32>, %arg1: tensor<i32>) -> tensor<4x4
   %1 = stablehlo.reshape %0 : (tensor<1x4x4xf32>) -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
-
-// -----
-
-// A closed constraint on a func.call result is not copied onto the call (Shardy leaves the call
-// result to its callee; the fuzzer found it as a dead constraint, seed 202 program 0): the call
-// keeps the callee's "Y" and the constraint reshards after it.
-// CHECK-LABEL: func.func @constraint_on_call_result(
-// CHECK: %0 = call @f(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"Y"}]>]>}
-// CHECK: stablehlo.abs %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
-sdy.mesh @mesh = <["X"=4, "Y"=2]>
-func.func @constraint_on_call_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"Y"}]>}) -> tensor<8x8xf32> {
-  %0 = func.call @f(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
-  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<8x8xf32>
-  %2 = stablehlo.abs %1 : tensor<8x8xf32>
-  return %2 : tensor<8x8xf32>
-}
-func.func private @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
-  return %0 : tensor<8x8xf32>
-}
