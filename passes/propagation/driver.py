@@ -41,7 +41,7 @@ from .policies import (
 from .projection import back_project, project
 from .report import PropagationReport
 from .unit_builder import ModuleUnits
-from .units import Holder, Unit, rank_of
+from .units import Holder, Unit, is_call_arg_edge, rank_of
 
 __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
@@ -173,11 +173,15 @@ class Propagator:
     def confirming_sweep(self) -> int:
         """Step every unit once more at the most permissive level; returns the updates made.
 
-        Zero proves the fixed point (call before `write_back`)."""
+        Zero proves the fixed point (call before `write_back`). Call-argument edges are left
+        out: as in Shardy, they run only in a level's first sweep (units.is_call_arg_edge), so an
+        operand sharded after that may stay out of its callee."""
         self.set_directions(OP_PRIORITY_SCHEDULE, len(OP_PRIORITY_SCHEDULE) - 1)
         before = self.report.updates
         self.queue = deque()
         for u in self.units:
+            if is_call_arg_edge(u):
+                continue
             self.current = u
             self.step(u)
         self._step_func_result_links()
