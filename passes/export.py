@@ -7,7 +7,8 @@ does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`;
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
 op result outside manual regions that XLA would not re-derive the same way (not after constants,
 iotas, scalar broadcasts, or values already constrained to their layout), so XLA partitions the
-chosen layout, and reshards a call's operands to its callee's argument layouts before the call.
+chosen layout, and reshards a call's operand to its callee's argument layout before the call
+where the operand is smaller than the call's results.
 """
 
 from __future__ import annotations
