@@ -194,6 +194,7 @@ class Lowered:
         self.removed_collectives: list[str] = []  # what the compile path's rewrite removed
         # (a builder of the unpropagated IR, options)
         self.plan_source: tuple[Callable[[], Module], Any] | None = None
+        self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
 
     def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
@@ -207,7 +208,6 @@ class Lowered:
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
         return self._exports[key]
-        self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
 
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
