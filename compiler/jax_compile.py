@@ -9,6 +9,7 @@ placement and the multi-process runtime are JAX's, nothing home-made.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,6 @@ from .calling import (
 from .jitted import Compiled
 
 if TYPE_CHECKING:
-    from shardc.dialect.ir import Module
-
     from .exported import Exported
     from .jitted import Jitted, Lowered
 
@@ -62,6 +61,8 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         _check_static_argnums,
         _exclude_shardc_frames,
         _main_func,
+        _mesh_symbol,
+        _set_attrs,
         flat_shardings,
         jax_errors_translated,
     )
@@ -118,43 +119,36 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
     out_avals, out_tree = jax.tree.flatten(traced.out_info)
     out_paths = leaf_paths(traced.out_info, "output")
-    # JAX caches its lowerings: shardc reads JAX's module (printed once, imported into shardc's
-    # IR, where the shardings are written) and never mutates it or JAX's lowering object
+    # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
     jax_lowered = _fresh_copy(jax_lowered)
     module = jax_lowered._lowering.stablehlo()
     with module.context, ir.Location.unknown():
+        symbol = _mesh_symbol(module, mesh)
+        ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
+                   for s in ins]
+        outs = flat_shardings(jitted.out_shardings, traced.out_info, out_avals, mesh,
+                              "out_shardings", symbol)
+        for s, a, p in zip(outs, out_avals, out_paths, strict=True):
+            check_divisible(s, tuple(a.shape), mesh, f"{p} (out_shardings = {s.body() if s else None})")
         main = _main_func(module)
         tokens_in = _token_positions(main, "arg_attrs")
         tokens_out = _token_positions(main, "res_attrs")
         n_args = len(main.regions[0].blocks[0].arguments)
-        generic = mlir_bridge.generic_text(module)
-    if n_args - len(tokens_in) != len(ins):
-        raise ShardcError(
-            f"the lowered @main has {n_args} arguments for {len(ins)} array arguments "
-            f"({len(tokens_in)} effect tokens)",
-            hint="report this: shardc does not know this JAX lowering's argument layout",
-        )
+        if n_args - len(tokens_in) != len(ins):
+            raise ShardcError(
+                f"the lowered @main has {n_args} arguments for {len(ins)} array arguments "
+                f"({len(tokens_in)} effect tokens)",
+                hint="report this: shardc does not know this JAX lowering's argument layout",
+            )
+        _set_attrs(main, "arg_attrs", _with_tokens(ins_sym, tokens_in))
+        _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
+
     name = getattr(jitted.fun, "__name__", "fun")
+    generic = mlir_bridge.generic_text(module)
     ir_module = import_generic(generic, f"<shardc.jit {name}>")
-    symbol = _mesh_symbol_in(ir_module, mesh)
-    ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
-               for s in ins]
-    outs = flat_shardings(jitted.out_shardings, traced.out_info, out_avals, mesh,
-                          "out_shardings", symbol)
-    for s, a, p in zip(outs, out_avals, out_paths, strict=True):
-        check_divisible(s, tuple(a.shape), mesh, f"{p} (out_shardings = {s.body() if s else None})")
-    args_sh = _with_tokens(ins_sym, tokens_in)
-    results_sh = _with_tokens(outs, tokens_out)
-    _annotate(ir_module, args_sh, results_sh)
-
-    def source() -> Module:
-        # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
-        # rather than every lowering paying for a copy of the IR
-        fresh = import_generic(generic, f"<shardc.jit {name}>")
-        _mesh_symbol_in(fresh, mesh)
-        _annotate(fresh, args_sh, results_sh)
-        return fresh
-
+    # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
+    # rather than every lowering paying for a copy of the IR
+    source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
     ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
@@ -170,50 +164,23 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _fresh_copy(jax_lowered: Any) -> Any:
-    """A copy of JAX's `Lowered` with its own lowering object and compile arguments (JAX returns
-    the same cached objects for the same trace; `compile_lowered` swaps shardc's module into
-    the copy, so JAX's own module is shared, read only, and never re-parsed)."""
+    """A copy of JAX's `Lowered` with its own lowering object, module and compile arguments
+    (JAX returns the same cached objects for the same trace; shardc swaps the module in)."""
     import copy
 
+    from jaxlib.mlir import ir
+
     lowering = copy.copy(jax_lowered._lowering)
+    original = lowering._hlo
+    with original.context:
+        lowering._hlo = ir.Module.parse(
+            original.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+        )
     lowering.compile_args = dict(lowering.compile_args)
     lowering._executable = None
     out = copy.copy(jax_lowered)
     out._lowering = lowering
     return out
-
-
-def _mesh_symbol_in(module: Module, mesh: Any) -> str:
-    """The name of `module`'s `sdy.mesh` equal to `mesh`, adding `@mesh` (or a free name) at the
-    top of the module if none is."""
-    from shardc.dialect.ir import AttrDict, Operation
-
-    meshes = module.meshes
-    wanted = str(mesh)
-    for sym, m in meshes.items():
-        if str(m) == wanted:
-            return sym
-    sym, i = "mesh", 0
-    while sym in meshes:
-        sym, i = f"mesh_{i}", i + 1
-    op = Operation("sdy.mesh", properties=AttrDict(items={"sym_name": f'"{sym}"', "mesh": mesh}))
-    module.body.insert(0, op)
-    return sym
-
-
-def _annotate(module: Module, args: list[Any], results: list[Any]) -> None:
-    """Write the argument and result shardings (None: left as JAX wrote them) on `@main`."""
-    from shardc.dialect.ir import symbol_name
-    from shardc.dialect.op_views import Func
-
-    main = next(op for op in module.body.ops if op.name == "func.func" and symbol_name(op) == "main")
-    view = Func(main)
-    for i, s in enumerate(args):
-        if s is not None:
-            view.set_arg_sharding(i, s)
-    for i, s in enumerate(results):
-        if s is not None:
-            view.set_result_sharding(i, s)
 
 
 def _token_positions(main: Any, key: str) -> set[int]:
