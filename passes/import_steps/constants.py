@@ -91,28 +91,45 @@ def split_constants(module: Module) -> int:
     number of ops copied. `sdy.sharding_group` uses are not uses here: a copy joins the groups
     of what it copies (Shardy clones the group ops along)."""
     const_ops = constant_expressions(module)
-    const = {id(op) for op in const_ops}
-    original_of: dict[int, Operation] = {}  # id(copy) -> the input op it copies
-    copies_after: dict[int, list[Operation]] = {}  # id(input op) -> its copies, in order
-    copied = 0
+    splitter = _Splitter({id(op) for op in const_ops})
+    for op in const_ops:
+        for r in op.results:
+            uses = [u for u in r.uses if u[0].name != SHARDING_GROUP]
+            if _rank(r) == 0 or len(uses) < 2:
+                continue
+            for user, index in uses[1:]:
+                user.set_operand(index, splitter.copy_of(r))
+    if splitter.copies_after:
+        _insert_copies(const_ops, splitter.copies_after)
+    return splitter.copied
 
-    def copy_of(r: OpResult) -> Value:
+
+class _Splitter:
+    """The copies made so far (a class, not a recursive closure: a closure that calls itself is
+    a reference cycle, which would leave the module to the cyclic GC)."""
+
+    def __init__(self, const: set[int]) -> None:
+        self.const = const
+        self.original_of: dict[int, Operation] = {}  # id(copy) -> the input op it copies
+        self.copies_after: dict[int, list[Operation]] = {}  # id(input op) -> its copies, in order
+        self.copied = 0
+
+    def copy_of(self, r: OpResult) -> Value:
         """A fresh copy of the expression computing `r` (its non-scalar constant operands
         copied too, so the copy shares nothing with the original but scalars)."""
-        nonlocal copied
         op = r.owner
         mapping: dict[int, Value] = {}
         for v in op.operands:
-            if isinstance(v, OpResult) and id(v.owner) in const and _rank(v) > 0:
-                mapping[id(v)] = copy_of(v)
+            if isinstance(v, OpResult) and id(v.owner) in self.const and _rank(v) > 0:
+                mapping[id(v)] = self.copy_of(v)
         new = op.clone(mapping)
         new.attributes[SPLIT_COPY] = None
-        const.add(id(new))  # a copy is split like its original when its own uses are
-        source = original_of.get(id(op), op)
-        original_of[id(new)] = source
-        after = copies_after.setdefault(id(source), [])
+        self.const.add(id(new))  # a copy is split like its original when its own uses are
+        source = self.original_of.get(id(op), op)
+        self.original_of[id(new)] = source
+        after = self.copies_after.setdefault(id(source), [])
         after.append(new)
-        copied += 1
+        self.copied += 1
         for res, new_res in zip(op.results, new.results, strict=True):
             for user, _ in list(res.uses):
                 if user.name == SHARDING_GROUP:
@@ -120,18 +137,6 @@ def split_constants(module: Module) -> int:
                     group.attributes[SPLIT_COPY] = None
                     after.append(group)
         return new.results[r.index]
-
-    for op in const_ops:
-        for r in op.results:
-            uses = [u for u in r.uses if u[0].name != SHARDING_GROUP]
-            if _rank(r) == 0 or len(uses) < 2:
-                continue
-            for user, index in uses[1:]:
-                user.set_operand(index, copy_of(r))
-    if copies_after:
-        _insert_copies(const_ops, copies_after)
-    del copy_of  # (a recursive closure is a reference cycle: freed by refcount only without it)
-    return copied
 
 
 def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Operation]]) -> None:
