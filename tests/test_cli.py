@@ -106,3 +106,34 @@ def test_timing_reports_every_step_and_leaves_the_output_alone() -> None:
     opt = shardc("opt", EXAMPLE, "--timing")
     opt_names = [ln.split(")", 1)[1].strip() for ln in opt.stderr.splitlines() if "%)" in ln]
     assert opt_names[0] == "parse" and "verify" in opt_names and "propagate" not in opt_names
+
+
+SPLIT_INPUT = """sdy.mesh @mesh = <["x"=4]>
+func.func @first(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = stablehlo.negate %arg0 : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+// -----
+func.func @broken(
+// -----
+sdy.mesh @mesh = <["x"=4]>
+func.func @second(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = stablehlo.negate %arg0 : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "marker"),
+    [(("plan",), "total:"), (("propagate", "--explicit"), "sdy.all_gather")],
+)
+def test_split_input_file_runs_each_chunk(command: tuple[str, ...], marker: str) -> None:
+    # each chunk is its own module (both declare @mesh); the broken one is reported with its
+    # line in the file and the others still run
+    r = shardc(*command, "--split-input-file", "-", stdin=SPLIT_INPUT)
+    assert r.returncode == 1
+    assert r.stderr.startswith("error: <stdin>:7:") and r.stderr.count("error:") == 1, r.stderr
+    chunks = r.stdout.split("// -----\n")
+    assert len(chunks) == 2, r.stdout
+    assert all(marker in c for c in chunks) and "@first" in chunks[0] and "@second" in chunks[1]

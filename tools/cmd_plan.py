@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .io import read_input, write_output
+from .io import read_input, run_chunks, write_output
 
 HELP = (
     "List the collectives a (propagated) module's layout implies: kind, mesh axes, bytes per "
@@ -27,8 +27,12 @@ def run(args: argparse.Namespace) -> int:
     from .cmd_propagate import options_from_args
 
     text, name = read_input(args.input)
-    result = plan(
-        text, options=options_from_args(args), source_name=name, verify=not args.no_verify
-    )
-    write_output(args.output, result.json_text() if args.json else result.table())
-    return 0
+    options = options_from_args(args)
+
+    def run_one(chunk: str) -> str:
+        result = plan(chunk, options=options, source_name=name, verify=not args.no_verify)
+        return result.json_text() if args.json else result.table()
+
+    out, failed = run_chunks(text, args.split_input_file, run_one)
+    write_output(args.output, out)
+    return 1 if failed else 0

@@ -88,11 +88,18 @@ def run(args: argparse.Namespace) -> int:
     if args.explicit:
         from shardc.api_plan import explicit
 
-        out = explicit(
-            text, options=options, format=args.format, source_name=name, verify=not args.no_verify
-        )
+        def explicit_one(chunk: str) -> str:
+            return explicit(
+                chunk,
+                options=options,
+                format=args.format,
+                source_name=name,
+                verify=not args.no_verify,
+            )
+
+        out, failed = run_chunks(text, args.split_input_file, explicit_one)
         write_output(args.output, out)
-        return 0
+        return 1 if failed else 0
 
     timings: list[tuple[str, float]] = []
 

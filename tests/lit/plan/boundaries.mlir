@@ -1,7 +1,10 @@
-// RUN: shardc plan %s | filecheck %s
+// RUN: shardc plan --split-input-file %s | filecheck %s
+// RUN: awk '!/^sdy.mesh/ || !seen[$0]++' %s | shardc plan - | filecheck --check-prefix=TOTAL %s
 // The plan at boundaries, where a value must take another holder's sharding: constraints, call
 // arguments and results, loop carries (times the loop's trip count), case branch results,
 // shard_map in_specs, func results; and collectives a shard_map body writes itself.
+// Each case is planned on its own (its what-if totals are its own); the TOTAL run plans all
+// cases as one module (the repeated mesh declarations dropped) for the program's totals.
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
@@ -12,6 +15,10 @@ func.func @constraint(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@me
   %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"x"}]> : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A callee whose argument is replicated, called with an x-sharded value: gathered at the call.
 // CHECK-LABEL: all-gather {x} 1.0 KiB: %arg0 of func.call in @caller
@@ -24,6 +31,10 @@ func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding
   %0 = stablehlo.negate %arg0 : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A callee whose result is declared on dim 1 while the call site keeps x on dim 0: the call's
 // result is resharded after the call (one all-to-all of the 4x16 f32 block).
@@ -38,6 +49,10 @@ func.func private @callee_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.s
   return %0 : tensor<16x16xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // A counted loop (0 to 5) whose body moves the carry (one layout for the loop, [{"x"}, {}])
 // to another dim and back: both reshards run 5 times (5 x 256 B each). The loop's init and
 // result have the carry's layout and need nothing.
@@ -45,7 +60,8 @@ func.func private @callee_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.s
 // reshards in the loop go (2 x 1.2 KiB less).
 // CHECK-LABEL: all-to-all {x} 1.2 KiB (x5): %iterArg_0 of sdy.sharding_constraint in @loop
 // CHECK-NEXT: cause: constraint: %iterArg_0 dim 0 {"x"}
-// CHECK-NEXT: fix: {{.*}}giving %2 that layout, the program would move 3.2 KiB in all instead of 5.8 KiB
+// CHECK-NEXT: fix: {{.*}}giving %2 that layout, the program would move 0 B in all instead of 2.5 KiB
+// TOTAL: fix: {{.*}}giving %2 that layout, the program would move 3.2 KiB in all instead of 5.8 KiB
 // CHECK: all-to-all {x} 1.2 KiB (x5): %2 of stablehlo.negate in @loop
 // CHECK-NOT: in @loop
 func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
@@ -65,6 +81,10 @@ func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
   }
   return %0#1 : tensor<16x16xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A shard_map whose in_specs shard rows on x while the value flows in sharded on y: each x
 // block (4 rows) lies in one y block (8 rows), so the cost of the in_specs is a local slice
@@ -89,6 +109,10 @@ func.func @shard_map(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mes
   return %0 : tensor<16x16xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // A case whose result is sharded on x while one branch returns its operand on y: that
 // branch's result is resharded (x blocks inside y blocks: slice and one permute).
 // CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg1 of stablehlo.case in @branches
@@ -104,12 +128,18 @@ func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding =
   return %0 : tensor<16x16xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // The func's own result declared replicated while the returned value is sharded on x.
 // CHECK-LABEL: all-gather {x} 1.0 KiB: %0 of func.return in @func_result
 // CHECK-NEXT: cause: func result: %0 dim 0 {"x"} (annotated) vs @func_result result 0 dim 0 {}
-// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 4.8 KiB in all instead of 5.8 KiB
+// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 0 B in all instead of 1.0 KiB
+// TOTAL: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 4.8 KiB in all instead of 5.8 KiB
 
-// CHECK-LABEL: total: 5.8 KiB per device in 11 collectives
+// CHECK: total: 1.0 KiB per device in 1 collectives
+// TOTAL: total: 5.8 KiB per device in 11 collectives
 func.func @func_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>

@@ -1,4 +1,4 @@
-// RUN: shardc propagate --explicit %s | filecheck %s
+// RUN: shardc propagate --explicit --split-input-file %s | filecheck %s
 // `--explicit` writes the plan as Shardy's explicit pipeline would (sdy-insert-explicit-
 // reshards{enable-full-version=true} + sdy-reshard-to-collectives): sdy collectives with their
 // out_sharding, the op computed at the layout its rule needs.
@@ -17,6 +17,10 @@ func.func @dot_reduce_scatter(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.shard
   return %0 : tensor<8x32xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // The smaller rhs is gathered before the dot.
 // CHECK-LABEL: func.func @dot_conflict(
 // CHECK: %0 = sdy.all_gather [{"x"}, {}] %arg1 out_sharding=<@mesh, [{}, {}]>
@@ -25,6 +29,10 @@ func.func @dot_conflict(%arg0: tensor<64x16xf32> {sdy.sharding = #sdy.sharding<@
   %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<64x16xf32>, tensor<16x32xf32>) -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // The sort dim's x moves to the other dim around the sort, and back.
 // CHECK-LABEL: func.func @sort(
@@ -41,6 +49,10 @@ func.func @sort(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   }) : (tensor<16x8xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // x blocks inside y blocks: slice the major half of x, then permute (Shardy's own form).
 // CHECK-LABEL: func.func @aligned(

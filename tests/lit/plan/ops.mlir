@@ -1,6 +1,9 @@
-// RUN: shardc plan %s | filecheck %s
+// RUN: shardc plan --split-input-file %s | filecheck %s
+// RUN: awk '!/^sdy.mesh/ || !seen[$0]++' %s | shardc plan - | filecheck --check-prefix=TOTAL %s
 // The plan of each op family: what the op's sharding rule needs against what its operands and
 // results carry. Shardings are closed so that propagation keeps the conflicts as written.
+// Each case is planned on its own; the TOTAL run plans all cases as one module (the repeated
+// mesh declarations dropped) for the totals per kind and axis summed over the program.
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
@@ -17,6 +20,10 @@ func.func @elementwise(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@m
   return %0 : tensor<16x16xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // Contraction sharded on x on both sides, result replicated: partial sums all-reduced over x
 // (the whole 8x32 f32 result, 1 KiB).
 // CHECK-LABEL: all-reduce {x} 1.0 KiB: %0 of stablehlo.dot_general in @dot_all_reduce
@@ -27,6 +34,10 @@ func.func @dot_all_reduce(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<
   return %0 : tensor<8x32xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // The same contraction with the result kept sharded on x along its rows: a reduce-scatter,
 // measured on its larger side (the 8x32 partial sums, 1 KiB).
 // CHECK-LABEL: reduce-scatter {x} 1.0 KiB: %0 of stablehlo.dot_general in @dot_reduce_scatter
@@ -34,6 +45,10 @@ func.func @dot_reduce_scatter(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.shard
   %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A dot whose lhs rows and rhs contraction both want x: the bigger lhs keeps x on its rows,
 // the rhs (16x32 f32) is all-gathered (2 KiB), nothing is reduced.
@@ -45,6 +60,10 @@ func.func @dot_conflict(%arg0: tensor<64x16xf32> {sdy.sharding = #sdy.sharding<@
   return %0 : tensor<64x32xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // A reduction over a dim sharded on y: all-reduce of the 8-element local result (32 B).
 // CHECK-LABEL: all-reduce {y} 32 B: %0 of stablehlo.reduce in @reduce
 // CHECK-NEXT: cause: reduction factor 1 (size 16) sharded on {"y"}: %arg0 dim 1 {"y"} (annotated)
@@ -53,6 +72,10 @@ func.func @reduce(%arg0: tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
   %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<32x16xf32>, tensor<f32>) -> tensor<32xf32>
   return %0 : tensor<32xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // Sort along a dim sharded on x: the sort dim needs replication, so (as Shardy and XLA do) x
 // moves to the other dim, which can take it: one all-to-all of the 2x4 f32 block (64 B) to
@@ -70,6 +93,10 @@ func.func @sort(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   return %0 : tensor<16x8xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // A transpose whose operand and result are both [{"x"}, {}]: the operand's dim 0 is the
 // result's dim 1, so one of them moves x to the other dim with one all-to-all (4x16 f32 =
 // 256 B). As Shardy does for an op with one operand and one result of the same size, the
@@ -80,6 +107,10 @@ func.func @transpose(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mes
   %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A cumsum: a reduce_window whose window spans its sharded dim. Shardy's rule makes that a
 // permutation factor and moves nothing; XLA needs the whole dim (its halo is all of it) and
@@ -98,13 +129,13 @@ func.func @cumsum(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, 
   return %0 : tensor<16x32xf32>
 }
 
-// CHECK-LABEL: total: 5.2 KiB per device in 11 collectives
-// CHECK-NEXT: all-gather 2 x 2.5 KiB
-// CHECK-NEXT: all-slice 2 x 0 B
-// CHECK-NEXT: all-reduce 2 x 1.0 KiB
-// CHECK-NEXT: reduce-scatter 1 x 1.0 KiB
-// CHECK-NEXT: all-to-all 3 x 384 B
-// CHECK-NEXT: collective-permute 1 x 256 B
-// CHECK-NEXT: axis x 4.6 KiB
-// CHECK-NEXT: axis y 544 B
-// CHECK-NEXT: memory per device: arguments 4.3 KiB, results 4.1 KiB, peak intermediates 0 B
+// TOTAL: total: 5.2 KiB per device in 11 collectives
+// TOTAL-NEXT: all-gather 2 x 2.5 KiB
+// TOTAL-NEXT: all-slice 2 x 0 B
+// TOTAL-NEXT: all-reduce 2 x 1.0 KiB
+// TOTAL-NEXT: reduce-scatter 1 x 1.0 KiB
+// TOTAL-NEXT: all-to-all 3 x 384 B
+// TOTAL-NEXT: collective-permute 1 x 256 B
+// TOTAL-NEXT: axis x 4.6 KiB
+// TOTAL-NEXT: axis y 544 B
+// TOTAL-NEXT: memory per device: arguments 4.3 KiB, results 4.1 KiB, peak intermediates 0 B
