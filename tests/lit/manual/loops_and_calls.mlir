@@ -1,7 +1,7 @@
-// RUN: shardc check %s | filecheck %s
+// RUN: shardc check --split-input-file %s | filecheck %s
 // Collectives in a fori_loop and a scan body (stablehlo.while, whose body JAX outlines into
 // called funcs) are listed under the region that runs them: a ring ppermute and a psum.
-// CHECK: sdy.manual_computation (manual_axes={"X", "Y"}) in @main
+// CHECK-LABEL: sdy.manual_computation (manual_axes={"X", "Y"}) in @main
 // CHECK: collective: stablehlo.collective_permute over {"X"}, 32 bytes/device at {{.*}}loops_and_calls.mlir:{{[0-9]+}}
 // CHECK-NEXT: collective: stablehlo.all_reduce [add] over {"Y"}, 32 bytes/device at {{.*}}loops_and_calls.mlir:{{[0-9]+}}
 // CHECK-NEXT: result 0 variance: varies over {"X", "Y"}

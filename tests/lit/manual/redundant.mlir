@@ -1,13 +1,17 @@
-// RUN: shardc opt --remove-redundant-collectives %s 2>&1 | filecheck %s
-
-// Seed 002's cursed identity transposed twice: both psums act on an unmapped (invariant)
-// input and become local multiplies by the group size.
+// RUN: shardc opt --remove-redundant-collectives --split-input-file %s 2>&1 | filecheck %s
+// RUN: shardc opt --remove-redundant-collectives --split-input-file %s 2>&1 | filecheck %s --check-prefix=SDY
+// Every case's notes come first (stderr, case by case, in order), then the text of each case.
 // CHECK: note: removed stablehlo.all_reduce [add] over {"i"} at {{.*}}: its operand is invariant along {"i"}; now a multiply by 8
 // CHECK: note: removed stablehlo.all_reduce [add] over {"i"}
 // CHECK: note: removed stablehlo.all_gather over {"x"} {{.*}} now a local concatenate of 4 copies
 // CHECK: note: removed stablehlo.reduce_scatter [add] over {"x"} {{.*}} now a local dynamic_slice times 4
 // CHECK: note: removed stablehlo.all_reduce [maximum] over {"y"} {{.*}} now its operand
 // CHECK-NOT: note: removed
+
+sdy.mesh @mesh8 = <["i"=8]>
+
+// Seed 002's cursed identity transposed twice: both psums act on an unmapped (invariant)
+// input and become local multiplies by the group size.
 // CHECK-LABEL: func.func @cursed_identity_twice
 // CHECK-NOT: all_reduce
 // CHECK: %[[C1:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<4xf32>
@@ -15,8 +19,6 @@
 // CHECK-NEXT: %[[C2:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<4xf32>
 // CHECK-NEXT: %[[M2:.*]] = stablehlo.multiply %[[M1]], %[[C2]] : tensor<4xf32>
 // CHECK-NEXT: sdy.return %[[M2]]
-sdy.mesh @mesh8 = <["i"=8]>
-sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @cursed_identity_twice(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh8, [{}]>] out_shardings=[<@mesh8, [{}]>] manual_axes={"i"} (%arg1: tensor<4xf32>) {
     %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> ({
@@ -34,6 +36,10 @@ func.func @cursed_identity_twice(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // Gather of an unmapped input: a local concatenate.
 // CHECK-LABEL: func.func @gather_invariant
 // CHECK-NOT: all_gather
@@ -45,6 +51,10 @@ func.func @gather_invariant(%arg0: tensor<2x4xf32>) -> tensor<8x4xf32> {
   } : (tensor<2x4xf32>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // psum_scatter of an unmapped input: a slice at this device's place in its "x" group (a table
 // indexed by partition_id: device 2x + y sits at position x), times 4.
@@ -66,6 +76,10 @@ func.func @scatter_invariant(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
   } : (tensor<8x4xf32>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // pmax over "y" of a value that varies only along "x": the operand itself. The psum over "x" of
 // that value is needed and stays.
@@ -90,8 +104,11 @@ func.func @max_invariant_sum_needed(%arg0: tensor<8xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+
 // sdy collectives act over free axes, which XLA's partitioner owns: never rewritten or reported.
-// RUN: shardc opt --remove-redundant-collectives %s 2>&1 | filecheck %s --check-prefix=SDY
 // SDY-NOT: note: {{.*}}sdy.all_slice
 // SDY-LABEL: func.func @sdy_collectives_untouched
 // SDY: sdy.all_slice

@@ -1,8 +1,9 @@
-// RUN: shardc propagate %s 2>&1 >/dev/null | filecheck --check-prefix=NOTE %s
-// RUN: shardc propagate %s 2>/dev/null | filecheck %s
+// RUN: shardc propagate --split-input-file %s 2>&1 >/dev/null | filecheck --check-prefix=NOTE %s
+// RUN: shardc propagate --split-input-file %s 2>/dev/null | filecheck %s
 // An op with no sharding rule propagates nothing and is reported by name, one note per op
 // kind with its count, never a crash. Shardy has no rule for an unregistered custom_call target
 // nor for stablehlo.rng; its pipeline leaves their results replicated as shardc does.
+// The notes are per module, so here per case: both custom_calls are in @blocked.
 
 // NOTE: note: no sharding rule for stablehlo.custom_call (2 ops): nothing propagates through it
 // NOTE-NEXT: note: no sharding rule for stablehlo.rng (1 op): nothing propagates through it
@@ -23,6 +24,10 @@ func.func @blocked(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, 
   %2 = stablehlo.negate %1 : tensor<8x16xf32>
   return %2 : tensor<8x16xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // CHECK-LABEL: func.func @rng(
 // CHECK: stablehlo.rng {{.*}}{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
