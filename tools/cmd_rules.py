@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .io import read_input, write_output
+from .io import read_input, run_chunks, write_output
 
 HELP = "Print the sharding rule (#sdy.op_sharding_rule) of every op of a module, in order."
 
@@ -12,6 +12,13 @@ HELP = "Print the sharding rule (#sdy.op_sharding_rule) of every op of a module,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="print the rules of each chunk between `// -----` lines as its own module; outputs "
+        "are joined by `// -----`, every chunk's error is reported, and the exit is non-zero if "
+        "any failed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,12 +27,17 @@ def run(args: argparse.Namespace) -> int:
     from shardc.importer import import_text
 
     text, name = read_input(args.input)
-    module = import_text(text, name)
-    lines = []
-    for op in module.op.walk():
-        if op is module.op:
-            continue
-        rule = rule_for(op)
-        lines.append(f"{op.name}: {print_rule(rule) if rule is not None else 'no rule'}")
-    write_output(args.output, "\n".join(lines) + ("\n" if lines else ""))
-    return 0
+
+    def run_one(chunk: str) -> str:
+        module = import_text(chunk, name)
+        lines = []
+        for op in module.op.walk():
+            if op is module.op:
+                continue
+            rule = rule_for(op)
+            lines.append(f"{op.name}: {print_rule(rule) if rule is not None else 'no rule'}")
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    out, failed = run_chunks(text, args.split_input_file, run_one)
+    write_output(args.output, out)
+    return 1 if failed else 0

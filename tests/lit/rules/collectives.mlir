@@ -1,9 +1,9 @@
-// RUN: shardc rules %s | filecheck %s
+// RUN: shardc rules --split-input-file %s | filecheck %s
 // Collectives (reference §3.7): other dims pass through first, then an operand-only and a
 // result-only need-replication factor per gathered/scattered/split/concat dim.
 
 func.func @collectives(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // CHECK: stablehlo.all_reduce: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=4}>
+  // CHECK-LABEL: stablehlo.all_reduce: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=4}>
   %0 = "stablehlo.all_reduce"(%x) <{replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>

@@ -1,4 +1,4 @@
-// RUN: not shardc rules %s 2>&1 | filecheck %s
+// RUN: not shardc rules --split-input-file %s 2>&1 | filecheck %s
 // A rule attached to an op is checked (here by jaxlib's verifier, with its source location).
 
 // CHECK: error: {{.*}}errors.mlir:6:8: 'stablehlo.custom_call' op has factor j=2 that isn't used in operand and result mappings

@@ -1,8 +1,8 @@
-// RUN: shardc rules %s | filecheck %s
+// RUN: shardc rules --split-input-file %s | filecheck %s
 // sort, fft, cholesky, triangular_solve, rng_bit_generator (reference §3.6).
 
 func.func @sort(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> tensor<8x16xf32> {
-  // CHECK: stablehlo.sort: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} need_replication={j}>
+  // CHECK-LABEL: stablehlo.sort: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} need_replication={j}>
   %0 = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
@@ -18,8 +18,10 @@ func.func @sort(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> tensor<8x16xf32> {
   return %0 : tensor<8x16xf32>
 }
 
+// -----
+
 func.func @fft(%c: tensor<4x16xcomplex<f32>>, %r: tensor<4x16xf32>, %h: tensor<8x16xcomplex<f32>>) -> tensor<4x16xcomplex<f32>> {
-  // CHECK: stablehlo.fft: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=16} need_replication={j}>
+  // CHECK-LABEL: stablehlo.fft: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=16} need_replication={j}>
   %0 = stablehlo.fft %c, type = FFT, length = [16] : (tensor<4x16xcomplex<f32>>) -> tensor<4x16xcomplex<f32>>
   // CHECK-NEXT: stablehlo.fft: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=16} need_replication={j} blocked_propagation={j}>
   %1 = stablehlo.fft %r, type = RFFT, length = [16] : (tensor<4x16xf32>) -> tensor<4x9xcomplex<f32>>
@@ -28,8 +30,10 @@ func.func @fft(%c: tensor<4x16xcomplex<f32>>, %r: tensor<4x16xf32>, %h: tensor<8
   return %0 : tensor<4x16xcomplex<f32>>
 }
 
+// -----
+
 func.func @linalg(%a: tensor<4x8x8xf32>, %b: tensor<4x8x5xf32>, %br: tensor<4x5x8xf32>) -> tensor<4x8x8xf32> {
-  // CHECK: stablehlo.cholesky: #sdy.op_sharding_rule<([i, j, k])->([i, j, k]) {i=4, j=8, k=8} need_replication={j, k}>
+  // CHECK-LABEL: stablehlo.cholesky: #sdy.op_sharding_rule<([i, j, k])->([i, j, k]) {i=4, j=8, k=8} need_replication={j, k}>
   %0 = stablehlo.cholesky %a, lower = true : tensor<4x8x8xf32>
   // CHECK-NEXT: stablehlo.triangular_solve: #sdy.op_sharding_rule<([i, j, l], [i, j, k])->([i, l, k]) {i=4, j=8, k=5, l=8} need_replication={j, k, l}>
   %1 = "stablehlo.triangular_solve"(%a, %b) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<4x8x8xf32>, tensor<4x8x5xf32>) -> tensor<4x8x5xf32>
@@ -40,8 +44,10 @@ func.func @linalg(%a: tensor<4x8x8xf32>, %b: tensor<4x8x5xf32>, %br: tensor<4x5x
   return %0 : tensor<4x8x8xf32>
 }
 
+// -----
+
 func.func @rng(%s: tensor<2xui64>) -> tensor<8x16xui32> {
-  // CHECK: stablehlo.rng_bit_generator: #sdy.op_sharding_rule<([i])->([i], [j, k]) {i=2, j=8, k=16} need_replication={i} blocked_propagation={i}>
+  // CHECK-LABEL: stablehlo.rng_bit_generator: #sdy.op_sharding_rule<([i])->([i], [j, k]) {i=2, j=8, k=16} need_replication={i} blocked_propagation={i}>
   %0:2 = "stablehlo.rng_bit_generator"(%s) <{rng_algorithm = #stablehlo<rng_algorithm DEFAULT>}> : (tensor<2xui64>) -> (tensor<2xui64>, tensor<8x16xui32>)
   return %0#1 : tensor<8x16xui32>
 }

@@ -1,8 +1,8 @@
-// RUN: shardc rules %s | filecheck %s
+// RUN: shardc rules --split-input-file %s | filecheck %s
 // reshape: compound factors from Shardy's walk over both shapes (reference §3.2).
 
 func.func @reshape(%a: tensor<2x4x32xf32>, %b: tensor<8x32xf32>, %c: tensor<8x4xf32>, %d: tensor<6x4xf32>) -> tensor<8x32xf32> {
-  // CHECK: stablehlo.reshape: #sdy.op_sharding_rule<([i, j, k])->([ij, k]) {i=2, j=4, k=32}>
+  // CHECK-LABEL: stablehlo.reshape: #sdy.op_sharding_rule<([i, j, k])->([ij, k]) {i=2, j=4, k=32}>
   %0 = stablehlo.reshape %a : (tensor<2x4x32xf32>) -> tensor<8x32xf32>
   // CHECK-NEXT: stablehlo.reshape: #sdy.op_sharding_rule<([ij, k])->([i, j, k]) {i=2, j=4, k=32}>
   %1 = stablehlo.reshape %b : (tensor<8x32xf32>) -> tensor<2x4x32xf32>
@@ -16,9 +16,11 @@ func.func @reshape(%a: tensor<2x4x32xf32>, %b: tensor<8x32xf32>, %c: tensor<8x4x
   return %0 : tensor<8x32xf32>
 }
 
+// -----
+
 // A reshape of a 0-element tensor has no rule.
 func.func @empty(%a: tensor<0x4xf32>) -> tensor<4x0xf32> {
-  // CHECK: stablehlo.reshape: no rule
+  // CHECK-LABEL: stablehlo.reshape: no rule
   %0 = stablehlo.reshape %a : (tensor<0x4xf32>) -> tensor<4x0xf32>
   return %0 : tensor<4x0xf32>
 }

@@ -1,26 +1,30 @@
-// RUN: shardc rules %s | filecheck %s
+// RUN: shardc rules --split-input-file %s | filecheck %s
 // broadcast_in_dim, transpose, concatenate, slice, pad, reverse, dynamic_slice,
 // dynamic_update_slice (reference §3.2).
 
 func.func @broadcast(%a: tensor<8x1xf32>, %s: tensor<f32>) -> tensor<2x8x4xf32> {
   // New dims get result-only factors; the expanded size-1 dim gets its own size-1 factor.
-  // CHECK: stablehlo.broadcast_in_dim: #sdy.op_sharding_rule<([j, k])->([i, j, l]) {i=2, j=8, k=1, l=4}>
+  // CHECK-LABEL: stablehlo.broadcast_in_dim: #sdy.op_sharding_rule<([j, k])->([i, j, l]) {i=2, j=8, k=1, l=4}>
   %0 = stablehlo.broadcast_in_dim %a, dims = [1, 2] : (tensor<8x1xf32>) -> tensor<2x8x4xf32>
   // CHECK-NEXT: stablehlo.broadcast_in_dim: #sdy.op_sharding_rule<([])->([i, j]) {i=8, j=16}>
   %1 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
   return %0 : tensor<2x8x4xf32>
 }
 
+// -----
+
 func.func @transpose(%a: tensor<2x4x8xf32>) -> tensor<8x2x4xf32> {
   // Factors are created in result-dim order.
-  // CHECK: stablehlo.transpose: #sdy.op_sharding_rule<([j, k, i])->([i, j, k]) {i=8, j=2, k=4}>
+  // CHECK-LABEL: stablehlo.transpose: #sdy.op_sharding_rule<([j, k, i])->([i, j, k]) {i=8, j=2, k=4}>
   %0 = stablehlo.transpose %a, dims = [2, 0, 1] : (tensor<2x4x8xf32>) -> tensor<8x2x4xf32>
   return %0 : tensor<8x2x4xf32>
 }
 
+// -----
+
 func.func @concatenate(%a: tensor<8x4xf32>, %b: tensor<8x12xf32>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // The concat factor has the result size and needs replication.
-  // CHECK: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=16} need_replication={j}>
+  // CHECK-LABEL: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=16} need_replication={j}>
   %0 = stablehlo.concatenate %a, %b, dim = 1 : (tensor<8x4xf32>, tensor<8x12xf32>) -> tensor<8x16xf32>
   // Of slices: the concat factor is a permutation factor.
   // CHECK: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=16} permutation={j}>
@@ -30,9 +34,11 @@ func.func @concatenate(%a: tensor<8x4xf32>, %b: tensor<8x12xf32>, %c: tensor<8x1
   return %0 : tensor<8x16xf32>
 }
 
+// -----
+
 func.func @slice_pad_reverse(%a: tensor<8x16xf32>, %z: tensor<f32>) -> tensor<4x16xf32> {
   // Sliced, padded and reversed dims: one permutation factor of the operand size.
-  // CHECK: stablehlo.slice: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} permutation={i}>
+  // CHECK-LABEL: stablehlo.slice: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} permutation={i}>
   %0 = stablehlo.slice %a [2:6, 0:16] : (tensor<8x16xf32>) -> tensor<4x16xf32>
   // CHECK-NEXT: stablehlo.pad: #sdy.op_sharding_rule<([i, j], [])->([i, j]) {i=8, j=16} permutation={i}>
   %1 = stablehlo.pad %a, %z, low = [1, 0], high = [2, 0], interior = [0, 0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<11x16xf32>
@@ -43,9 +49,11 @@ func.func @slice_pad_reverse(%a: tensor<8x16xf32>, %z: tensor<f32>) -> tensor<4x
   return %0 : tensor<4x16xf32>
 }
 
+// -----
+
 func.func @dynamic(%a: tensor<8x16xf32>, %u: tensor<4x16xf32>, %i: tensor<i32>) -> tensor<8x16xf32> {
   // The sliced dim needs replication and is blocked.
-  // CHECK: stablehlo.dynamic_slice: #sdy.op_sharding_rule<([i, j], [], [])->([i, j]) {i=8, j=16} need_replication={i} blocked_propagation={i}>
+  // CHECK-LABEL: stablehlo.dynamic_slice: #sdy.op_sharding_rule<([i, j], [], [])->([i, j]) {i=8, j=16} need_replication={i} blocked_propagation={i}>
   %0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [4, 16] : (tensor<8x16xf32>, tensor<i32>, tensor<i32>) -> tensor<4x16xf32>
   // Non-constant indices: the update dim gets its own need-replication factor.
   // CHECK-NEXT: stablehlo.dynamic_update_slice: #sdy.op_sharding_rule<([i, k], [j, k], [], [])->([i, k]) {i=8, j=4, k=16} need_replication={j}>

@@ -1,9 +1,9 @@
-// RUN: shardc rules %s | filecheck %s
+// RUN: shardc rules --split-input-file %s | filecheck %s
 // reduce_window and select_and_scatter: a dim passes through iff its window is trivial
 // (reference §3.4).
 
 func.func @reduce_window(%x: tensor<8x16x16x4xf32>, %y: tensor<8x16x4xf32>, %z: tensor<f32>) -> tensor<8x8x8x4xf32> {
-  // CHECK: stablehlo.reduce_window: #sdy.op_sharding_rule<([i, j, k, l], [])->([i, j, k, l]) {i=8, j=8, k=8, l=4} permutation={j, k}>
+  // CHECK-LABEL: stablehlo.reduce_window: #sdy.op_sharding_rule<([i, j, k, l], [])->([i, j, k, l]) {i=8, j=8, k=8, l=4} permutation={j, k}>
   %0 = "stablehlo.reduce_window"(%x, %z) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
@@ -18,9 +18,11 @@ func.func @reduce_window(%x: tensor<8x16x16x4xf32>, %y: tensor<8x16x4xf32>, %z: 
   return %0 : tensor<8x8x8x4xf32>
 }
 
+// -----
+
 func.func @select_and_scatter(%x: tensor<8x16x16x4xf32>, %s: tensor<8x8x8x4xf32>, %z: tensor<f32>) -> tensor<8x16x16x4xf32> {
   // The source dim gets its own need-replication factor, operand/result a permutation factor.
-  // CHECK: stablehlo.select_and_scatter: #sdy.op_sharding_rule<([i, k, m, n], [i, j, l, n], [])->([i, k, m, n]) {i=8, j=8, k=16, l=8, m=16, n=4} need_replication={j, l} permutation={k, m}>
+  // CHECK-LABEL: stablehlo.select_and_scatter: #sdy.op_sharding_rule<([i, k, m, n], [i, j, l, n], [])->([i, k, m, n]) {i=8, j=8, k=16, l=8, m=16, n=4} need_replication={j, l} permutation={k, m}>
   %0 = "stablehlo.select_and_scatter"(%x, %s, %z) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
