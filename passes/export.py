@@ -47,6 +47,21 @@ Mode = Literal["annotate", "pin"]
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+# ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
+# comparator, a scatter's update): not data flow; Shardy writes a sharding on their ops only
+# where propagation gave one (from a constraint in the body), and so does shardc's export
+COMPUTATION_BODY_OPS = frozenset(
+    {
+        "stablehlo.reduce",
+        "stablehlo.reduce_window",
+        "stablehlo.select_and_scatter",
+        "stablehlo.sort",
+        "stablehlo.scatter",
+        "stablehlo.map",
+        "stablehlo.all_reduce",
+        "stablehlo.reduce_scatter",
+    }
+)
 # ops under which a pinned constraint may go (outside manual regions and reduction bodies)
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
@@ -217,12 +232,17 @@ class _Exporter:
                 if s is not None:
                     view.set_result_sharding(i, s)
             for op in func.walk():
-                if op is not func:
-                    self.export_op(op)
+                if op is func:
+                    continue
+                parent = op.parent_op
+                in_body = parent is not None and parent.name in COMPUTATION_BODY_OPS
+                self.export_op(op, fill=not in_body)
         if self.mode == "pin":
             self.pin()
 
-    def export_op(self, op: Operation) -> None:
+    def export_op(self, op: Operation, fill: bool = True) -> None:
+        """Write `op`'s final shardings; `fill=False` (a computation body's op) writes only
+        those propagation found, no default."""
         if op.name in SKIP_OPS:
             return
         if op.name == "sdy.reshard":
@@ -247,7 +267,7 @@ class _Exporter:
         if not any(isinstance(r.type, TensorType) for r in op.results):
             return
         for r in op.results:
-            s = r.sharding if r.sharding is not None else self.default(r.type)
+            s = r.sharding if r.sharding is not None or not fill else self.default(r.type)
             if s is None:
                 continue
             if op.name == "func.call" and not self.keep_open:

@@ -129,19 +129,20 @@ func.func @g60_custom_rule(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding
 
 // -----
 
-// G62: a rank-2 sort dim propagates; a rank-1 sort is blocked
+// G62: a rank-2 sort dim propagates; a rank-1 sort is blocked; the comparator's ops get no
+// sharding (not data flow: Shardy writes none there)
 // CHECK-LABEL: func.func @g62_sort(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}
 // CHECK-SAME: %arg1: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
 // CHECK-NEXT: %0 = "stablehlo.sort"(%arg0) <{dimension = 1 : i64, is_stable = true}> ({
 // CHECK-NEXT: ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
-// CHECK-NEXT: %2 = stablehlo.compare LT, %arg2, %arg3, TOTALORDER {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: %2 = stablehlo.compare LT, %arg2, %arg3, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // CHECK-NEXT: stablehlo.return %2 : tensor<i1>
 // CHECK-NEXT: }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>) -> tensor<8x16xf32>
 // CHECK-NEXT: %1 = "stablehlo.sort"(%arg1) <{dimension = 0 : i64, is_stable = true}> ({
 // CHECK-NEXT: ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
-// CHECK-NEXT: %2 = stablehlo.compare LT, %arg2, %arg3, TOTALORDER {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: %2 = stablehlo.compare LT, %arg2, %arg3, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // CHECK-NEXT: stablehlo.return %2 : tensor<i1>
 // CHECK-NEXT: }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} : (tensor<16xf32>) -> tensor<16xf32>
 // CHECK-NEXT: return %0, %1 : tensor<8x16xf32>, tensor<16xf32>
