@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .ir import FuncOp, Module, Operation, func_num_results, symbol_name
+from .ir import AttrDict, FuncOp, Module, Operation, Value, func_num_results, symbol_name
 from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"
@@ -91,6 +91,18 @@ class ShardingConstraint(_View):
     @property
     def is_reshard(self) -> bool:
         return self.op.name == RESHARD
+
+    @classmethod
+    def create(cls, value: Value, sharding: TensorSharding, loc: str | None) -> ShardingConstraint:
+        """A new (unplaced) `sdy.sharding_constraint` of `value` to `sharding`."""
+        op = Operation(
+            SHARDING_CONSTRAINT,
+            [value],
+            [value.type],
+            properties=AttrDict(items={"sharding": sharding}),
+            loc=loc,
+        )
+        return cls(op)
 
 
 class ManualComputation(_View):

@@ -19,7 +19,6 @@ from math import gcd
 from typing import ClassVar, Literal
 
 from shardc.dialect.ir import (
-    AttrDict,
     Block,
     Module,
     Operation,
@@ -340,13 +339,7 @@ class _Exporter:
                 elif _rederived(op, r, s):
                     continue
                 uses = list(r.uses)
-                c = Operation(
-                    "sdy.sharding_constraint",
-                    [r],
-                    [r.type],
-                    properties=AttrDict(items={"sharding": s}),
-                    loc=op.loc,
-                )
+                c = ShardingConstraint.create(r, s, op.loc).op
                 for user, idx in uses:
                     user.set_operand(idx, c.results[0])
                 c.parent = block
@@ -380,13 +373,7 @@ class _Exporter:
             have = self.layout_of(v)
             if have is not None and str(finalize(have, False)) == str(want):
                 continue
-            c = Operation(
-                "sdy.sharding_constraint",
-                [v],
-                [v.type],
-                properties=AttrDict(items={"sharding": want}),
-                loc=call.loc,
-            )
+            c = ShardingConstraint.create(v, want, call.loc).op
             call.set_operand(i, c.results[0])
             c.parent = block
             out.append(c)

@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
-    AttrDict,
     Module,
     Operation,
     Value,
 )
-from shardc.dialect.op_views import Func
+from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.dialect.value_names import value_names
 
@@ -248,13 +247,7 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
         if c is None:
             block = op.parent
             assert block is not None
-            cop = Operation(
-                "sdy.sharding_constraint",
-                [x],
-                [x.type],
-                properties=AttrDict(items={"sharding": closed}),
-                loc=op.loc,
-            )
+            cop = ShardingConstraint.create(x, closed, op.loc).op
             block.insert(block.ops.index(op), cop)
             c = made[key] = cop.results[0]
         op.set_operand(idx, c)
