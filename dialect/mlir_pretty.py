@@ -187,15 +187,23 @@ def _constant(op: Operation, p: _FuncPrinter) -> str:
     return f"{head}{op.name}{_attr_dict(op)} {value[: -len(suffix)]} : {t.text}"
 
 
-def _dims_op(key: str) -> OpFormat:
-    """`name %x, dims = [..] attr-dict : functional-type` (broadcast_in_dim, transpose)."""
+def _dims_op(
+    key: str,
+    label: str = "dims",
+    read: Callable[[object], str] = _dims,
+    type_of: Callable[[Operation], str] = _functional,
+) -> OpFormat:
+    """`name %x, <label> = <value> attr-dict : <type>`, for ops whose one property is printed
+    after the operands: broadcast_in_dim and transpose (`dims`), concatenate (`dim`), reverse
+    (`dims`, one type), dynamic_slice (`sizes`)."""
 
     def fmt(op: Operation, p: _FuncPrinter) -> str:
-        if op.regions or op.properties.keys() != [key] or len(op.results) != 1:
+        _props(op, {key})
+        if len(op.results) != 1:
             raise Unsupported(op.name)
-        dims = _dims(op.properties[key])
+        value = read(op.properties[key])
         ops = p.operands(op)
-        return f"{p.define(op)}{op.name} {ops}, dims = {dims}{_attr_dict(op)} : {_functional(op)}"
+        return f"{p.define(op)}{op.name} {ops}, {label} = {value}{_attr_dict(op)} : {type_of(op)}"
 
     return fmt
 
@@ -338,13 +346,6 @@ def _slice(op: Operation, p: _FuncPrinter) -> str:
     return f"{p.define(op)}{op.name} {ops} [{ranges}]{_attr_dict(op)} : {_functional(op)}"
 
 
-def _concatenate(op: Operation, p: _FuncPrinter) -> str:
-    _props(op, {"dimension"})
-    dim = _i64(op.properties["dimension"])
-    ops = p.operands(op)
-    return f"{p.define(op)}{op.name} {ops}, dim = {dim}{_attr_dict(op)} : {_functional(op)}"
-
-
 def _pad(op: Operation, p: _FuncPrinter) -> str:
     _props(op, {"edge_padding_low", "edge_padding_high", "interior_padding"})
     low, high, interior = (
@@ -354,20 +355,6 @@ def _pad(op: Operation, p: _FuncPrinter) -> str:
     ops = p.operands(op)
     pads = f"low = {low}, high = {high}, interior = {interior}"
     return f"{p.define(op)}{op.name} {ops}, {pads}{_attr_dict(op)} : {_functional(op)}"
-
-
-def _reverse(op: Operation, p: _FuncPrinter) -> str:
-    _props(op, {"dimensions"})
-    dims = _dims(op.properties["dimensions"])
-    ops = p.operands(op)
-    return f"{p.define(op)}{op.name} {ops}, dims = {dims}{_attr_dict(op)} : {_same_type(op)}"
-
-
-def _dynamic_slice(op: Operation, p: _FuncPrinter) -> str:
-    _props(op, {"slice_sizes"})
-    sizes = _dims(op.properties["slice_sizes"])
-    ops = p.operands(op)
-    return f"{p.define(op)}{op.name} {ops}, sizes = {sizes}{_attr_dict(op)} : {_functional(op)}"
 
 
 def _partition_id(op: Operation, p: _FuncPrinter) -> str:
@@ -416,10 +403,10 @@ _OPS: dict[str, OpFormat] = {
     "stablehlo.select": _select,
     "stablehlo.iota": _iota,
     "stablehlo.slice": _slice,
-    "stablehlo.concatenate": _concatenate,
+    "stablehlo.concatenate": _dims_op("dimension", "dim", _i64),
     "stablehlo.pad": _pad,
-    "stablehlo.reverse": _reverse,
-    "stablehlo.dynamic_slice": _dynamic_slice,
+    "stablehlo.reverse": _dims_op("dimensions", type_of=_same_type),
+    "stablehlo.dynamic_slice": _dims_op("slice_sizes", "sizes"),
     "stablehlo.partition_id": _partition_id,
     "sdy.sharding_constraint": _sdy_sharding_op,
     "sdy.reshard": _sdy_sharding_op,

@@ -380,10 +380,9 @@ class _Exporter:
         return out
 
     def layout_of(self, v: Value) -> TensorSharding | None:
-        """The layout `v` has once pinned: a constraint's own, else its exported sharding."""
-        if isinstance(v, OpResult) and v.owner.name == "sdy.sharding_constraint":
-            return ShardingConstraint(v.owner).sharding
-        return v.sharding or self.unwritten.get(id(v)) or self.default(v.type)
+        """The layout `v` has once pinned: `_layout`, else the one a while result keeps aside,
+        else the default."""
+        return _layout(v) or self.unwritten.get(id(v)) or self.default(v.type)
 
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
         outs = ManualComputation(op).out_shardings
@@ -459,7 +458,6 @@ def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
 
 def _layout(v: Value) -> TensorSharding | None:
     """The layout XLA sees on `v`: a constraint's result its constraint's, else its own."""
-    owner = getattr(v, "owner", None)
-    if owner is not None and owner.name == "sdy.sharding_constraint":
-        return ShardingConstraint(owner).sharding
+    if isinstance(v, OpResult) and v.owner.name == "sdy.sharding_constraint":
+        return ShardingConstraint(v.owner).sharding
     return v.sharding
