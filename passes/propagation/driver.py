@@ -64,8 +64,6 @@ class Propagator:
         self.step_kinds: dict[tuple, int] = {}  # what besides shardings decides a step -> id
         # units alike in what decides their directions (set_directions), grouped once
         self._direction_classes: list[tuple[Unit, list[Unit]]] | None = None
-        self._direction_class_of: list[int] = []
-        self._all_units: list[Unit] = []
 
     def build(self) -> None:
         """Build the units; their indexes are bound here because the worklist reads them a lot."""
@@ -188,8 +186,8 @@ class Propagator:
         self._drop_queue()
         return self.report.updates - before
 
-    def set_directions(self, schedule: tuple, level: int) -> list[Unit]:
-        """Give every unit its factor directions at `level`; returns the units that changed.
+    def set_directions(self, schedule: tuple, level: int) -> None:
+        """Give every unit its factor directions at `level`.
 
         Directions depend only on what a unit is (op, kind, use count, rule), so units alike
         share one computation: rules are cached per shape, and big modules repeat a few ops."""
@@ -197,37 +195,24 @@ class Propagator:
             self._group_direction_classes()
         assert self._direction_classes is not None
         conservative = self.options.conservative
-        grew = []
         for rep, members in self._direction_classes:
             dirs = self._directions_of(rep, schedule, level, conservative)
             if dirs != rep.dirs:
                 for u in members:
                     u.dirs = dirs
-                grew.append(True)
-            else:
-                grew.append(False)
-        if not any(grew):
-            return []
-        # program order: the worklist starts from these units in this order
-        units, class_of = self._all_units, self._direction_class_of
-        return [u for u, c in zip(units, class_of, strict=True) if grew[c]]
 
     def _group_direction_classes(self) -> None:
         """Units by what decides their directions (once per run: units never change class)."""
-        self._all_units = [*self.units, *self.func_result_units]
         index: dict[tuple, int] = {}
         classes: list[tuple[Unit, list[Unit]]] = []
-        class_of: list[int] = []
-        for u in self._all_units:
+        for u in (*self.units, *self.func_result_units):
             key = (u.op_name, u.kind, u.multi_use, u.call_target, id(u.rule), u.fixed_direction)
             c = index.get(key)
             if c is None:
                 c = index[key] = len(classes)
                 classes.append((u, []))
             classes[c][1].append(u)
-            class_of.append(c)
         self._direction_classes = classes
-        self._direction_class_of = class_of
 
     @staticmethod
     def _directions_of(
@@ -246,22 +231,19 @@ class Propagator:
             out.append(d)
         return tuple(out)
 
-    def run_to_fixed_point(self, only: list[Unit] | None = None) -> int:
-        """Func-result links, the worklist until empty, func-result links again.
-
-        `only`: the units to start from (default: all). When a round's level widens the
-        directions, a unit whose directions did not change is already at its fixed point."""
+    def run_to_fixed_point(self) -> int:
+        """Func-result links, the worklist from every unit until empty, func-result links
+        again."""
         steps = 0
         self.queue = deque()
         self._step_func_result_links()
         # Program order first (it decides conflicts as Shardy does), then whatever the links woke.
         woken = list(self.queue)
         self._drop_queue()
-        start = self.units if only is None else [u for u in only if u.kind != "func_result"]
         # Shardy's worklist (MLIR's greedy driver): the start units in program order, then a
         # stack: a unit woken while not queued is run next, one still queued keeps its place.
         order: list[Unit] = []
-        for u in (*start, *woken):
+        for u in (*self.units, *woken):
             if not u.queued:
                 u.queued = True
                 order.append(u)
@@ -316,7 +298,7 @@ class Propagator:
                 # Every level starts from every unit in program order, as Shardy's does: the
                 # order decides conflicts, and call-argument edges run only then
                 # (units.is_call_arg_edge).
-                self.run_to_fixed_point(None)
+                self.run_to_fixed_point()
                 self.report.rounds.append(self.round)
                 if namer is not None:
                     self.report.round_dumps.extend(dump_lines(namer, self.holders, self.round))
