@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any
 
+from shardc.api_propagate import dump_to_stderr
 from shardc.dialect.ir import Module, suspended_gc
-from shardc.passes.pipeline import Caller, ExportMode, PipelineOptions, run_pipeline
+from shardc.passes.pipeline import (
+    Caller,
+    ExportMode,
+    PassContext,
+    PipelineOptions,
+    run_pipeline,
+)
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan
@@ -14,6 +23,7 @@ from shardc.passes.propagation.options import PropagationOptions
 __all__ = [
     "Collective",
     "Memory",
+    "PipelineDebug",
     "Plan",
     "PlanDiff",
     "diff",
@@ -32,10 +42,13 @@ def plan_propagated(
     *,
     checks: bool = False,
     caller: Caller | None = None,
+    debug: PipelineDebug | None = None,
 ) -> Plan:
     """Run the pipeline on `module` in place up to the plan (propagation records origins for
-    the causes); `checks` also runs verify and the shard_map shape checks first."""
-    ctx = run_pipeline(module, _pipeline(options, plan_options, checks), caller or _CALLER)
+    the causes); `checks` also runs verify and the shard_map shape checks first; `debug` adds
+    the command line's `--dump-after`, `--disable-pass` and `--timing`."""
+    pipeline = _pipeline(options, plan_options, checks, debug=debug)
+    ctx = _run(module, pipeline, caller or _CALLER, debug)
     assert ctx.plan is not None
     return ctx.plan
 
@@ -43,12 +56,25 @@ def plan_propagated(
 _CALLER = Caller(function="shardc.plan")
 
 
+@dataclass(frozen=True)
+class PipelineDebug:
+    """The command line's pipeline debugging flags: `--dump-after` pass names (the module goes
+    to stderr after each), `--disable-pass` names, and a list that gets `(step, seconds)` for
+    parse, every pass and print (`--timing`) when given."""
+
+    dump_after: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()
+    timings: list[tuple[str, float]] | None = None
+
+
 def _pipeline(
     options: PropagationOptions | None,
     plan_options: PlanOptions | None,
     checks: bool,
     export: ExportMode | None = None,
+    debug: PipelineDebug | None = None,
 ) -> PipelineOptions:
+    debug = debug or PipelineDebug()
     return PipelineOptions(
         verify=checks,
         check_manual=checks,
@@ -56,13 +82,29 @@ def _pipeline(
         propagation=options or PropagationOptions(),
         plan=plan_options or PlanOptions(),
         export=export,
+        dump_after=debug.dump_after,
+        disable=debug.disable,
     )
 
 
-def _import(text: str, source_name: str) -> Module:
+def _run(
+    module: Module, pipeline: PipelineOptions, caller: Caller, debug: PipelineDebug | None
+) -> PassContext:
+    """run_pipeline with the `--dump-after` printer and the pass times of `debug`."""
+    ctx = run_pipeline(module, pipeline, caller, dump_to_stderr if pipeline.dump_after else None)
+    if debug is not None and debug.timings is not None:
+        debug.timings.extend(ctx.timings)
+    return ctx
+
+
+def _import(text: str, source_name: str, debug: PipelineDebug | None = None) -> Module:
     from shardc.importer import import_text
 
-    return import_text(text, source_name)
+    start = time.perf_counter()
+    module = import_text(text, source_name)
+    if debug is not None and debug.timings is not None:
+        debug.timings.append(("parse", time.perf_counter() - start))
+    return module
 
 
 def plan(
@@ -72,6 +114,7 @@ def plan(
     source_name: str = "<input>",
     verify: bool = True,
     plan_options: PlanOptions | None = None,
+    debug: PipelineDebug | None = None,
 ) -> Plan:
     """The collectives the propagated layout of an MLIR module implies, each with its kind, mesh
     axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
@@ -80,8 +123,8 @@ def plan(
     propagated module (propagation keeps its shardings). `Plan.to_json()` is the issue's schema.
     """
     with suspended_gc():
-        module = _import(text, source_name)
-        return plan_propagated(module, options, plan_options, checks=verify)
+        module = _import(text, source_name, debug)
+        return plan_propagated(module, options, plan_options, checks=verify, debug=debug)
 
 
 def diff(
@@ -140,6 +183,7 @@ def explicit(
     source_name: str = "<input>",
     verify: bool = True,
     constraints: bool = False,
+    debug: PipelineDebug | None = None,
 ) -> str:
     """Propagate, then write the plan into the module as explicit `sdy` collectives, as Shardy's
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
@@ -149,10 +193,15 @@ def explicit(
     from shardc.passes.plan.explicit import as_constraints, write_explicit
 
     with suspended_gc():
-        module = _import(text, source_name)
-        pipeline = _pipeline(options, PlanOptions(model="shardy", fixes=False), verify, "annotate")
-        ctx = run_pipeline(module, pipeline, Caller(function="shardc.api_plan.explicit"))
+        module = _import(text, source_name, debug)
+        plan_options = PlanOptions(model="shardy", fixes=False)
+        pipeline = _pipeline(options, plan_options, verify, "annotate", debug)
+        ctx = _run(module, pipeline, Caller(function="shardc.api_plan.explicit"), debug)
         write_explicit(module, ctx.plan_rewrites)
         if constraints:
             as_constraints(module)
-        return export_text(module, "generic" if format == "generic" else "pretty")
+        start = time.perf_counter()
+        out = export_text(module, "generic" if format == "generic" else "pretty")
+        if debug is not None and debug.timings is not None:
+            debug.timings.append(("print", time.perf_counter() - start))
+        return out

@@ -108,6 +108,27 @@ def test_timing_reports_every_step_and_leaves_the_output_alone() -> None:
     assert opt_names[0] == "parse" and "verify" in opt_names and "propagate" not in opt_names
 
 
+
+@pytest.mark.parametrize("command", [("plan",), ("propagate", "--explicit")])
+def test_plan_and_explicit_honour_the_pipeline_flags(command: tuple[str, ...]) -> None:
+    plain = shardc(*command, EXAMPLE)
+    timed = shardc(*command, EXAMPLE, "--timing", "--dump-after", "propagate")
+    assert timed.returncode == 0, timed.stderr
+    assert timed.stdout == plain.stdout
+    names = [ln.split(")", 1)[1].strip() for ln in timed.stderr.splitlines() if "%)" in ln]
+    assert names[0] == "parse" and names[-1] == "Total"
+    assert names.index("propagate") < names.index("plan")
+    assert ("print" in names) == ("--explicit" in command)
+    dump = timed.stderr.split("// -----// IR Dump After propagate //----- //\n")[1]
+    assert "sdy.sharding_per_value" in dump.split("Execution time report")[0]
+    # a pass left out is not run: without propagation the plan sees the input's open dims
+    skipped = shardc(*command, EXAMPLE, "--disable-pass", "propagate", "--timing")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "propagate" not in [
+        ln.split(")", 1)[1].strip() for ln in skipped.stderr.splitlines() if "%)" in ln
+    ]
+    assert skipped.stdout != plain.stdout
+
 SPLIT_INPUT = """sdy.mesh @mesh = <["x"=4]>
 func.func @first(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
   %0 = stablehlo.negate %arg0 : tensor<16xf32>

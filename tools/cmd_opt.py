@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from .io import add_io_arguments, add_pipeline_arguments, read_input, run_chunks, write_output
+from .io import (
+    add_io_arguments,
+    add_pipeline_arguments,
+    read_input,
+    run_chunks,
+    write_output,
+    write_timing,
+)
 
 HELP = "Parse, verify and re-print a StableHLO + sdy module, running the requested rewrites."
 
@@ -35,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from shardc.api_propagate import dump_to_stderr
     from shardc.exporter import export_text
     from shardc.importer import import_text
-    from shardc.passes.pipeline import CLI, PipelineOptions, format_timing, run_pipeline
+    from shardc.passes.pipeline import CLI, PipelineOptions, run_pipeline
 
     text, name = read_input(args.input)
     pipeline = PipelineOptions(
@@ -65,6 +72,5 @@ def run(args: argparse.Namespace) -> int:
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
-    if args.timing:
-        sys.stderr.write(format_timing(timings))
+    write_timing(args, timings)
     return 1 if failed else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .io import read_input, run_chunks, write_output
+from .io import pipeline_debug, read_input, run_chunks, write_output, write_timing
 
 HELP = (
     "List the collectives a (propagated) module's layout implies: kind, mesh axes, bytes per "
@@ -28,11 +28,15 @@ def run(args: argparse.Namespace) -> int:
 
     text, name = read_input(args.input)
     options = options_from_args(args)
+    debug = pipeline_debug(args)
 
     def run_one(chunk: str) -> str:
-        result = plan(chunk, options=options, source_name=name, verify=not args.no_verify)
+        result = plan(
+            chunk, options=options, source_name=name, verify=not args.no_verify, debug=debug
+        )
         return result.json_text() if args.json else result.table()
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
+    write_timing(args, debug.timings)
     return 1 if failed else 0

@@ -6,7 +6,15 @@ import argparse
 import sys
 from dataclasses import MISSING, fields
 
-from .io import add_io_arguments, add_pipeline_arguments, read_input, run_chunks, write_output
+from .io import (
+    add_io_arguments,
+    add_pipeline_arguments,
+    pipeline_debug,
+    read_input,
+    run_chunks,
+    write_output,
+    write_timing,
+)
 
 HELP = "Propagate shardings through a StableHLO + sdy module, as Shardy does, and export it."
 
@@ -88,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if args.explicit:
         from shardc.api_plan import explicit
 
+        debug = pipeline_debug(args)
+
         def explicit_one(chunk: str) -> str:
             return explicit(
                 chunk,
@@ -95,10 +105,12 @@ def run(args: argparse.Namespace) -> int:
                 format=args.format,
                 source_name=name,
                 verify=not args.no_verify,
+                debug=debug,
             )
 
         out, failed = run_chunks(text, args.split_input_file, explicit_one)
         write_output(args.output, out)
+        write_timing(args, debug.timings)
         return 1 if failed else 0
 
     timings: list[tuple[str, float]] = []
@@ -131,8 +143,5 @@ def run(args: argparse.Namespace) -> int:
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)
-    if args.timing:
-        from shardc.passes.pipeline import format_timing
-
-        sys.stderr.write(format_timing(timings))
+    write_timing(args, timings)
     return 1 if failed else 0

@@ -136,3 +136,23 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> 
         help="leave pass PASS out of the pipeline (repeatable; names as for --dump-after)",
     )
     parser.add_argument("--split-input-file", action="store_true", help=split_help)
+
+
+def pipeline_debug(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The `--dump-after`, `--disable-pass` and `--timing` flags as `shardc.api_plan.PipelineDebug`
+    (its `timings` list is filled only with `--timing`)."""
+    from shardc.api_plan import PipelineDebug
+
+    return PipelineDebug(
+        dump_after=tuple(args.dump_after),
+        disable=tuple(args.disable_pass),
+        timings=[] if args.timing else None,
+    )
+
+
+def write_timing(args: argparse.Namespace, timings: list[tuple[str, float]] | None) -> None:
+    """With `--timing`, the execution time report of `timings` on stderr."""
+    if args.timing and timings is not None:
+        from shardc.passes.pipeline import format_timing
+
+        sys.stderr.write(format_timing(timings))
