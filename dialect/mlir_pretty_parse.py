@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from .brackets import match_close, split_top_level
+from .brackets import split_top_level
 from .errors import ShardcError
 from .ir import (
     AttrDict,
@@ -50,7 +50,8 @@ _INT = r"(?:0|-?[1-9]\d*)"
 _INT_LIST = re.compile(rf"(?:{_INT}(?:, {_INT})*)?$")
 _NAT_LIST = re.compile(r"(?:(?:0|[1-9]\d*)(?:, (?:0|[1-9]\d*))*)?$")
 _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
-_INT_ATTR = re.compile(rf"{_INT} : (?:[su]?i\d+|index)$")
+# an integer attribute (`1 : i1` prints as `true`, unsigned ones have no sign)
+_INT_ATTR = re.compile(rf"(?:{_INT} : (?:si|i)(?!1$)\d+|(?:0|[1-9]\d*) : ui\d+|{_INT} : index)$")
 _FLOAT_ATTR = re.compile(r"(\S+) : (f64|f32|f16|bf16)$")
 _STRING = re.compile(r'"[ !#-\[\]-~]*"$')  # printable ASCII without `"` and `\`
 _SDY_ATTR = ("#sdy.sharding<", "#sdy.sharding_per_value<", "#sdy.mesh<")
@@ -87,7 +88,7 @@ def _same_or_functional(text: str) -> tuple[Type, ...]:
 @lru_cache(maxsize=4096)
 def _canonical_value(text: str) -> bool:
     """Whether MLIR prints the attribute value `text` as written."""
-    if _STRING.match(text) or _INT_ATTR.match(text) or text in ("true", "false", "unit"):
+    if _STRING.match(text) or _INT_ATTR.match(text) or text in ("true", "false"):
         return True
     if text.startswith(_SDY_ATTR):
         try:
@@ -100,9 +101,12 @@ def _canonical_value(text: str) -> bool:
         inner = text[1:-1]
         if not inner:
             return True
-        parts = split_top_level(inner)
-        return all(p.startswith(" ") == (i > 0) and _canonical_value(p.strip()) for i, p in
-                   enumerate(parts)) and ", ".join(p.strip() for p in parts) == inner
+        # elements: no numbers (MLIR elides an element's `: i64` in arrays, not in dicts)
+        parts = [p.strip() for p in split_top_level(inner)]
+        return ", ".join(parts) == inner and all(
+            not (_INT_ATTR.match(p) or _FLOAT_ATTR.match(p)) and _canonical_value(p)
+            for p in parts
+        )
     m = _FLOAT_ATTR.match(text)
     return m is not None and canonical_float(m.group(1), m.group(2))
 
@@ -441,33 +445,34 @@ class _Parser:
         self.source_name = source_name
         self.values: dict[str, Value] = {}
         self.texts: dict[str, str] = {}
-        self.alias_ids: dict[tuple[int, int], int] = {}
+        self.positions: list[tuple[int, int]] = []  # alias number -> (line, column)
         self.arg_aliases: set[int] = set()
         self.lineno = 0
 
     def loc(self, col: int) -> str:
         """`loc(#locN)` of the op at column `col` of the current line (MLIR numbers location
-        aliases in the order the printer meets them: pre-order, op before its regions)."""
-        key = (self.lineno, col)
-        n = self.alias_ids.get(key)
-        if n is None:
-            n = self.alias_ids[key] = len(self.alias_ids)
+        aliases in the order its printer meets them: pre-order, an op before its regions; every
+        op of this syntax has a position of its own)."""
+        positions = self.positions
+        n = len(positions)
+        positions.append((self.lineno, col))
         return f"loc(#loc{n})" if n else "loc(#loc)"
 
     def arg_loc(self, col: int) -> str:
         """A block argument's location: printed inline, but its alias is numbered too (and
         printed before the module rather than after it)."""
         self.loc(col)
-        self.arg_aliases.add(self.alias_ids[(self.lineno, col)])
+        self.arg_aliases.add(len(self.positions) - 1)
         return f'loc("-":{self.lineno}:{col})'
 
     def alias_text(self) -> str:
         """The `#locN = loc(...)` lines in jaxlib's order: those of block arguments first."""
         first: list[str] = []
         rest: list[str] = []
-        for (line, col), n in self.alias_ids.items():
+        args = self.arg_aliases
+        for n, (line, col) in enumerate(self.positions):
             name = f"#loc{n}" if n else "#loc"
-            (first if n in self.arg_aliases else rest).append(f'{name} = loc("-":{line}:{col})')
+            (first if n in args else rest).append(f'{name} = loc("-":{line}:{col})')
         return "\n".join(first + rest)
 
     def intern(self, text: str | None) -> str | None:
@@ -581,7 +586,11 @@ class _Parser:
         m = _FUNC_RE.match(line)
         if m is None:
             raise _Unhandled("func header")
-        close = match_close(line, m.end() - 1)
+        # the `)` closing the arguments (a bracket scan of a long signature costs more than the
+        # rest of the header; a wrong cut leaves text that the strict patterns below reject)
+        close = line.rfind(") -> ") if ") -> " in line else line.rfind(") {")
+        if close < m.end() - 1:
+            raise _Unhandled("func header")
         args = line[m.end() : close]
         tail = _FUNC_TAIL.match(line, close + 1)
         if tail is None:
@@ -593,21 +602,20 @@ class _Parser:
         arg_types: list[str] = []
         arg_attrs: list[str] = []
         pos = m.end()
-        for entry in split_top_level(args) if args else []:
-            lead = len(entry) - len(entry.lstrip())
-            if lead != (1 if arg_types else 0):
-                raise _Unhandled("argument spacing")
-            am = _ARG_RE.match(entry[lead:])
+        for k, entry in enumerate(args.split(", %") if args else ()):
+            if k:
+                entry = "%" + entry
+            am = _ARG_RE.match(entry)
             if am is None:
                 raise _Unhandled("argument")
             t = am.group("t")
-            arg = block.add_arg(_type(t), self.arg_loc(pos + lead + 1))
+            arg = block.add_arg(_type(t), self.arg_loc(pos + 1))
             if am.group("name") in self.values:
                 raise _Unhandled("duplicate argument")
             self.values[am.group("name")] = arg
             arg_types.append(t)
             arg_attrs.append(_attrs(am.group("attrs")) or "")
-            pos += len(entry) + 1
+            pos += len(entry) + 2
         res_types: list[str] = []
         res_attrs: list[str] = []
         res = tail.group("res")
@@ -638,42 +646,50 @@ class _Parser:
         func.properties = AttrDict(", ".join(props))
         func.add_region(Region())
         ops = block.ops
+        n_lines = len(lines)
+        line_match = _LINE.match
+        formats = _FORMATS
+        values = self.values
         i += 1
         while True:
-            i = self.skip(lines, i)
-            if i >= len(lines):
+            if i >= n_lines:
                 raise _Unhandled("unterminated func")
             line = lines[i]
-            self.lineno = i + 1
-            if _CLOSE.match(line):
-                break
-            op = self.op_line(line)
+            i += 1
+            m = line_match(line)
+            if m is None:
+                stripped = line.strip()
+                if not stripped or stripped.startswith("//"):
+                    continue
+                if stripped == "}":
+                    break
+                raise _Unhandled(stripped[:40])
+            self.lineno = i
+            _, res_name, res_count, name, rest = m.groups()
+            if name == "stablehlo.reduce":
+                op = self.reduce(rest, m.end(4) + 1)
+            else:
+                entry = formats.get(name)
+                if entry is None:
+                    raise _Unhandled(name)
+                operands, props, attrs, types = entry[1](rest)
+                try:
+                    operand_values = [values[v] for v in operands]
+                except KeyError:
+                    raise _Unhandled("undefined value") from None
+                op = self.build(entry[0], operand_values, props, attrs, types, m.start(4) + 1)
+            if res_name is not None and res_count is None and len(op.results) == 1:
+                values[res_name] = op.results[0]
+            else:
+                self.define(op, res_name, res_count)
             op.parent = block
             ops.append(op)
-            i += 1
         if not ops or ops[-1].name != "func.return":
             raise _Unhandled("func without return")
         func.regions[0].add_block(block)
         func.parent = body
         body.ops.append(func)
-        return i + 1
-
-    def op_line(self, line: str) -> Operation:
-        m = _LINE.match(line)
-        if m is None:
-            raise _Unhandled(line[:40])
-        _, res_name, res_count, name, rest = m.groups()
-        if name == "stablehlo.reduce":
-            op = self.reduce(rest, m.end(4) + 1)
-        else:
-            entry = _FORMATS.get(name)
-            if entry is None:
-                raise _Unhandled(name)
-            generic, fmt = entry
-            operands, props, attrs, types = fmt(rest)
-            op = self.build(generic, self.lookup(operands), props, attrs, types, m.start(4) + 1)
-        self.define(op, res_name, res_count)
-        return op
+        return i
 
     def build(
         self,
@@ -719,12 +735,13 @@ class _Parser:
         if element is None or init.type.text != f"tensor<{element}>":
             raise _Unhandled("reduce types")
         loc = self.loc(col)
+        self.arg_aliases.add(len(self.positions) - 1)
+        arg_loc = f'loc("-":{self.lineno}:{col})'
         op = Operation("stablehlo.reduce", [x, init])
         op.properties = AttrDict(self.intern(f"dimensions = {_i64_array(dims)}"))
         op.add_region(Region())
         block = Block(label="bb0")
         scalar = init.type
-        arg_loc = self.arg_loc(col)
         a = block.add_arg(scalar, arg_loc)
         b = block.add_arg(scalar, arg_loc)
         body_name = self.texts.setdefault(m.group("body"), m.group("body"))

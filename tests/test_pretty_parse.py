@@ -207,3 +207,73 @@ def test_float_spellings_match_jaxlib_on_random_values() -> None:
     for (lit, el), out in zip(cases, printed, strict=True):
         assert canonical_float(lit, el) is (out == lit), (lit, el, out)
         assert canonical_float(out, el), (out, el)
+
+
+_ATTR_SPELLINGS = [
+    "1 : i1", "true", "1", "1 : i64", "-1 : i32", "0 : ui8", "-0 : i32", '"text"', '"a\\"b"',
+    "unit", "[1, 2]", "[1 : i64, 2 : i64]", "[]", "{b = 1 : i32, a = 2 : i32}",
+    "{a = 2 : i32, b = 1 : i32}", "1.0 : f32", "1.000000e+00 : f32", "0x7F800000 : f32",
+    "array<i64: 1>", '#sdy.sharding<@mesh, [{"x"}]>', '#sdy.sharding<@mesh, [{"x"} ]>',
+    "dense<1.0> : tensor<f32>", "{}",
+]
+
+
+@pytest.mark.parametrize("value", _ATTR_SPELLINGS)
+def test_attribute_spellings_import_alike_both_ways(value: str) -> None:
+    text = _ONE_OP.format(op=f"%0 = stablehlo.negate %arg0 {{a.x = {value}}} : tensor<4xf32>")
+    try:
+        mlir_bridge.parse_module(text, "t")
+    except ShardcError:
+        return  # jaxlib rejects it
+    _assert_same(text, "t")
+
+
+_CONSTANTS = [
+    ("true", "i1"), ("1", "i1"), ("-1", "i32"), ("07", "i32"), ("4294967295", "ui32"),
+    ("0x7FC00000", "f32"), ("0x7fc00000", "f32"), ("-0.000000e+00", "f32"), ("1.0", "bf16"),
+    ("1.000000e+00", "bf16"), ("1.000000e+00", "f16"), ("3.14159274", "f32"),
+    ("3.1415926535897931", "f64"), ("(1.000000e+00,0.000000e+00)", "complex<f32>"),
+]
+
+
+@pytest.mark.parametrize("literal, element", _CONSTANTS)
+def test_constant_spellings_import_alike_both_ways(literal: str, element: str) -> None:
+    op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
+    text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
+    try:
+        mlir_bridge.parse_module(text, "t")
+    except ShardcError:
+        return
+    _assert_same(text, "t")
+
+
+def test_printed_spellings_take_the_pretty_route() -> None:
+    for value in ("1 : i64", '"text"', "{a = 2 : i32, b = 1 : i32}", "1.000000e+00 : f32", "true"):
+        op = f"%0 = stablehlo.negate %arg0 {{a.x = {value}}} : tensor<4xf32>"
+        assert _assert_same(_ONE_OP.format(op=op), "t"), value
+    for literal, element in (("true", "i1"), ("-1", "i32"), ("0x7FC00000", "f32"),
+                             ("1.000000e+00", "bf16"), ("3.14159274", "f32")):
+        op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
+        text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
+        assert _assert_same(text, "t"), literal
+
+
+_RECURSIVE = """{header}
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {{
+    %0 = stablehlo.negate %arg0 : tensor<4xf32>
+    %1 = call @main(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }}
+{footer}"""
+
+
+@pytest.mark.parametrize("header, footer", [("module @m {", "}"), ("// implicit module", "")])
+def test_an_error_after_the_pretty_route_names_the_op_line_and_column(
+    header: str, footer: str
+) -> None:
+    text = _RECURSIVE.format(header=header, footer=footer)
+    assert _assert_same(text, "rec.mlir")
+    error = _pipeline_error(import_text(text, "rec.mlir"))
+    assert error is not None and error.startswith("rec.mlir:5:10: recursive call")
+    assert error == _pipeline_error(_generic_route(text, "rec.mlir"))
