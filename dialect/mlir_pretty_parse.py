@@ -672,12 +672,13 @@ class _Parser:
                 entry = formats.get(name)
                 if entry is None:
                     raise _Unhandled(name)
-                operands, props, attrs, types = entry[1](rest)
+                operands, op_props, op_attrs, types = entry[1](rest)
                 try:
                     operand_values = [values[v] for v in operands]
                 except KeyError:
                     raise _Unhandled("undefined value") from None
-                op = self.build(entry[0], operand_values, props, attrs, types, m.start(4) + 1)
+                col = m.start(4) + 1
+                op = self.build(entry[0], operand_values, op_props, op_attrs, types, col)
             if res_name is not None and res_count is None and len(op.results) == 1:
                 values[res_name] = op.results[0]
             else:
