@@ -669,16 +669,17 @@ class _Parser:
             if name == "stablehlo.reduce":
                 op = self.reduce(rest, m.end(4) + 1)
             else:
-                entry = formats.get(name)
-                if entry is None:
+                known = formats.get(name)
+                if known is None:
                     raise _Unhandled(name)
-                operands, op_props, op_attrs, types = entry[1](rest)
+                generic, read = known
+                operands, op_props, op_attrs, types = read(rest)
                 try:
                     operand_values = [values[v] for v in operands]
                 except KeyError:
                     raise _Unhandled("undefined value") from None
                 col = m.start(4) + 1
-                op = self.build(entry[0], operand_values, op_props, op_attrs, types, col)
+                op = self.build(generic, operand_values, op_props, op_attrs, types, col)
             if res_name is not None and res_count is None and len(op.results) == 1:
                 values[res_name] = op.results[0]
             else:
