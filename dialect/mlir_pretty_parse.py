@@ -439,6 +439,11 @@ _RESULT_RE = re.compile(r"(?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
 _CLOSE = re.compile(r"[ \t]*\}$")
 
 
+def _dict(texts: dict[str, str], text: str) -> AttrDict:
+    """An attribute dictionary of raw text, the text stored once for all ops that repeat it."""
+    return AttrDict(texts.setdefault(text, text))
+
+
 class _Parser:
     def __init__(self, text: str, source_name: str | None):
         self.text = text
@@ -704,24 +709,34 @@ class _Parser:
     ) -> Operation:
         """The op as `parse_generic` builds it from jaxlib's generic line (its fast path for
         texts without quotes, its general one otherwise)."""
-        loc = self.loc(col)
-        props, attrs = self.intern(props), self.intern(attrs)
-        if (props is None or '"' not in props) and (attrs is None or '"' not in attrs):
+        positions = self.positions
+        n = len(positions)
+        positions.append((self.lineno, col))
+        loc = f"loc(#loc{n})"  # n > 0: the module's own location came first
+        texts = self.texts
+        if props is None:
+            if attrs is None:
+                op = Operation.fast(name, operands, AttrDict(""), AttrDict(""), loc)
+            elif '"' not in attrs:
+                op = Operation.fast(name, operands, AttrDict(""), _dict(texts, attrs), loc)
+            else:
+                op = Operation(name, operands, attributes=_dict(texts, attrs), loc=loc)
+        elif '"' not in props and (attrs is None or '"' not in attrs):
             op = Operation.fast(
-                self.texts.setdefault(name, name),
+                name,
                 operands,
-                AttrDict(props if props is not None else ""),
-                AttrDict(attrs if attrs is not None else ""),
+                _dict(texts, props),
+                _dict(texts, attrs) if attrs is not None else AttrDict(""),
                 loc,
             )
         else:
-            op = Operation(name, operands)
-            if props is not None:
-                op.properties = AttrDict(props)
+            op = Operation(name, operands, properties=_dict(texts, props), loc=loc)
             if attrs is not None:
-                op.attributes = AttrDict(attrs)
-            op.loc = loc
-        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+                op.attributes = _dict(texts, attrs)
+        if len(types) == 1:
+            op.results = [OpResult(types[0], op, 0)]
+        else:
+            op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
         return op
 
     def reduce(self, rest: str, col: int) -> Operation:
