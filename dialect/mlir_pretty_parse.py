@@ -787,5 +787,5 @@ def parse_pretty(text: str, source_name: str | None = None) -> Module | None:
     try:
         with suspended_gc():
             return parser.parse()
-    except (_Unhandled, ValueError, KeyError, IndexError):
-        return None
+    except (_Unhandled, ValueError, KeyError, IndexError, RecursionError):
+        return None  # RecursionError: attribute values nested deeper than Python's stack

@@ -277,3 +277,11 @@ def test_an_error_after_the_pretty_route_names_the_op_line_and_column(
     error = _pipeline_error(import_text(text, "rec.mlir"))
     assert error is not None and error.startswith("rec.mlir:5:10: recursive call")
     assert error == _pipeline_error(_generic_route(text, "rec.mlir"))
+
+
+def test_attributes_nested_deeper_than_pythons_stack_import_as_before() -> None:
+    value = "1 : i32"
+    for _ in range(1500):  # jaxlib accepts it; a recursive check of it would overflow
+        value = "{a = " + value + "}"
+    text = _ONE_OP.format(op=f"%0 = stablehlo.negate %arg0 {{x.y = {value}}} : tensor<4xf32>")
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
