@@ -1,7 +1,10 @@
 """MLIR (text or a jaxlib `ir.Module`) -> shardc IR.
 
-jaxlib parses the text (so every dialect it knows is accepted and errors carry line:col), prints
-it in generic form, and shardc's own linear-time parser builds the IR from that.
+jaxlib parses the text (so every dialect it knows is accepted, the module is verified and errors
+carry line:col). Pretty text in the forms shardc's pretty printer writes (what JAX lowers a model
+to, without locations) is then read once more by shardc's own pretty parser, which builds the
+same IR the generic route would; anything else jaxlib prints in generic form with locations, and
+shardc's own linear-time generic parser builds the IR from that.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.mlir_pretty_parse import parse_pretty
 from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
 
 from . import mlir_bridge
@@ -16,8 +20,16 @@ from . import mlir_bridge
 
 def import_text(text: str, source_name: str = "<input>") -> Module:
     """Parse MLIR text (pretty or generic) into shardc IR."""
+    jmod = mlir_bridge.parse_module(text, source_name)  # verifies; errors name line:col
+    with suspended_gc():
+        module = parse_pretty(text, source_name)
+        if module is not None:
+            del jmod
+            absorb_sharding_attrs(module)
+            return module
     # jaxlib's module is freed once printed: it does not stay alive while shardc builds its IR
-    generic = mlir_bridge.generic_text(mlir_bridge.parse_module(text, source_name))
+    generic = mlir_bridge.generic_text(jmod)
+    del jmod
     return import_generic(generic, source_name)
 
 

@@ -1,0 +1,791 @@
+"""MLIR pretty (custom op syntax) text -> shardc IR, for the forms mlir_pretty.py prints.
+
+The importer has jaxlib parse the input (that verifies it and gives its errors with line:col);
+this parser then builds shardc's IR straight from the same text, instead of a jaxlib generic
+print and a second parse of that. The IR is the one `mlir_text.parse_generic` builds from
+jaxlib's generic print with locations: the same ops, attribute texts, types, and locations
+(`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
+
+It reads only what it can rebuild exactly: a module without locations whose ops are in the
+table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values
+and float literals in their printed spelling: text jaxlib would re-spell is not kept). Anything
+else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
+both routes on every program and lit input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from .brackets import split_top_level
+from .errors import ShardcError
+from .ir import (
+    AttrDict,
+    Block,
+    FuncOp,
+    Module,
+    Operation,
+    OpResult,
+    Region,
+    Value,
+    suspended_gc,
+)
+from .mlir_floats import FLOAT_FORMATS, canonical_float
+from .sharding_syntax import parse_attr
+from .types import Type, parse_type, split_function_type
+
+
+class _Unhandled(Exception):
+    """A form this parser does not rebuild exactly: take the generic route."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Canonical spellings: text kept raw must be what jaxlib's print would write
+
+_ELEMENT = r"(?:[a-zA-Z][a-zA-Z0-9]*|complex<[a-z0-9]+>)"
+_TENSOR = re.compile(rf"tensor<(?:(?:0|[1-9]\d*)x)*{_ELEMENT}>")
+_INT = r"(?:0|-?[1-9]\d*)"
+_INT_LIST = re.compile(rf"(?:{_INT}(?:, {_INT})*)?$")
+_NAT_LIST = re.compile(r"(?:(?:0|[1-9]\d*)(?:, (?:0|[1-9]\d*))*)?$")
+_BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
+# an integer attribute (`1 : i1` prints as `true`, unsigned ones have no sign)
+_INT_ATTR = re.compile(rf"(?:{_INT} : (?:si|i)(?!1$)\d+|(?:0|[1-9]\d*) : ui\d+|{_INT} : index)$")
+_FLOAT_ATTR = re.compile(r"(\S+) : (f64|f32|f16|bf16)$")
+_STRING = re.compile(r'"[ !#-\[\]-~]*"$')  # printable ASCII without `"` and `\`
+_SDY_ATTR = ("#sdy.sharding<", "#sdy.sharding_per_value<", "#sdy.mesh<")
+
+
+@lru_cache(maxsize=4096)
+def _type(text: str) -> Type:
+    """A canonically spelled tensor type."""
+    if not _TENSOR.fullmatch(text):
+        raise _Unhandled(f"type {text}")
+    return parse_type(text)
+
+
+@lru_cache(maxsize=4096)
+def _signature(text: str) -> tuple[Type, ...]:
+    """The result types of a functional type `(T, ...) -> R` / `-> (R, ...)`."""
+    try:
+        ins, outs = split_function_type(text)
+    except ValueError:
+        raise _Unhandled(f"signature {text}") from None
+    for t in ins:
+        _type(t)
+    return tuple(_type(t) for t in outs)
+
+
+@lru_cache(maxsize=4096)
+def _same_or_functional(text: str) -> tuple[Type, ...]:
+    """`T` (operands and result alike) or a functional type."""
+    if text.startswith("("):
+        return _signature(text)
+    return (_type(text),)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_value(text: str) -> bool:
+    """Whether MLIR prints the attribute value `text` as written."""
+    if _STRING.match(text) or _INT_ATTR.match(text) or text in ("true", "false"):
+        return True
+    if text.startswith(_SDY_ATTR):
+        try:
+            return str(parse_attr(text)) == text
+        except ShardcError:
+            return False
+    if text.startswith("{") and text.endswith("}"):
+        return _canonical_dict(text[1:-1])
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1]
+        if not inner:
+            return True
+        # elements: no numbers (MLIR elides an element's `: i64` in arrays, not in dicts)
+        parts = [p.strip() for p in split_top_level(inner)]
+        return ", ".join(parts) == inner and all(
+            not (_INT_ATTR.match(p) or _FLOAT_ATTR.match(p)) and _canonical_value(p)
+            for p in parts
+        )
+    m = _FLOAT_ATTR.match(text)
+    return m is not None and canonical_float(m.group(1), m.group(2))
+
+
+@lru_cache(maxsize=4096)
+def _canonical_dict(body: str) -> bool:
+    """Whether `body` (between the braces) is an attribute dictionary as MLIR prints it:
+    entries sorted by name, bare names, canonical values."""
+    if not body:
+        return True
+    entries = split_top_level(body)
+    keys = []
+    rebuilt = []
+    for entry in entries:
+        entry = entry.strip()
+        key, eq, value = entry.partition(" = ")
+        if not _BARE_KEY.match(key) or (eq and not _canonical_value(value)):
+            return False
+        keys.append(key)
+        rebuilt.append(entry)
+    return keys == sorted(keys) and len(set(keys)) == len(keys) and ", ".join(rebuilt) == body
+
+
+def _attrs(text: str | None) -> str | None:
+    """An op's attribute-dictionary body, checked canonical (None when the op has none)."""
+    if text is None:
+        return None
+    if not text or not _canonical_dict(text):
+        raise _Unhandled(f"attributes {{{text}}}")
+    return text
+
+
+@lru_cache(maxsize=4096)
+def _dense(literal: str, type_text: str) -> bool:
+    """Whether a splat `dense<literal>` of `type_text` is spelled as MLIR prints it."""
+    element = type_text[type_text.rfind("x") + 1 : -1] if "x" in type_text else type_text[7:-1]
+    if element in FLOAT_FORMATS:
+        return canonical_float(literal, element)
+    if element == "i1":
+        return literal in ("true", "false")
+    if re.fullmatch(r"(?:si|i)\d+", element):
+        return re.fullmatch(_INT, literal) is not None
+    if re.fullmatch(r"ui\d+", element):
+        return re.fullmatch(r"0|[1-9]\d*", literal) is not None
+    return False
+
+
+def _i64_array(items: str) -> str:
+    """`0, 1` -> `array<i64: 0, 1>` (and `` -> `array<i64>`)."""
+    return f"array<i64: {items}>" if items else "array<i64>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Op formats: each reads the text after the op name and returns (operand names, properties
+# text or None, attributes text or None, result types)
+
+_V = r"%[\w$.-]+(?:#\d+)?"
+_OPS = rf"(?P<ops>{_V}(?:, {_V})*)"
+_ATTR = r"(?: \{(?P<attrs>.*)\})?"
+_SIG = r" : (?P<sig>[^{}]+)$"
+_L = r"[0-9, -]*"
+
+Parsed = tuple[list[str], str | None, str | None, tuple[Type, ...]]
+Format = Callable[[str], Parsed]
+
+
+def _match(pattern: re.Pattern[str], rest: str) -> re.Match[str]:
+    m = pattern.match(rest)
+    if m is None:
+        raise _Unhandled(rest[:80])
+    return m
+
+
+def _operands(text: str | None) -> list[str]:
+    return text.split(", ") if text else []
+
+
+_ELEMENTWISE_RE = re.compile(rf" {_OPS}{_ATTR}{_SIG}")
+
+
+def _elementwise(rest: str) -> Parsed:
+    m = _match(_ELEMENTWISE_RE, rest)
+    types = _same_or_functional(m.group("sig"))
+    return _operands(m.group("ops")), None, _attrs(m.group("attrs")), types
+
+
+def _functional_op(rest: str) -> Parsed:
+    m = _match(_ELEMENTWISE_RE, rest)
+    sig = m.group("sig")
+    if not sig.startswith("("):
+        raise _Unhandled(sig)
+    return _operands(m.group("ops")), None, _attrs(m.group("attrs")), _signature(sig)
+
+
+_CONSTANT_RE = re.compile(r"(?: \{(?P<attrs>.*)\})? dense<(?P<lit>[^<>\[\]\"]*)> : (?P<t>[^ {}]+)$")
+
+
+def _constant(rest: str) -> Parsed:
+    m = _match(_CONSTANT_RE, rest)
+    t = m.group("t")
+    types = (_type(t),)
+    if not _dense(m.group("lit"), t):
+        raise _Unhandled(f"literal {m.group('lit')}")
+    return [], f"value = dense<{m.group('lit')}> : {t}", _attrs(m.group("attrs")), types
+
+
+def _dims_format(label: str, key: str, same_type: bool = False, scalar: bool = False) -> Format:
+    """`%x, <label> = [..]` (or `= N` when `scalar`) -> `<key> = array<i64: ..>` / `N : i64`."""
+    value = r"(?P<d>0|[1-9]\d*)" if scalar else rf"\[(?P<d>{_L})\]"
+    pattern = re.compile(rf" {_OPS}, {label} = {value}{_ATTR}{_SIG}")
+
+    def fmt(rest: str) -> Parsed:
+        m = _match(pattern, rest)
+        d = m.group("d")
+        if scalar:
+            prop = f"{key} = {d} : i64"
+        else:
+            if not _NAT_LIST.match(d):
+                raise _Unhandled(d)
+            prop = f"{key} = {_i64_array(d)}"
+        sig = m.group("sig")
+        types = _same_or_functional(sig) if same_type else _signature(sig)
+        return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), types
+
+    return fmt
+
+
+_DOT_RE = re.compile(
+    rf" {_OPS}, (?:batching_dims = \[(?P<lb>{_L})\] x \[(?P<rb>{_L})\], )?"
+    rf"contracting_dims = \[(?P<lc>{_L})\] x \[(?P<rc>{_L})\]"
+    rf"(?:, precision = \[(?P<prec>[A-Z]+(?:, [A-Z]+)*)\])?{_ATTR}{_SIG}"
+)
+
+
+def _dot_general(rest: str) -> Parsed:
+    m = _match(_DOT_RE, rest)
+    parts = []
+    for group, name in (
+        ("lb", "lhs_batching_dimensions"),
+        ("rb", "rhs_batching_dimensions"),
+        ("lc", "lhs_contracting_dimensions"),
+        ("rc", "rhs_contracting_dimensions"),
+    ):
+        dims = m.group(group) or ""
+        if not _NAT_LIST.match(dims):
+            raise _Unhandled(dims)
+        if dims:
+            parts.append(f"{name} = [{dims}]")
+    prop = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(parts)}>"
+    if m.group("prec"):
+        names = m.group("prec").split(", ")
+        prop += f", precision_config = [{', '.join(f'#stablehlo<precision {n}>' for n in names)}]"
+    return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
+
+
+_COMPARE_RE = re.compile(
+    rf" (?P<dir>[A-Z]+), (?P<ops>{_V}, {_V})(?:, (?P<kind>[A-Z]+))?{_ATTR}{_SIG}"
+)
+
+
+def _compare(rest: str) -> Parsed:
+    m = _match(_COMPARE_RE, rest)
+    prop = f"comparison_direction = #stablehlo<comparison_direction {m.group('dir')}>"
+    if m.group("kind"):
+        prop = f"compare_type = #stablehlo<comparison_type {m.group('kind')}>, " + prop
+    sig = m.group("sig")
+    if not sig.startswith("("):
+        raise _Unhandled(sig)
+    return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(sig)
+
+
+_SELECT_RE = re.compile(rf" {_OPS}{_ATTR} : (?P<p>[^ ,{{}}()]+), (?P<t>[^ ,{{}}()]+)$")
+
+
+def _select(rest: str) -> Parsed:
+    m = _SELECT_RE.match(rest)
+    if m is None:
+        return _functional_op(rest)
+    _type(m.group("p"))
+    return _operands(m.group("ops")), None, _attrs(m.group("attrs")), (_type(m.group("t")),)
+
+
+_IOTA_RE = re.compile(rf" dim = (?P<d>0|[1-9]\d*){_ATTR} : (?P<t>[^ {{}}]+)$")
+
+
+def _iota(rest: str) -> Parsed:
+    m = _match(_IOTA_RE, rest)
+    prop = f"iota_dimension = {m.group('d')} : i64"
+    return [], prop, _attrs(m.group("attrs")), (_type(m.group("t")),)
+
+
+_RANGE = r"(?:0|[1-9]\d*):(?:0|[1-9]\d*)"
+_SLICE_RE = re.compile(rf" (?P<ops>{_V}) \[(?P<r>(?:{_RANGE}(?:, {_RANGE})*)?)\]{_ATTR}{_SIG}")
+
+
+def _slice(rest: str) -> Parsed:
+    m = _match(_SLICE_RE, rest)
+    ranges = [r.split(":") for r in m.group("r").split(", ")] if m.group("r") else []
+    starts = ", ".join(a for a, _ in ranges)
+    limits = ", ".join(b for _, b in ranges)
+    strides = ", ".join("1" for _ in ranges)
+    prop = (
+        f"limit_indices = {_i64_array(limits)}, start_indices = {_i64_array(starts)}, "
+        f"strides = {_i64_array(strides)}"
+    )
+    return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
+
+
+_PAD_RE = re.compile(
+    rf" {_OPS}, low = \[(?P<lo>{_L})\], high = \[(?P<hi>{_L})\], "
+    rf"interior = \[(?P<in>{_L})\]{_ATTR}{_SIG}"
+)
+
+
+def _pad(rest: str) -> Parsed:
+    m = _match(_PAD_RE, rest)
+    lo, hi, inner = m.group("lo"), m.group("hi"), m.group("in")
+    if not (_INT_LIST.match(lo) and _INT_LIST.match(hi) and _NAT_LIST.match(inner)):
+        raise _Unhandled("pad")
+    prop = (
+        f"edge_padding_high = {_i64_array(hi)}, edge_padding_low = {_i64_array(lo)}, "
+        f"interior_padding = {_i64_array(inner)}"
+    )
+    return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
+
+
+_NULLARY_RE = re.compile(rf"{_ATTR} : (?P<t>[^ {{}}]+)$")
+
+
+def _partition_id(rest: str) -> Parsed:
+    m = _match(_NULLARY_RE, rest)
+    return [], None, _attrs(m.group("attrs")), (_type(m.group("t")),)
+
+
+_SHARDING_OP_RE = re.compile(rf" (?P<ops>{_V}) (?P<sh><@[^>]*>){_ATTR} : (?P<t>[^ {{}}]+)$")
+
+
+def _sharding_op(rest: str) -> Parsed:
+    m = _match(_SHARDING_OP_RE, rest)
+    sharding = "#sdy.sharding" + m.group("sh")
+    if not _canonical_value(sharding):
+        raise _Unhandled(sharding)
+    return [m.group("ops")], f"sharding = {sharding}", _attrs(m.group("attrs")), (
+        _type(m.group("t")),
+    )
+
+
+_RETURN_RE = re.compile(rf"(?: {_OPS} : (?P<types>[^{{}}]+))?$")
+
+
+def _return(rest: str) -> Parsed:
+    m = _match(_RETURN_RE, rest)
+    if m.group("types"):
+        for t in m.group("types").split(", "):
+            _type(t)
+    return _operands(m.group("ops")), None, None, ()
+
+
+_CALL_RE = re.compile(rf" (?P<callee>@[A-Za-z_][\w$.]*)\((?P<ops>{_V}(?:, {_V})*)?\){_ATTR}{_SIG}")
+
+
+def _call(rest: str) -> Parsed:
+    m = _match(_CALL_RE, rest)
+    prop = f"callee = {m.group('callee')}"
+    return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
+
+
+_ELEMENTWISE = (
+    "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
+    "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
+    "or popcnt power remainder round_nearest_afz round_nearest_even rsqrt shift_left "
+    "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor"
+).split()
+
+# pretty op name -> (generic op name, format); the compact reduce is read by `_Parser.reduce`
+_FORMATS: dict[str, tuple[str, Format]] = {
+    **{f"stablehlo.{n}": (f"stablehlo.{n}", _elementwise) for n in _ELEMENTWISE},
+    "stablehlo.reshape": ("stablehlo.reshape", _functional_op),
+    "stablehlo.constant": ("stablehlo.constant", _constant),
+    "stablehlo.broadcast_in_dim": (
+        "stablehlo.broadcast_in_dim",
+        _dims_format("dims", "broadcast_dimensions"),
+    ),
+    "stablehlo.transpose": ("stablehlo.transpose", _dims_format("dims", "permutation")),
+    "stablehlo.dot_general": ("stablehlo.dot_general", _dot_general),
+    "stablehlo.compare": ("stablehlo.compare", _compare),
+    "stablehlo.select": ("stablehlo.select", _select),
+    "stablehlo.iota": ("stablehlo.iota", _iota),
+    "stablehlo.slice": ("stablehlo.slice", _slice),
+    "stablehlo.concatenate": (
+        "stablehlo.concatenate",
+        _dims_format("dim", "dimension", scalar=True),
+    ),
+    "stablehlo.pad": ("stablehlo.pad", _pad),
+    "stablehlo.reverse": (
+        "stablehlo.reverse",
+        _dims_format("dims", "dimensions", same_type=True),
+    ),
+    "stablehlo.dynamic_slice": ("stablehlo.dynamic_slice", _dims_format("sizes", "slice_sizes")),
+    "stablehlo.partition_id": ("stablehlo.partition_id", _partition_id),
+    "sdy.sharding_constraint": ("sdy.sharding_constraint", _sharding_op),
+    "sdy.reshard": ("sdy.reshard", _sharding_op),
+    "return": ("func.return", _return),
+    "call": ("func.call", _call),
+    "func.call": ("func.call", _call),
+    "func.return": ("func.return", _return),
+}
+
+_REDUCE_RE = re.compile(
+    rf"\((?P<x>{_V}) init: (?P<init>{_V})\) applies (?P<body>[a-z_][\w.]*) across "
+    rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
+)
+
+# ---------------------------------------------------------------------------------------------
+# Structure: module, meshes, funcs, op lines
+
+_LINE = re.compile(r"([ \t]*)(?:(%[\w$.-]+)(?::(\d+))? = )?([a-z_][\w.]*)(.*)$")
+_MODULE_RE = re.compile(
+    r"([ \t]*)module(?: @(?P<name>[A-Za-z_][\w$.]*))?(?: attributes \{(?P<attrs>.*)\})? \{$"
+)
+_MESH_RE = re.compile(
+    r"([ \t]*)sdy\.mesh @(?P<name>[A-Za-z_][\w$.]*) = (?P<mesh><.*?>)(?: \{(?P<attrs>.*)\})?$"
+)
+_FUNC_RE = re.compile(
+    r"([ \t]*)func\.func (?:(?P<vis>public|private|nested) )?@(?P<name>[A-Za-z_][\w$.]*)\("
+)
+_FUNC_TAIL = re.compile(r"(?: -> (?P<res>.*))? \{$")
+_ARG_RE = re.compile(r"(?P<name>%[\w$.-]+): (?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
+_RESULT_RE = re.compile(r"(?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
+_CLOSE = re.compile(r"[ \t]*\}$")
+
+
+def _dict(texts: dict[str, str], text: str) -> AttrDict:
+    """An attribute dictionary of raw text, the text stored once for all ops that repeat it."""
+    return AttrDict(texts.setdefault(text, text))
+
+
+class _Parser:
+    def __init__(self, text: str, source_name: str | None):
+        self.text = text
+        self.source_name = source_name
+        self.values: dict[str, Value] = {}
+        self.texts: dict[str, str] = {}
+        self.positions: list[tuple[int, int]] = []  # alias number -> (line, column)
+        self.arg_aliases: set[int] = set()
+        self.lineno = 0
+
+    def loc(self, col: int) -> str:
+        """`loc(#locN)` of the op at column `col` of the current line (MLIR numbers location
+        aliases in the order its printer meets them: pre-order, an op before its regions; every
+        op of this syntax has a position of its own)."""
+        positions = self.positions
+        n = len(positions)
+        positions.append((self.lineno, col))
+        return f"loc(#loc{n})" if n else "loc(#loc)"
+
+    def arg_loc(self, col: int) -> str:
+        """A block argument's location: printed inline, but its alias is numbered too (and
+        printed before the module rather than after it)."""
+        self.loc(col)
+        self.arg_aliases.add(len(self.positions) - 1)
+        return f'loc("-":{self.lineno}:{col})'
+
+    def alias_text(self) -> str:
+        """The `#locN = loc(...)` lines in jaxlib's order: those of block arguments first."""
+        first: list[str] = []
+        rest: list[str] = []
+        args = self.arg_aliases
+        for n, (line, col) in enumerate(self.positions):
+            name = f"#loc{n}" if n else "#loc"
+            (first if n in args else rest).append(f'{name} = loc("-":{line}:{col})')
+        return "\n".join(first + rest)
+
+    def intern(self, text: str | None) -> str | None:
+        return None if text is None else self.texts.setdefault(text, text)
+
+    def lookup(self, names: list[str]) -> list[Value]:
+        values = self.values
+        try:
+            return [values[n] for n in names]
+        except KeyError:
+            raise _Unhandled("undefined value") from None
+
+    def define(self, op: Operation, name: str | None, count: str | None) -> None:
+        if name is None:
+            if op.results:
+                raise _Unhandled("unnamed results")
+            return
+        n = int(count) if count else 1
+        if n != len(op.results) or n == 0:
+            raise _Unhandled("result count")
+        if count:
+            for i, r in enumerate(op.results):
+                self.values[f"{name}#{i}"] = r
+        else:
+            self.values[name] = op.results[0]
+
+    # -----------------------------------------------------------------------------------------
+    def parse(self) -> Module:
+        lines = self.text.split("\n")
+        i = self.skip(lines, 0)
+        if i >= len(lines):
+            raise _Unhandled("empty")
+        self.lineno = i + 1
+        explicit = _MODULE_RE.match(lines[i]) is not None
+        if explicit:
+            top, body = self.module_header(lines[i])
+            i += 1
+        else:  # top-level ops: MLIR wraps them in a module located at line 0, column 0
+            self.lineno = 0
+            top, body = self.module_header("module {", col=0)
+        while True:
+            i = self.skip(lines, i)
+            if i >= len(lines):
+                if explicit:
+                    raise _Unhandled("unterminated module")
+                break
+            line = lines[i]
+            self.lineno = i + 1
+            if _CLOSE.match(line):
+                if not explicit:
+                    raise _Unhandled("unmatched }")
+                i += 1
+                break
+            stripped = line.lstrip()
+            if stripped.startswith("sdy.mesh "):
+                body.append(self.mesh(line))
+                i += 1
+            elif stripped.startswith("func.func "):
+                i = self.func(lines, i, body)
+            else:
+                raise _Unhandled(stripped[:40])
+        if self.skip(lines, i) < len(lines):
+            raise _Unhandled("text after the module")
+        module = Module(top, loc_alias_text=self.alias_text())
+        module.source_name = self.source_name
+        return module
+
+    def skip(self, lines: list[str], i: int) -> int:
+        """The next line that is not blank or a comment."""
+        while i < len(lines):
+            s = lines[i].strip()
+            if s and not s.startswith("//"):
+                return i
+            i += 1
+        return i
+
+    def module_header(self, line: str, col: int | None = None) -> tuple[Operation, Block]:
+        m = _MODULE_RE.match(line)
+        if m is None:
+            raise _Unhandled("module header")
+        loc = self.loc(m.end(1) + 1 if col is None else col)
+        op = Operation("builtin.module", [])
+        if m.group("name"):
+            op.properties = AttrDict(f'sym_name = "{m.group("name")}"')
+        attrs = _attrs(m.group("attrs"))
+        if attrs is not None:
+            op.attributes = AttrDict(attrs)
+        op.loc = loc
+        op.add_region(Region())
+        block = Block()
+        op.regions[0].add_block(block)
+        return op, block
+
+    def mesh(self, line: str) -> Operation:
+        m = _MESH_RE.match(line)
+        if m is None:
+            raise _Unhandled("mesh")
+        mesh = "#sdy.mesh" + m.group("mesh")
+        if not _canonical_value(mesh):
+            raise _Unhandled(mesh)
+        op = Operation("sdy.mesh", [])
+        op.properties = AttrDict(f'mesh = {mesh}, sym_name = "{m.group("name")}"')
+        attrs = _attrs(m.group("attrs"))
+        if attrs is not None:
+            op.attributes = AttrDict(attrs)
+        op.loc = self.loc(m.end(1) + 1)
+        return op
+
+    def func(self, lines: list[str], i: int, body: Block) -> int:
+        line = lines[i]
+        m = _FUNC_RE.match(line)
+        if m is None:
+            raise _Unhandled("func header")
+        # the `)` closing the arguments (a bracket scan of a long signature costs more than the
+        # rest of the header; a wrong cut leaves text that the strict patterns below reject)
+        close = line.rfind(") -> ") if ") -> " in line else line.rfind(") {")
+        if close < m.end() - 1:
+            raise _Unhandled("func header")
+        args = line[m.end() : close]
+        tail = _FUNC_TAIL.match(line, close + 1)
+        if tail is None:
+            raise _Unhandled("func header")
+        func = FuncOp("func.func", [])
+        func.loc = self.loc(m.end(1) + 1)
+        self.values = {}
+        block = Block(label="bb0") if args else Block()
+        arg_types: list[str] = []
+        arg_attrs: list[str] = []
+        pos = m.end()
+        for k, entry in enumerate(args.split(", %") if args else ()):
+            if k:
+                entry = "%" + entry
+            am = _ARG_RE.match(entry)
+            if am is None:
+                raise _Unhandled("argument")
+            t = am.group("t")
+            arg = block.add_arg(_type(t), self.arg_loc(pos + 1))
+            if am.group("name") in self.values:
+                raise _Unhandled("duplicate argument")
+            self.values[am.group("name")] = arg
+            arg_types.append(t)
+            arg_attrs.append(_attrs(am.group("attrs")) or "")
+            pos += len(entry) + 2
+        res_types: list[str] = []
+        res_attrs: list[str] = []
+        res = tail.group("res")
+        if res is not None:
+            if res.startswith("(") and res.endswith(")"):
+                entries = split_top_level(res[1:-1])
+                if ", ".join(e.strip() for e in entries) != res[1:-1]:
+                    raise _Unhandled("result spacing")
+            else:
+                entries = [res]
+            for entry in entries:
+                rm = _RESULT_RE.match(entry.strip())
+                if rm is None:
+                    raise _Unhandled("result")
+                _type(rm.group("t"))
+                res_types.append(rm.group("t"))
+                res_attrs.append(_attrs(rm.group("attrs")) or "")
+        outs = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
+        props = []
+        if any(arg_attrs):
+            props.append(f"arg_attrs = [{', '.join('{' + a + '}' for a in arg_attrs)}]")
+        props.append(f"function_type = ({', '.join(arg_types)}) -> {outs}")
+        if any(res_attrs):
+            props.append(f"res_attrs = [{', '.join('{' + a + '}' for a in res_attrs)}]")
+        props.append(f'sym_name = "{m.group("name")}"')
+        if m.group("vis"):
+            props.append(f'sym_visibility = "{m.group("vis")}"')
+        func.properties = AttrDict(", ".join(props))
+        func.add_region(Region())
+        ops = block.ops
+        n_lines = len(lines)
+        line_match = _LINE.match
+        formats = _FORMATS
+        values = self.values
+        i += 1
+        while True:
+            if i >= n_lines:
+                raise _Unhandled("unterminated func")
+            line = lines[i]
+            i += 1
+            m = line_match(line)
+            if m is None:
+                stripped = line.strip()
+                if not stripped or stripped.startswith("//"):
+                    continue
+                if stripped == "}":
+                    break
+                raise _Unhandled(stripped[:40])
+            self.lineno = i
+            _, res_name, res_count, name, rest = m.groups()
+            if name == "stablehlo.reduce":
+                op = self.reduce(rest, m.end(4) + 1)
+            else:
+                known = formats.get(name)
+                if known is None:
+                    raise _Unhandled(name)
+                generic, read = known
+                operands, op_props, op_attrs, types = read(rest)
+                try:
+                    operand_values = [values[v] for v in operands]
+                except KeyError:
+                    raise _Unhandled("undefined value") from None
+                col = m.start(4) + 1
+                op = self.build(generic, operand_values, op_props, op_attrs, types, col)
+            if res_name is not None and res_count is None and len(op.results) == 1:
+                values[res_name] = op.results[0]
+            else:
+                self.define(op, res_name, res_count)
+            op.parent = block
+            ops.append(op)
+        if not ops or ops[-1].name != "func.return":
+            raise _Unhandled("func without return")
+        func.regions[0].add_block(block)
+        func.parent = body
+        body.ops.append(func)
+        return i
+
+    def build(
+        self,
+        name: str,
+        operands: list[Value],
+        props: str | None,
+        attrs: str | None,
+        types: tuple[Type, ...],
+        col: int,
+    ) -> Operation:
+        """The op as `parse_generic` builds it from jaxlib's generic line (its fast path for
+        texts without quotes, its general one otherwise)."""
+        positions = self.positions
+        n = len(positions)
+        positions.append((self.lineno, col))
+        loc = f"loc(#loc{n})"  # n > 0: the module's own location came first
+        texts = self.texts
+        if props is None:
+            if attrs is None:
+                op = Operation.fast(name, operands, AttrDict(""), AttrDict(""), loc)
+            elif '"' not in attrs:
+                op = Operation.fast(name, operands, AttrDict(""), _dict(texts, attrs), loc)
+            else:
+                op = Operation(name, operands, attributes=_dict(texts, attrs), loc=loc)
+        elif '"' not in props and (attrs is None or '"' not in attrs):
+            op = Operation.fast(
+                name,
+                operands,
+                _dict(texts, props),
+                _dict(texts, attrs) if attrs is not None else AttrDict(""),
+                loc,
+            )
+        else:
+            op = Operation(name, operands, properties=_dict(texts, props), loc=loc)
+            if attrs is not None:
+                op.attributes = _dict(texts, attrs)
+        if len(types) == 1:
+            op.results = [OpResult(types[0], op, 0)]
+        else:
+            op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+        return op
+
+    def reduce(self, rest: str, col: int) -> Operation:
+        """The compact `stablehlo.reduce(%x init: %i) applies <op> across dimensions = [..]`:
+        one region whose block applies <op> to its two scalar arguments and returns it."""
+        m = _match(_REDUCE_RE, rest)
+        dims = m.group("d")
+        if not _NAT_LIST.match(dims):
+            raise _Unhandled(dims)
+        types = _signature(m.group("sig"))
+        x, init = self.lookup([m.group("x"), m.group("init")])
+        element = getattr(x.type, "element_type", None)
+        if element is None or init.type.text != f"tensor<{element}>":
+            raise _Unhandled("reduce types")
+        loc = self.loc(col)
+        self.arg_aliases.add(len(self.positions) - 1)
+        arg_loc = f'loc("-":{self.lineno}:{col})'
+        op = Operation("stablehlo.reduce", [x, init])
+        op.properties = AttrDict(self.intern(f"dimensions = {_i64_array(dims)}"))
+        op.add_region(Region())
+        block = Block(label="bb0")
+        scalar = init.type
+        a = block.add_arg(scalar, arg_loc)
+        b = block.add_arg(scalar, arg_loc)
+        body_name = self.texts.setdefault(m.group("body"), m.group("body"))
+        inner = Operation.fast(body_name, [a, b], AttrDict(""), AttrDict(""), loc)
+        value = OpResult(scalar, inner, 0)
+        inner.results = [value]
+        ret = Operation.fast("stablehlo.return", [value], AttrDict(""), AttrDict(""), loc)
+        ret.results = []
+        block.append(inner)
+        block.append(ret)
+        op.regions[0].add_block(block)
+        attrs = _attrs(m.group("attrs"))
+        if attrs is not None:
+            op.attributes = AttrDict(self.intern(attrs))
+        op.loc = loc
+        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+        return op
+
+
+def parse_pretty(text: str, source_name: str | None = None) -> Module | None:
+    """shardc IR of MLIR pretty text that jaxlib has parsed (verified) already, identical to
+    the generic route's; None where the text is outside what this parser rebuilds exactly."""
+    if "loc(" in text or "#loc" in text or "\r" in text or not text.isascii():
+        return None
+    parser = _Parser(text, source_name)
+    try:
+        with suspended_gc():
+            return parser.parse()
+    except (_Unhandled, ValueError, KeyError, IndexError, RecursionError):
+        return None  # RecursionError: attribute values nested deeper than Python's stack

@@ -1,0 +1,287 @@
+"""shardc's pretty-text parser (dialect/mlir_pretty_parse.py) builds the IR the generic route
+builds (jaxlib's generic print with locations, then shardc's generic parser): the same ops,
+attribute texts, types, shardings, locations and alias table, on every program and every lit
+input; errors found later name the same line:col; what it cannot rebuild exactly falls back."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardc import mlir_bridge
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.ir import Module
+from shardc.dialect.mlir_floats import canonical_float
+from shardc.dialect.mlir_pretty_parse import parse_pretty
+from shardc.dialect.mlir_text import absorb_sharding_attrs, print_generic
+from shardc.importer import import_generic, import_text
+from shardc.passes.pipeline import PipelineOptions, run_pipeline
+
+from .programs import PROGRAMS, lowered_text
+
+LIT = Path(__file__).parent / "lit"
+
+
+def _generic_route(text: str, name: str) -> Module:
+    return import_generic(mlir_bridge.generic_text(mlir_bridge.parse_module(text, name)), name)
+
+
+def _pretty_route(text: str, name: str) -> Module | None:
+    mlir_bridge.parse_module(text, name)  # the importer parses with jaxlib first
+    module = parse_pretty(text, name)
+    if module is not None:
+        absorb_sharding_attrs(module)
+    return module
+
+
+def _dump(module: Module) -> list[Any]:
+    """Everything the rest of shardc reads off the imported IR, op by op."""
+    out: list[Any] = [module.source_name, dict(module.loc_aliases)]
+    for op in module.walk():
+        out.append(
+            (
+                op.name,
+                type(op).__name__,
+                op.properties.body(),
+                op.attributes.body(),
+                op.successors,
+                op.loc,
+                module.resolve_loc(op.loc),
+                [(r.type, r.sharding) for r in op.results],
+                [[(u.name, i) for u, i in r.uses] for r in op.results],
+                getattr(op, "result_shardings", None),
+                [
+                    (b.label, [(a.type, a.loc, a.sharding) for a in b.args])
+                    for r in op.regions
+                    for b in r.blocks
+                ],
+            )
+        )
+    return out
+
+
+def _assert_same(text: str, name: str) -> bool:
+    """Both routes agree; False where the pretty parser declined (the generic route runs)."""
+    mine = _pretty_route(text, name)
+    if mine is None:
+        return False
+    ref = _generic_route(text, name)
+    assert _dump(mine) == _dump(ref), name
+    assert print_generic(mine) == print_generic(ref), name
+    assert print_generic(mine, with_locs=False) == print_generic(ref, with_locs=False), name
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_import_alike_both_ways(name: str) -> None:
+    _assert_same(lowered_text(name), name)
+
+
+def test_what_jax_lowers_a_model_to_takes_the_pretty_route() -> None:
+    # guards the suite: the comparisons must not all be fallbacks
+    for name in ("mlp", "transformer_layer", "grad", "wsc"):
+        if name in PROGRAMS:
+            assert _assert_same(lowered_text(name), name), name
+
+
+def _lit_inputs() -> list[tuple[str, str]]:
+    cases = []
+    for path in sorted(LIT.rglob("*.mlir")):
+        for i, chunk in enumerate(path.read_text().split("// -----")):
+            if "func.func" in chunk:
+                cases.append((f"{path.relative_to(LIT)}#{i}", chunk))
+    return cases
+
+
+def test_lit_inputs_import_alike_both_ways() -> None:
+    pretty = 0
+    for name, text in _lit_inputs():
+        try:
+            mlir_bridge.parse_module(text, name)
+        except ShardcError:
+            continue  # jaxlib rejects it: the importer never reaches either route
+        pretty += _assert_same(text, name)
+    assert pretty >= 30
+
+
+def _pipeline_error(module: Module) -> str | None:
+    try:
+        run_pipeline(module, PipelineOptions())
+    except ShardcError as e:
+        return str(e)
+    return None
+
+
+def test_errors_name_the_same_line_and_column() -> None:
+    checked = 0
+    for name, text in _lit_inputs():
+        try:
+            mine = import_text(text, name)
+        except ShardcError as e:
+            with pytest.raises(ShardcError) as ref:
+                _generic_route(text, name)
+            assert str(e) == str(ref.value)
+            continue
+        error = _pipeline_error(mine)
+        if error is None:
+            continue
+        assert error == _pipeline_error(_generic_route(text, name)), name
+        checked += bool(re.search(r":\d+:\d+", error))
+    assert checked >= 3
+
+
+_ONE_OP = """module @m {{
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {{
+    {op}
+    return %0 : tensor<4xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        "%0 = stablehlo.negate %arg0 {b.x = 1 : i32, a.x = 2 : i32} : tensor<4xf32>",  # unsorted
+        "%0 = stablehlo.negate %arg0 {a.x = 1} : tensor<4xf32>",  # jaxlib adds `: i64`
+        '%0 = sdy.sharding_constraint %arg0 <@mesh, [{"x" }]> : tensor<4xf32>',
+        "%0 = stablehlo.negate %arg0 : (tensor<4xf32>) -> tensor<4xf32> // note",
+        "%0 = stablehlo.negate %arg0 : tensor<04xf32>",
+    ],
+)
+def test_spellings_jaxlib_would_change_take_the_generic_route(op: str) -> None:
+    text = _ONE_OP.format(op=op)
+    assert parse_pretty(text, "t") is None
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
+
+
+@pytest.mark.parametrize(
+    "literal, element, canonical",
+    [
+        ("0.000000e+00", "f32", True),
+        ("0.0", "f32", False),
+        ("1.000000e+00", "f32", True),
+        ("1.0", "f32", False),
+        ("0.353553385", "f32", True),
+        ("3.535534e-01", "f32", False),
+        ("9.99999974E-6", "f32", True),
+        ("0xFF800000", "f32", True),
+        ("0xff800000", "f32", False),
+        ("0x3F800000", "f32", False),
+        ("1.000000e+00", "bf16", True),
+        ("1.000000e-01", "f64", True),
+        ("1.0000000e-01", "f32", False),
+        ("0x7FC00000", "f32", True),
+        ("1.6777216E+7", "f32", False),
+        ("0x4B800000", "f32", True),
+    ],
+)
+def test_float_spellings(literal: str, element: str, canonical: bool) -> None:
+    assert canonical_float(literal, element) is canonical
+
+
+def test_float_spellings_match_jaxlib_on_random_values() -> None:
+    rng = random.Random(14)
+    cases = []
+    for element in ("f64", "f32", "f16", "bf16"):
+        for _ in range(150):
+            v = rng.choice(
+                [rng.uniform(-1e3, 1e3), 10 ** rng.uniform(-30, 30), 2.0 ** rng.randint(-20, 20)]
+            )
+            for spelling in (repr(v), f"{v:.6e}", f"{v:.9g}", f"{v:.8e}"):
+                if "." in spelling or "e" in spelling:
+                    cases.append((spelling, element))
+    lines = [
+        f"    %c{i} = stablehlo.constant dense<{lit}> : tensor<{el}>"
+        for i, (lit, el) in enumerate(cases)
+    ]
+    text = "module {\n  func.func @main() {\n" + "\n".join(lines) + "\n    return\n  }\n}\n"
+    out = mlir_bridge.pretty_text(mlir_bridge.parse_module(text))
+    printed = re.findall(r"dense<([^>]*)> : tensor<", out)
+    assert len(printed) == len(cases)
+    for (lit, el), out in zip(cases, printed, strict=True):
+        assert canonical_float(lit, el) is (out == lit), (lit, el, out)
+        assert canonical_float(out, el), (out, el)
+
+
+_ATTR_SPELLINGS = [
+    "1 : i1", "true", "1", "1 : i64", "-1 : i32", "0 : ui8", "-0 : i32", '"text"', '"a\\"b"',
+    "unit", "[1, 2]", "[1 : i64, 2 : i64]", "[]", "{b = 1 : i32, a = 2 : i32}",
+    "{a = 2 : i32, b = 1 : i32}", "1.0 : f32", "1.000000e+00 : f32", "0x7F800000 : f32",
+    "array<i64: 1>", '#sdy.sharding<@mesh, [{"x"}]>', '#sdy.sharding<@mesh, [{"x"} ]>',
+    "dense<1.0> : tensor<f32>", "{}",
+]
+
+
+@pytest.mark.parametrize("value", _ATTR_SPELLINGS)
+def test_attribute_spellings_import_alike_both_ways(value: str) -> None:
+    text = _ONE_OP.format(op=f"%0 = stablehlo.negate %arg0 {{a.x = {value}}} : tensor<4xf32>")
+    try:
+        mlir_bridge.parse_module(text, "t")
+    except ShardcError:
+        return  # jaxlib rejects it
+    _assert_same(text, "t")
+
+
+_CONSTANTS = [
+    ("true", "i1"), ("1", "i1"), ("-1", "i32"), ("07", "i32"), ("4294967295", "ui32"),
+    ("0x7FC00000", "f32"), ("0x7fc00000", "f32"), ("-0.000000e+00", "f32"), ("1.0", "bf16"),
+    ("1.000000e+00", "bf16"), ("1.000000e+00", "f16"), ("3.14159274", "f32"),
+    ("3.1415926535897931", "f64"), ("(1.000000e+00,0.000000e+00)", "complex<f32>"),
+]
+
+
+@pytest.mark.parametrize("literal, element", _CONSTANTS)
+def test_constant_spellings_import_alike_both_ways(literal: str, element: str) -> None:
+    op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
+    text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
+    try:
+        mlir_bridge.parse_module(text, "t")
+    except ShardcError:
+        return
+    _assert_same(text, "t")
+
+
+def test_printed_spellings_take_the_pretty_route() -> None:
+    for value in ("1 : i64", '"text"', "{a = 2 : i32, b = 1 : i32}", "1.000000e+00 : f32", "true"):
+        op = f"%0 = stablehlo.negate %arg0 {{a.x = {value}}} : tensor<4xf32>"
+        assert _assert_same(_ONE_OP.format(op=op), "t"), value
+    for literal, element in (("true", "i1"), ("-1", "i32"), ("0x7FC00000", "f32"),
+                             ("1.000000e+00", "bf16"), ("3.14159274", "f32")):
+        op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
+        text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
+        assert _assert_same(text, "t"), literal
+
+
+_RECURSIVE = """{header}
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {{
+    %0 = stablehlo.negate %arg0 : tensor<4xf32>
+    %1 = call @main(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }}
+{footer}"""
+
+
+@pytest.mark.parametrize("header, footer", [("module @m {", "}"), ("// implicit module", "")])
+def test_an_error_after_the_pretty_route_names_the_op_line_and_column(
+    header: str, footer: str
+) -> None:
+    text = _RECURSIVE.format(header=header, footer=footer)
+    assert _assert_same(text, "rec.mlir")
+    error = _pipeline_error(import_text(text, "rec.mlir"))
+    assert error is not None and error.startswith("rec.mlir:5:10: recursive call")
+    assert error == _pipeline_error(_generic_route(text, "rec.mlir"))
+
+
+def test_attributes_nested_deeper_than_pythons_stack_import_as_before() -> None:
+    value = "1 : i32"
+    for _ in range(1500):  # jaxlib accepts it; a recursive check of it would overflow
+        value = "{a = " + value + "}"
+    text = _ONE_OP.format(op=f"%0 = stablehlo.negate %arg0 {{x.y = {value}}} : tensor<4xf32>")
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
