@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module, release_free_heap, suspended_gc
 from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
 
 from . import mlir_bridge
@@ -18,6 +18,7 @@ def import_text(text: str, source_name: str = "<input>") -> Module:
     """Parse MLIR text (pretty or generic) into shardc IR."""
     # jaxlib's module is freed once printed: it does not stay alive while shardc builds its IR
     generic = mlir_bridge.generic_text(mlir_bridge.parse_module(text, source_name))
+    release_free_heap()  # the freed module's pages, else resident under the IR built next
     return import_generic(generic, source_name)
 
 

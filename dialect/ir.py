@@ -37,6 +37,33 @@ def suspended_gc() -> Iterator[None]:
             gc.enable()
 
 
+def release_free_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's `malloc_trim`; nothing
+    elsewhere). Python allocates its small objects in arenas of their own, outside that heap:
+    after jaxlib frees a big module, its pages would otherwise stay resident, unused, under
+    every object the import builds next (at 1000 layers about 60 MiB of a 240 MiB peak)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = _find_malloc_trim()
+    if _malloc_trim is not False:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # None: not looked up yet; False: not available
+
+
+def _find_malloc_trim() -> Any:
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc only (musl has none)
+    except (OSError, AttributeError):
+        return False
+
+
 # objects `_promote_young` moved to the oldest generation since its last full collection, and
 # the number of objects that collection left (the heap it must grow past before the next one)
 _promoted = 0

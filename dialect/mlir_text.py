@@ -45,6 +45,9 @@ _FAST_OP = re.compile(
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
+# printers join their lines into chunks of this many as they go (see `_Printer.print_op`)
+FOLD_LINES = 4096
+
 
 
 _type = parse_type
@@ -332,7 +335,14 @@ class _Printer:
         """Print `op` and everything nested in it; an explicit stack, so nesting depth is data."""
         # work items: a finished line, an (op, indent) to print, or a (block, indent) to open
         stack: list[str | tuple[Operation | Block, str]] = [(op, indent)]
+        out = self.out
+        first = len(out)
         while stack:
+            if len(out) - first > FOLD_LINES:
+                # lines joined into one chunk as they come: a line's object header costs as
+                # much as its text, and all lines would be alive until the final join
+                out[first:] = ["\n".join(out[first:])]
+                first += 1
             item = stack.pop()
             if isinstance(item, str):
                 self.out.append(item)
@@ -443,7 +453,8 @@ def _print_module(module: Module, with_locs: bool) -> str:
         for alias in module.loc_alias_order:
             p.out.append(f"{alias} = {module.loc_aliases[alias]}")
     p.print_op(module.op, "")
-    return "\n".join(p.out) + "\n"
+    p.out.append("")  # the final newline, without copying the whole text once more
+    return "\n".join(p.out)
 
 
 def _func_properties(func: FuncOp) -> AttrDict:
