@@ -10,6 +10,7 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .brackets import balanced, split_top_level
 from .brackets import match_close as _match_close
@@ -95,7 +96,7 @@ class _Parser:
     def parse(self) -> Module:
         stack: list[_Frame] = []
         top: list[Operation] = []
-        for lineno, raw in enumerate(self.text.split("\n"), 1):
+        for lineno, raw in enumerate(_lines(self.text), 1):
             self.lineno = lineno
             line = raw.strip()
             if not line or line.startswith("//"):
@@ -281,6 +282,23 @@ class _Parser:
                 arg = block.add_arg(parse_type(rest), loc)
                 self.values[name.strip()] = arg
         return block
+
+
+def _lines(text: str, chunk: int = 1 << 20) -> Iterator[str]:
+    """`text.split("\n")`, split about `chunk` characters at a time: the lines of a whole
+    module at once would cost as much memory again as its text (a header per line)."""
+    start, n = 0, len(text)
+    if not n:
+        yield ""
+    while start < n:
+        end = text.find("\n", start + chunk)
+        if end < 0:
+            yield from text[start:].split("\n")
+            return
+        yield from text[start:end].split("\n")
+        start = end + 1
+    if n and text[-1] == "\n" and start == n:
+        yield ""
 
 
 # a block argument with a type without nested brackets or commas and a plain location
