@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module, release_free_heap, suspended_gc
 from shardc.dialect.mlir_pretty_parse import parse_pretty
 from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
 
@@ -20,16 +20,19 @@ from . import mlir_bridge
 
 def import_text(text: str, source_name: str = "<input>") -> Module:
     """Parse MLIR text (pretty or generic) into shardc IR."""
-    jmod = mlir_bridge.parse_module(text, source_name)  # verifies; errors name line:col
+    # jaxlib's parse verifies (errors name line:col); its module is dropped (and its heap pages
+    # given back) before shardc builds its IR, so the two never take memory together
+    mlir_bridge.parse_module(text, source_name)
+    release_free_heap()
     with suspended_gc():
         module = parse_pretty(text, source_name)
         if module is not None:
-            del jmod
             absorb_sharding_attrs(module)
             return module
-    # jaxlib's module is freed once printed: it does not stay alive while shardc builds its IR
-    generic = mlir_bridge.generic_text(jmod)
-    del jmod
+    # outside the pretty parser's forms: jaxlib parses again (the text is checked already) and
+    # prints the generic form, which shardc's generic parser reads
+    generic = mlir_bridge.generic_text(mlir_bridge.parse_module(text, source_name, checked=True))
+    release_free_heap()  # the freed module's pages, else resident under the IR built next
     return import_generic(generic, source_name)
 
 

@@ -24,6 +24,7 @@ from .ir import (
     parse_dict_list,
     suspended_gc,
 )
+from .mlir_text import FOLD_LINES
 from .mlir_text import _func_properties as func_properties
 from .mlir_text import _result_sharding_attrs as result_sharding_attrs
 from .types import TensorType, split_function_type
@@ -449,7 +450,8 @@ def _print_module(module: Module) -> str:
         else:
             raise Unsupported(op.name)
     out.append("}")
-    return "\n".join(out) + "\n"
+    out.append("")  # the final newline, without copying the whole text once more
+    return "\n".join(out)
 
 
 def _symbol(raw: str) -> str:
@@ -509,11 +511,17 @@ def _func(func: FuncOp, out: list[str]) -> None:
         parens = len(outs) > 1 or res_attrs[0] or outs[0].startswith("(")
         head += " -> " + (f"({', '.join(results)})" if parens else results[0])
     out.append("  " + head + " {")
+    first = len(out)
     for op in entry.ops:
         fmt = _OPS.get(op.name)
         if fmt is None:
             raise Unsupported(op.name)
         out.append("    " + fmt(op, p))
+        if len(out) - first > FOLD_LINES:
+            # lines joined into one chunk as they come: a line's object header costs as much
+            # as its text, and the module's lines would all be alive until the final join
+            out[first:] = ["\n".join(out[first:])]
+            first += 1
     out.append("  }")
 
 

@@ -10,6 +10,7 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .brackets import balanced, split_top_level
 from .brackets import match_close as _match_close
@@ -44,6 +45,9 @@ _FAST_OP = re.compile(
 )
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
+
+# printers join their lines into chunks of this many as they go (see `_Printer.print_op`)
+FOLD_LINES = 4096
 
 
 
@@ -92,7 +96,7 @@ class _Parser:
     def parse(self) -> Module:
         stack: list[_Frame] = []
         top: list[Operation] = []
-        for lineno, raw in enumerate(self.text.split("\n"), 1):
+        for lineno, raw in enumerate(_lines(self.text), 1):
             self.lineno = lineno
             line = raw.strip()
             if not line or line.startswith("//"):
@@ -280,6 +284,23 @@ class _Parser:
         return block
 
 
+def _lines(text: str, chunk: int = 1 << 20) -> Iterator[str]:
+    """`text.split("\n")`, split about `chunk` characters at a time: the lines of a whole
+    module at once would cost as much memory again as its text (a header per line)."""
+    start, n = 0, len(text)
+    if not n:
+        yield ""
+    while start < n:
+        end = text.find("\n", start + chunk)
+        if end < 0:
+            yield from text[start:].split("\n")
+            return
+        yield from text[start:end].split("\n")
+        start = end + 1
+    if n and text[-1] == "\n" and start == n:
+        yield ""
+
+
 # a block argument with a type without nested brackets or commas and a plain location
 _SIMPLE_ARG = re.compile(
     r'(%[\w$.-]+): ((?:tensor<[^<>,"]*>|[\w.!]+))(?: (loc\((?:#[\w.$-]+|"[^"\\]*":\d+:\d+)\)))?'
@@ -332,7 +353,14 @@ class _Printer:
         """Print `op` and everything nested in it; an explicit stack, so nesting depth is data."""
         # work items: a finished line, an (op, indent) to print, or a (block, indent) to open
         stack: list[str | tuple[Operation | Block, str]] = [(op, indent)]
+        out = self.out
+        first = len(out)
         while stack:
+            if len(out) - first > FOLD_LINES:
+                # lines joined into one chunk as they come: a line's object header costs as
+                # much as its text, and all lines would be alive until the final join
+                out[first:] = ["\n".join(out[first:])]
+                first += 1
             item = stack.pop()
             if isinstance(item, str):
                 self.out.append(item)
@@ -443,7 +471,8 @@ def _print_module(module: Module, with_locs: bool) -> str:
         for alias in module.loc_alias_order:
             p.out.append(f"{alias} = {module.loc_aliases[alias]}")
     p.print_op(module.op, "")
-    return "\n".join(p.out) + "\n"
+    p.out.append("")  # the final newline, without copying the whole text once more
+    return "\n".join(p.out)
 
 
 def _func_properties(func: FuncOp) -> AttrDict:

@@ -41,7 +41,7 @@ from .policies import (
 from .projection import back_project, project
 from .report import PropagationReport
 from .unit_builder import ModuleUnits
-from .units import Holder, Unit, is_call_arg_edge, rank_of
+from .units import Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
 
 __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
@@ -86,8 +86,14 @@ class Propagator:
             t.sharding = sharding
         self.report.updates += 1
         cur = self.current
+        readers = self.readers
         for t in targets:
-            for u in self.readers.get(t, ()):
+            users = readers.get(t)
+            if users is None:
+                continue
+            if type(users) is Unit:  # (one reader: stored without a tuple, unit_builder)
+                users = (users,)
+            for u in users:
                 if u is not cur and not u.queued:
                     u.queued = True
                     self.queue.append(u)
@@ -104,8 +110,8 @@ class Propagator:
         dirs = u.dirs
         if not any(dirs):
             return
-        slots = (*u.operands, *u.results)
-        shardings = [s.get() for s in slots]
+        slots = u.slots
+        shardings = [s.sharding for s in slots]  # (a `Slot` view reads through `.sharding`)
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
             what = (id(u.rule), u.sizes, u.elementwise)
@@ -119,9 +125,13 @@ class Propagator:
             self.step_memo[key] = changes
         for i, new in changes:
             self.current = u
-            slots[i].set(new, self)
+            slot = slots[i]
+            if isinstance(slot, Slot):
+                slot.set(new, self)
+            else:
+                self.write(slot, new)
             if self.observer is not None:
-                h = slots[i].holder
+                h = holder_of(slot)
                 targets = self.aliases.get(id(h)) or [h]
                 self.observer.record(u, i, shardings, new, targets, self.round)
 
@@ -147,7 +157,7 @@ class Propagator:
             return ()
         sizes = u.rule.factor_sizes
         projs = [project(sh, u.dims[i], sizes, mesh) for i, sh in enumerate(shardings)]
-        n = len(u.operands)
+        n = u.n_operands
         step = StepInput(projs[:n], projs[n:], sizes, u.sizes, u.elementwise)
         dirs = u.dirs
         updated = self.strategy(step, lambda f: dirs[f], mesh)

@@ -12,7 +12,7 @@ from typing import Any
 
 from shardc.dialect.shardings import AxisRef, TensorSharding
 
-from .units import as_value
+from .units import as_value, holder_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class OriginRecorder:
         gained: set[str],
         before: list[TensorSharding | None],
     ) -> Any:
-        slots = (*unit.operands, *unit.results)
+        slots = unit.slots
         for j, s in enumerate(before):
             if j == index or s is None:
                 continue
@@ -111,7 +111,7 @@ class OriginRecorder:
                 if e >= len(s.dims) or not any(f in factors for f in fs):
                     continue
                 if gained & {a.name for a in s.dims[e].axes}:
-                    holder = as_value(slots[j].holder)
+                    holder = as_value(holder_of(slots[j]))
                     o = self.get(holder, e)
                     return o.root if o is not None else holder
         return None

@@ -36,8 +36,9 @@ from .units import (
     ManualArgSlot,
     ManualBoundarySlot,
     ManualResultSlot,
-    Slot,
+    SlotLike,
     Unit,
+    holder_of,
     is_call_arg_edge,
     num_elements,
     parse_direction,
@@ -71,7 +72,8 @@ class ModuleUnits:
         self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
-        self.readers: dict[Value | Holder, list[Unit]] = {}
+        # holder -> the units that read it: one unit, a tuple of a few, or a list of many
+        self.readers: dict[Value | Holder, Unit | tuple[Unit, ...] | list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
         self.func_results: dict[tuple[str, int], Holder] = {}
         self.callee_returns: list[tuple[Operation, int, Value | Holder]] = []
@@ -166,16 +168,16 @@ class ModuleUnits:
         """What holds `v`'s sharding during propagation: its stand-in, or `v` itself."""
         return self.stand_ins.get(id(v), v)
 
-    def operand_slot(self, op: Operation, index: int) -> Slot:
+    def operand_slot(self, op: Operation, index: int) -> SlotLike:
         return self.value_slot(op.operands[index])
 
-    def value_slot(self, v: Value) -> Slot:
+    def value_slot(self, v: Value) -> SlotLike:
         """`v` as a reader sees it; a manual computation's result keeps its manual axes."""
         if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
             axes = ManualComputation(v.owner).manual_axes
             if axes:  # (size-one axes among them are dropped later: none can be added)
                 return ManualBoundarySlot(self.held(v), frozenset(axes))
-        return Slot(self.held(v))
+        return self.held(v)
 
     def _load_op(self, op: Operation) -> None:
         self.holders.extend(self.held(r) for r in op.results)
@@ -200,7 +202,7 @@ class ModuleUnits:
                 "func.return",
                 identity_rule(tuple(shape)),
                 [self.value_slot(v)],
-                [Slot(h)],
+                [h],
                 fixed_direction=Directions.BOTH,
             )
             self._finish_unit(u)
@@ -216,7 +218,7 @@ class ModuleUnits:
             self._add_case(op)
         elif name == "stablehlo.optimization_barrier":
             for i, r in enumerate(op.results):
-                self._add_edge(op, [self.operand_slot(op, i)], Slot(self.held(r)))
+                self._add_edge(op, [self.operand_slot(op, i)], self.held(r))
         elif name == "sdy.manual_computation":
             self._add_manual(op)
         elif name == "func.call":
@@ -231,7 +233,7 @@ class ModuleUnits:
                 name,
                 identity_rule(tuple(shape)),
                 [self.operand_slot(op, 0)],
-                [Slot(self.held(r))],
+                [self.held(r)],
                 op=op,
                 elementwise=True,
             )
@@ -271,14 +273,14 @@ class ModuleUnits:
             op.name,
             rule,
             [self.operand_slot(op, i) for i in range(n_ops)],
-            [Slot(self.held(r)) for r in op.results],
+            [self.held(r) for r in op.results],
             op=op,
             call_target=str(target).strip('"') if target else None,
             elementwise=op.name in ELEMENTWISE_OPS,
         )
         self._finish_unit(u)
 
-    def _add_edge(self, op: Operation, sources: list[Slot], target: Slot) -> None:
+    def _add_edge(self, op: Operation, sources: list[SlotLike], target: SlotLike) -> None:
         t = target.type
         if not isinstance(t, TensorType) or t.rank == 0:
             return
@@ -300,7 +302,7 @@ class ModuleUnits:
             sources = [self.operand_slot(op, i)]
             if body_ret is not None and i < len(body_ret.operands):
                 sources.append(self.value_slot(body_ret.operands[i]))
-            self._add_edge(op, sources, Slot(self.held(r)))
+            self._add_edge(op, sources, self.held(r))
 
     def _add_case(self, op: Operation) -> None:
         for i, r in enumerate(op.results):
@@ -309,7 +311,7 @@ class ModuleUnits:
                 ret = region.entry.terminator
                 if ret is not None and i < len(ret.operands):
                     sources.append(self.value_slot(ret.operands[i]))
-            self._add_edge(op, sources, Slot(self.held(r)))
+            self._add_edge(op, sources, self.held(r))
 
     def _add_manual(self, op: Operation) -> None:
         view = ManualComputation(op)
@@ -329,7 +331,7 @@ class ModuleUnits:
             local = ret.operands[i]
             self._add_edge(
                 op,
-                [Slot(self.held(local))],
+                [self.held(local)],
                 ManualResultSlot(self.held(r), local.type, manual),
             )
         self.manuals.append((op, arg_slots))
@@ -344,20 +346,20 @@ class ModuleUnits:
             return
         for i, arg in enumerate(body.args):
             if i < len(op.operands):
-                self._add_edge(op, [self.operand_slot(op, i)], Slot(self.held(arg)))
+                self._add_edge(op, [self.operand_slot(op, i)], self.held(arg))
         name = callee_name(op)
         if name not in self._loaded:
             self._load_func(name, callee, funcs)
         ret = body.terminator
         for i, r in enumerate(op.results):
             if ret is not None and i < len(ret.operands):
-                self._add_edge(op, [self.value_slot(ret.operands[i])], Slot(self.held(r)))
+                self._add_edge(op, [self.value_slot(ret.operands[i])], self.held(r))
                 self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
     def _finish_unit(self, u: Unit) -> None:
         elements = self._elements
         sizes_list = []
-        for s in (*u.operands, *u.results):
+        for s in u.slots:
             t = s.type
             n = elements.get(id(t))  # types are interned by the parser: few distinct objects
             if n is None:
@@ -376,14 +378,12 @@ class ModuleUnits:
         # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
         # never multi-use, whatever its sources' uses.
         u.multi_use = u.kind != "edge" and any(self._multi_use(s) for s in u.operands)
-        u.operands = tuple(u.operands)  # (a tuple is smaller than the list it was built as)
-        u.results = tuple(u.results)
         if u.kind != "func_result":
             self.units.append(u)
 
-    def _multi_use(self, s: Slot) -> bool:
+    def _multi_use(self, s: SlotLike) -> bool:
         """A non-scalar value that more than one live op reads."""
-        h = s.holder
+        h = holder_of(s)
         if isinstance(h, Holder):
             h = h.of  # a stand-in: its value's uses (None for other holders)
         if h is None or len(h.uses) < 2:
@@ -401,15 +401,21 @@ class ModuleUnits:
 
     def _index(self, u: Unit) -> None:
         # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
-        slots: tuple[Slot, ...] = (*u.operands, *u.results)
+        slots = u.slots
         if is_call_arg_edge(u):
-            slots = tuple(u.results)
+            slots = u.results
         readers = self.readers
         for s in slots:
-            key = s.holder  # (values and holders hash by identity)
+            key = holder_of(s)  # (values and holders hash by identity)
             users = readers.get(key)
             if users is None:
-                readers[key] = [u]
+                readers[key] = u  # most holders have one or two readers: no list for them
+            elif type(users) is Unit:
+                readers[key] = (users, u)
+            elif type(users) is tuple and len(users) < 8:
+                readers[key] = (*users, u)
+            elif type(users) is tuple:
+                readers[key] = [*users, u]
             else:
                 users.append(u)
 

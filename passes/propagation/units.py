@@ -10,7 +10,6 @@ How ops become units is `unit_builder.py`; running them is `driver.py`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from shardc.dialect.ir import BlockArgument, Operation, Value
@@ -64,7 +63,9 @@ def num_elements(t: object) -> int:
 
 
 class Slot:
-    """Where a unit reads and writes one tensor's sharding (a value or a holder, as is)."""
+    """Where a unit reads and writes one tensor's sharding through a view of its holder (the
+    manual computation's slots below). A unit reads and writes a value or holder as is through
+    the holder itself in its slot list, with no `Slot` around it (see `holder_of`)."""
 
     __slots__ = ("holder",)
 
@@ -75,11 +76,25 @@ class Slot:
     def type(self) -> object:
         return self.holder.type
 
+    @property
+    def sharding(self) -> TensorSharding | None:
+        """What the unit sees (as a plain holder's `sharding` reads)."""
+        return self.get()
+
     def get(self) -> TensorSharding | None:
         return self.holder.sharding
 
     def set(self, sharding: TensorSharding, prop: Writer) -> None:
         prop.write(self.holder, sharding)
+
+
+# A unit's slot: a value or holder read and written as is, or a `Slot` view of one.
+SlotLike = Value | Holder | Slot
+
+
+def holder_of(slot: SlotLike) -> Value | Holder:
+    """What a slot reads and writes."""
+    return slot.holder if isinstance(slot, Slot) else slot
 
 
 def strip_manual(s: TensorSharding, manual: frozenset[str]) -> TensorSharding:
@@ -169,28 +184,72 @@ class ManualResultSlot(Slot):
 # Units
 
 
-@dataclass(eq=False, slots=True)
 class Unit:
-    """One propagation step's worth of IR: an op with its rule, an edge, a barrier, a link."""
+    """One propagation step's worth of IR: an op with its rule, an edge, a barrier, a link.
 
-    kind: str
-    op_name: str
-    rule: OpShardingRule
-    operands: Sequence[Slot]  # a tuple once built (unit_builder)
-    results: Sequence[Slot]
-    op: Operation | None = None
-    call_target: str | None = None
-    multi_use: bool = False
-    elementwise: bool = False
-    fixed_direction: Direction | None = None
-    sizes: tuple[int, ...] = ()  # element count per slot (interned: units alike share it)
-    dims: tuple[tuple[tuple[int, ...], ...], ...] = ()  # factors per dim, per slot (ditto)
-    dirs: tuple[Direction, ...] = ()
-    queued: bool = False
-    step_key: int | None = None  # what besides shardings and dirs decides a step (driver)
+    Its operand slots then its result slots are one tuple, `slots` (a module has about one unit
+    per op: a slotted object with one tuple, not a dataclass with two lists)."""
+
+    __slots__ = (
+        "kind",
+        "op_name",
+        "rule",
+        "slots",
+        "n_operands",
+        "op",
+        "call_target",
+        "multi_use",
+        "elementwise",
+        "fixed_direction",
+        "sizes",
+        "dims",
+        "dirs",
+        "queued",
+        "step_key",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        op_name: str,
+        rule: OpShardingRule,
+        operands: Sequence[SlotLike],
+        results: Sequence[SlotLike],
+        op: Operation | None = None,
+        call_target: str | None = None,
+        elementwise: bool = False,
+        fixed_direction: Direction | None = None,
+    ):
+        self.kind = kind
+        self.op_name = op_name
+        self.rule = rule
+        self.slots: tuple[SlotLike, ...] = (*operands, *results)
+        self.n_operands = len(operands)
+        self.op = op
+        self.call_target = call_target
+        self.multi_use = False
+        self.elementwise = elementwise
+        self.fixed_direction = fixed_direction
+        # element count per slot, factors per dim per slot (interned: units alike share them)
+        self.sizes: tuple[int, ...] = ()
+        self.dims: tuple[tuple[tuple[int, ...], ...], ...] = ()
+        self.dirs: tuple[Direction, ...] = ()
+        self.queued = False
+        self.step_key: int | None = None  # what besides shardings and dirs decides a step
+
+    @property
+    def operands(self) -> tuple[SlotLike, ...]:
+        return self.slots[: self.n_operands]
+
+    @property
+    def results(self) -> tuple[SlotLike, ...]:
+        return self.slots[self.n_operands :]
 
     def label(self) -> str:
         return self.op_name
+
+    def __repr__(self) -> str:
+        return f"<unit {self.kind} {self.op_name}>"
 
 
 def is_call_arg_edge(u: Unit) -> bool:
@@ -202,7 +261,7 @@ def is_call_arg_edge(u: Unit) -> bool:
     return (
         u.kind == "edge"
         and u.op_name == "func.call"
-        and isinstance(u.results[0].holder, BlockArgument)
+        and isinstance(holder_of(u.slots[u.n_operands]), BlockArgument)
     )
 
 
