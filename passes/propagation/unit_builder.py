@@ -436,12 +436,19 @@ _EFFECTFUL = frozenset({
 })  # fmt: skip
 
 
+# ops with regions that jaxlib's pipeline keeps until after propagation even when dead
+_KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+
+
 def dead_ops(module: Module) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
     fixed point), so they pull no axes into the values they read; shardc keeps them in its
-    output (the same ops in the same order) but lets them decide nothing."""
+    output (the same ops in the same order) but lets them decide nothing. An op with regions
+    (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
+    has an effect, and everything in it with it; a `while` or a `case` is not (checked against
+    jaxlib's pipeline)."""
     ops = [op for op in module.walk() if _removable(op)]
     ops.reverse()  # users before producers, nested regions before the ops holding them
     dead: set[int] = set()
@@ -452,13 +459,21 @@ def dead_ops(module: Module) -> set[int]:
             if id(op) in dead:
                 continue
             if all(id(user) in dead for r in op.results for user, _ in r.uses):
-                dead.add(id(op))
+                dead.update(id(inner) for inner in op.walk())  # the op and its regions' ops
                 changed = True
     return dead
 
 
 def _removable(op: Operation) -> bool:
-    if op.regions or not op.results or op.name in _EFFECTFUL:
+    if not op.results or not _effect_free(op):
         return False
-    return op.name.startswith(("stablehlo.", "chlo."))
+    if op.regions:
+        return op.name not in _KEPT_WITH_REGIONS and all(
+            _effect_free(inner) for inner in op.walk()
+        )
+    return True
+
+
+def _effect_free(op: Operation) -> bool:
+    return op.name not in _EFFECTFUL and op.name.startswith(("stablehlo.", "chlo."))
 
