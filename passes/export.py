@@ -41,6 +41,7 @@ from shardc.passes.pin_hazards import pinnable
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
+from .import_steps.constraints import redirects_uses
 
 Mode = Literal["annotate", "pin"]
 
@@ -339,13 +340,33 @@ class _Exporter:
                 elif _rederived(op, r, s):
                     continue
                 uses = list(r.uses)
+                target = next((u for u, _ in uses if redirects_uses(u, False)), None)
                 c = ShardingConstraint.create(r, s, op.loc).op
                 for user, idx in uses:
                     user.set_operand(idx, c.results[0])
                 c.parent = block
                 new_ops.append(c)
+                if target is not None:
+                    new_ops.extend(self.redirect_uses(target, uses, c, block))
         block.ops = new_ops
         return nested
+
+    def redirect_uses(
+        self, target: Operation, uses: list[tuple[Operation, int]], pin: Operation, block: Block
+    ) -> list[Operation]:
+        """A while/case/barrier result with a closed constraint (`target`) is read by its other
+        users through that constraint's layout (import_steps/constraints.py: Shardy sends them
+        through the constraint): one reshard right after the op, not one per user (a loop
+        that reads the result would reshard on every iteration)."""
+        want = finalize(ShardingConstraint(target).sharding, False)
+        others = [(u, i) for u, i in uses if u is not target]
+        if not others or want == _layout(pin.results[0]):
+            return []
+        c = ShardingConstraint.create(pin.results[0], want, pin.loc).op
+        for user, idx in others:
+            user.set_operand(idx, c.results[0])
+        c.parent = block
+        return [c]
 
     def reshard_call_operands(self, call: Operation, block: Block) -> list[Operation]:
         """Constraints that take a call's operands to its callee's argument layouts before the

@@ -152,12 +152,11 @@ def slice_(op: Operation) -> OpShardingRule:
 
 @register_rule("stablehlo.pad")
 def pad(op: Operation) -> OpShardingRule:
-    """Padded dims (edge or interior): one permutation factor of the operand size."""
-    rank = len(shape_of(op.operands[0]))
-    lo = attr_ints(op, "edge_padding_low") or (0,) * rank
-    hi = attr_ints(op, "edge_padding_high") or (0,) * rank
-    interior = attr_ints(op, "interior_padding") or (0,) * rank
-    return _dimwise(op, [bool(lo[d] or hi[d] or interior[d]) for d in range(rank)])
+    """Dims whose size the padding changes: one permutation factor of the operand size. A dim
+    padded to its own size (low -1, high 1: a shift) passes through, as in Shardy's registry,
+    which types only mismatched dims."""
+    in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
+    return _dimwise(op, [i != o for i, o in zip(in_shape, out_shape, strict=True)])
 
 
 @register_rule("stablehlo.reverse")

@@ -6,8 +6,11 @@ same way): a fully closed in_sharding becomes its operand's sharding, so propaga
 is instead of merging upstream axes into the operand.
 
 Not when the input has another use that asks for something else: a different constraint, or a
-manual computation whose in_sharding for it differs. (Shardy constrains the uses of a data-flow
-edge target instead of the target itself; shardc keeps the IR's uses and shards the target.)
+manual computation whose in_sharding for it differs. Not on a data-flow edge target either (a
+`while`, `case` or `optimization_barrier` result): there Shardy moves the constraint right after
+the target and sends every other use of the target through it, so the target itself stays open.
+shardc keeps the IR's uses: propagation reads the target through the constraint instead
+(`redirects_uses`, read by passes/propagation/unit_builder.py).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.ir import Module, OpResult, Value
+from shardc.dialect.ir import Module, Operation, OpResult, Value
 from shardc.dialect.op_views import (
     MANUAL_COMPUTATION,
     SHARDING_CONSTRAINT,
@@ -52,12 +55,42 @@ def apply_closed_constraints(module: Module) -> None:
                 _apply(v, s)
 
 
-def _apply(v: Value, s: TensorSharding) -> None:
+# ops whose results are data-flow edge targets when Shardy applies constraints (its
+# `sdy.data_flow_edge` ops are in place by then; calls are named computations without edges)
+DATA_FLOW_OWNERS = frozenset(
+    {"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier"}
+)
+
+
+def is_data_flow_target(v: Value) -> bool:
+    """`v` is a result of a while, case or optimization_barrier."""
+    return isinstance(v, OpResult) and v.owner.name in DATA_FLOW_OWNERS
+
+
+def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
+    """`op` is a closed constraint that Shardy applies to a data-flow edge target by sending the
+    target's other uses through the constraint. (`before_propagation=False`: the target may
+    have a sharding by now, as after propagation; the export asks so.)"""
+    if op.name != SHARDING_CONSTRAINT:
+        return False
+    v = op.operands[0]
+    if not is_data_flow_target(v):
+        return False
+    s = ShardingConstraint(op).sharding
+    if not before_propagation:
+        return all(d.is_closed for d in s.dims) and not _asks_otherwise(v, s)
+    return _applies(v, s)
+
+
+def _applies(v: Value, s: TensorSharding) -> bool:
     if v.sharding is not None or not all(d.is_closed for d in s.dims):
-        return
-    if _asks_otherwise(v, s):
-        return
-    v.sharding = s
+        return False
+    return not _asks_otherwise(v, s)
+
+
+def _apply(v: Value, s: TensorSharding) -> None:
+    if _applies(v, s) and not is_data_flow_target(v):
+        v.sharding = s
 
 
 def _asks_otherwise(v: Value, s: TensorSharding) -> bool:

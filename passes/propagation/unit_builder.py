@@ -26,6 +26,7 @@ from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
 from ..import_steps.constants import CONSTANT_OPS
+from ..import_steps.constraints import redirects_uses
 from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
@@ -91,6 +92,9 @@ class ModuleUnits:
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         # id(value) -> the holder of its working sharding, for values whose sharding is an op's
         self.stand_ins: dict[int, Holder] = {}
+        # id(data-flow target) -> the closed constraint its other readers read it through
+        self.redirects: dict[int, Operation] = {}
+        self._redirected_uses: dict[int, list[tuple[Operation, int]]] = {}  # id(holder) -> uses
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
 
@@ -151,6 +155,8 @@ class ModuleUnits:
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
                 (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
+                if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
+                    self._redirect(op)
             elif op.name == "sdy.manual_computation":
                 view = ManualComputation(op)
                 ins, outs = view.in_shardings, view.out_shardings
@@ -161,6 +167,15 @@ class ModuleUnits:
                 for i, r in enumerate(op.results):
                     self._stand_in(r, outs[i] if i < len(outs) else r.sharding, f"result {i}")
 
+    def _redirect(self, c: Operation) -> None:
+        """Readers of `c`'s input but `c` read `c`'s result: their uses count as its uses."""
+        v, r = c.operands[0], c.results[0]
+        self.redirects[id(v)] = c
+        self._redirected_uses[id(self.held(r))] = [
+            *r.uses, *((u, i) for u, i in v.uses if u is not c)
+        ]
+        self._redirected_uses[id(v)] = [(c, 0)]
+
     def _stand_in(self, v: Value, sharding: TensorSharding | None, what: str) -> None:
         self.stand_ins[id(v)] = Holder(v.type, sharding, f"{what} of {v}", of=v)
 
@@ -169,10 +184,16 @@ class ModuleUnits:
         return self.stand_ins.get(id(v), v)
 
     def operand_slot(self, op: Operation, index: int) -> SlotLike:
-        return self.value_slot(op.operands[index])
+        return self.value_slot(op.operands[index], op)
 
-    def value_slot(self, v: Value) -> SlotLike:
-        """`v` as a reader sees it; a manual computation's result keeps its manual axes."""
+    def value_slot(self, v: Value, reader: Operation | None = None) -> SlotLike:
+        """`v` as a reader sees it; a manual computation's result keeps its manual axes; a
+        data-flow target with a closed constraint is read through the constraint (as Shardy
+        redirects its uses), by every reader but the constraint."""
+        if self.redirects:
+            c = self.redirects.get(id(v))
+            if c is not None and c is not reader:
+                return self.held(c.results[0])
         if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
             axes = ManualComputation(v.owner).manual_axes
             if axes:  # (size-one axes among them are dropped later: none can be added)
@@ -384,15 +405,20 @@ class ModuleUnits:
     def _multi_use(self, s: SlotLike) -> bool:
         """A non-scalar value that more than one live op reads."""
         h = holder_of(s)
-        if isinstance(h, Holder):
-            h = h.of  # a stand-in: its value's uses (None for other holders)
-        if h is None or len(h.uses) < 2:
+        uses = self._redirected_uses.get(id(h)) if self._redirected_uses else None
+        if uses is None:
+            if isinstance(h, Holder):
+                h = h.of  # a stand-in: its value's uses (None for other holders)
+            if h is None:
+                return False
+            uses = h.uses
+        if len(uses) < 2:
             return False
         if rank_of(s.type) == 0:
             return False
         dead = self.dead
         live = 0
-        for user, _ in h.uses:
+        for user, _ in uses:
             if id(user) not in dead:
                 live += 1
                 if live > 1:
@@ -442,12 +468,19 @@ _EFFECTFUL = frozenset({
 })  # fmt: skip
 
 
+# ops with regions that jaxlib's pipeline keeps until after propagation even when dead
+_KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+
+
 def dead_ops(module: Module) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
     fixed point), so they pull no axes into the values they read; shardc keeps them in its
-    output (the same ops in the same order) but lets them decide nothing."""
+    output (the same ops in the same order) but lets them decide nothing. An op with regions
+    (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
+    has an effect, and everything in it with it; a `while` or a `case` is not (checked against
+    jaxlib's pipeline)."""
     ops = [op for op in module.walk() if _removable(op)]
     ops.reverse()  # users before producers, nested regions before the ops holding them
     dead: set[int] = set()
@@ -458,13 +491,21 @@ def dead_ops(module: Module) -> set[int]:
             if id(op) in dead:
                 continue
             if all(id(user) in dead for r in op.results for user, _ in r.uses):
-                dead.add(id(op))
+                dead.update(id(inner) for inner in op.walk())  # the op and its regions' ops
                 changed = True
     return dead
 
 
 def _removable(op: Operation) -> bool:
-    if op.regions or not op.results or op.name in _EFFECTFUL:
+    if not op.results or not _effect_free(op):
         return False
-    return op.name.startswith(("stablehlo.", "chlo."))
+    if op.regions:
+        return op.name not in _KEPT_WITH_REGIONS and all(
+            _effect_free(inner) for inner in op.walk()
+        )
+    return True
+
+
+def _effect_free(op: Operation) -> bool:
+    return op.name not in _EFFECTFUL and op.name.startswith(("stablehlo.", "chlo."))
 

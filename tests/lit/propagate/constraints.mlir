@@ -151,3 +151,31 @@ func.func @priority_result_p1(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.shard
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// A closed constraint on a while result (a data-flow edge target) is not applied to the result:
+// Shardy moves it right after the loop and sends the result's other uses through it, so the
+// loop keeps the layout it carries in ({"x","y"} on dim 0, the tanh inside) and the negate
+// reads the constraint's [{}, {"y"}] (checked against sdy-propagation-pipeline; shardc keeps
+// the IR's uses and reads them through the constraint during propagation).
+// CHECK-LABEL: func.func @constraint_on_while_result(
+// CHECK-SAME: -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+// CHECK: stablehlo.tanh %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x", "y"}, {}]>]>}
+// CHECK: sdy.sharding_constraint %0#1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: stablehlo.negate %0#1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @constraint_on_while_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}, %arg1: tensor<i32>) -> tensor<8x8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg1, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x8xf32>
+   cond {
+    %c = stablehlo.constant dense<2> : tensor<i32>
+    %3 = stablehlo.compare LT, %iterArg, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %3 : tensor<i1>
+  } do {
+    %3 = stablehlo.tanh %iterArg_0 : tensor<8x8xf32>
+    stablehlo.return %iterArg, %3 : tensor<i32>, tensor<8x8xf32>
+  }
+  %1 = sdy.sharding_constraint %0#1 <@mesh, [{}, {"y"}]> : tensor<8x8xf32>
+  %2 = stablehlo.negate %0#1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}

@@ -180,3 +180,23 @@ func.func @convert_keeps_axes(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.shard
   %0 = stablehlo.convert %arg0 : (tensor<8x16xf32>) -> tensor<8x16xbf16>
   return %0 : tensor<8x16xbf16>
 }
+
+// -----
+
+// A pad that shifts dim 1 (low -1, high 1) keeps its size, so that dim is a pass-through factor
+// and the closed constraint's "X" reaches the pad's result at op priority 2 before the reduce
+// brings "Y" back from the func result (fuzzer seed 8484 #21, shrunk; checked against
+// sdy-propagation-pipeline: as a permutation factor, "Y" won and the pinned layout moved
+// 1,088 B vs Shardy's 908 B).
+// CHECK-LABEL: func.func @shifted_pad(
+// CHECK: stablehlo.pad %arg0, %cst, low = [0, -1], high = [0, 1], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"X"}]>]>}
+// CHECK: stablehlo.reduce{{.*}}sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y"}]>]>
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @shifted_pad(%arg0: tensor<16x4xf32>) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}]>}) {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"X"}]> : tensor<16x4xf32>
+  %cst = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+  %1 = stablehlo.pad %arg0, %cst, low = [0, -1], high = [0, 1], interior = [0, 0] : (tensor<16x4xf32>, tensor<f32>) -> tensor<16x4xf32>
+  %cst_0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %2 = stablehlo.reduce(%1 init: %cst_0) applies stablehlo.maximum across dimensions = [0] : (tensor<16x4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}

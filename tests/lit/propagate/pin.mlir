@@ -123,3 +123,29 @@ func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
   }
   return %0#1 : tensor<8x16xf32>
 }
+
+// -----
+
+// The while result's other readers go through the closed constraint's layout once, right after
+// the loop (as in Shardy's output, where they read the constraint): the result is pinned to the
+// loop's layout, a second constraint takes it to [{}, {"y"}] for the negate.
+// CHECK-LABEL: func.func @constraint_on_while_result(
+// CHECK: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x", "y"}, {}]>
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: stablehlo.negate %2
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @constraint_on_while_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}, %arg1: tensor<i32>) -> tensor<8x8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg1, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x8xf32>
+   cond {
+    %c = stablehlo.constant dense<2> : tensor<i32>
+    %3 = stablehlo.compare LT, %iterArg, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %3 : tensor<i1>
+  } do {
+    %3 = stablehlo.tanh %iterArg_0 : tensor<8x8xf32>
+    stablehlo.return %iterArg, %3 : tensor<i32>, tensor<8x8xf32>
+  }
+  %1 = sdy.sharding_constraint %0#1 <@mesh, [{}, {"y"}]> : tensor<8x8xf32>
+  %2 = stablehlo.negate %0#1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}

@@ -51,6 +51,18 @@ func.func @slice_pad_reverse(%a: tensor<8x16xf32>, %z: tensor<f32>) -> tensor<4x
 
 // -----
 
+func.func @shifted_pad(%a: tensor<16x4xf32>, %z: tensor<f32>) -> tensor<16x4xf32> {
+  // A pad that keeps the dim's size (low -1, high 1: a shift) passes through; only a dim whose
+  // size changes is a permutation factor (checked with sdy-populate-op-sharding-rules).
+  // CHECK-LABEL: stablehlo.pad: #sdy.op_sharding_rule<([i, j], [])->([i, j]) {i=16, j=4}>
+  %0 = stablehlo.pad %a, %z, low = [0, -1], high = [0, 1], interior = [0, 0] : (tensor<16x4xf32>, tensor<f32>) -> tensor<16x4xf32>
+  // CHECK-NEXT: stablehlo.pad: #sdy.op_sharding_rule<([i, j], [])->([i, j]) {i=16, j=4} permutation={j}>
+  %1 = stablehlo.pad %a, %z, low = [0, 1], high = [0, -2], interior = [0, 0] : (tensor<16x4xf32>, tensor<f32>) -> tensor<16x3xf32>
+  return %0 : tensor<16x4xf32>
+}
+
+// -----
+
 func.func @dynamic(%a: tensor<8x16xf32>, %u: tensor<4x16xf32>, %i: tensor<i32>) -> tensor<8x16xf32> {
   // The sliced dim needs replication and is blocked.
   // CHECK-LABEL: stablehlo.dynamic_slice: #sdy.op_sharding_rule<([i, j], [], [])->([i, j]) {i=8, j=16} need_replication={i} blocked_propagation={i}>
