@@ -7,9 +7,9 @@ jaxlib's generic print with locations: the same ops, attribute texts, types, and
 (`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
 
 It reads only what it can rebuild exactly: a module without locations whose ops are in the
-table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values
-and float literals in their printed spelling: text jaxlib would re-spell is not kept). Anything
-else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
+table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values,
+dense literals and floats in their printed spelling: text jaxlib would re-spell is not kept).
+Anything else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
 both routes on every program and lit input.
 """
 
