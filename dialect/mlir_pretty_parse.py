@@ -7,9 +7,9 @@ jaxlib's generic print with locations: the same ops, attribute texts, types, and
 (`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
 
 It reads only what it can rebuild exactly: a module without locations whose ops are in the
-table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values
-and float literals in their printed spelling: text jaxlib would re-spell is not kept). Anything
-else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
+table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values,
+dense literals and floats in their printed spelling: text jaxlib would re-spell is not kept).
+Anything else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
 both routes on every program and lit input.
 """
 
@@ -34,7 +34,7 @@ from .ir import (
 )
 from .mlir_floats import FLOAT_FORMATS, canonical_float
 from .sharding_syntax import parse_attr
-from .types import Type, parse_type, split_function_type
+from .types import TensorType, Type, parse_type, split_function_type
 
 
 class _Unhandled(Exception):
@@ -139,19 +139,72 @@ def _attrs(text: str | None) -> str | None:
     return text
 
 
-@lru_cache(maxsize=4096)
-def _dense(literal: str, type_text: str) -> bool:
-    """Whether a splat `dense<literal>` of `type_text` is spelled as MLIR prints it."""
-    element = type_text[type_text.rfind("x") + 1 : -1] if "x" in type_text else type_text[7:-1]
+# MLIR prints a dense literal of more elements than this as a hex string
+_HEX_THRESHOLD = 100
+_HEX_STRING = re.compile(r'"0x(?:[0-9A-F][0-9A-F])*"$')
+_INT_ELEMENT = re.compile(r"(s|u)?i(\d+)$")
+
+
+def _scalar(literal: str, element: str) -> bool:
+    """Whether one element of a dense literal is spelled as MLIR prints it."""
     if element in FLOAT_FORMATS:
         return canonical_float(literal, element)
     if element == "i1":
         return literal in ("true", "false")
-    if re.fullmatch(r"(?:si|i)\d+", element):
-        return re.fullmatch(_INT, literal) is not None
-    if re.fullmatch(r"ui\d+", element):
+    m = _INT_ELEMENT.match(element)
+    if m is None:
+        return False
+    if m.group(1) == "u":
         return re.fullmatch(r"0|[1-9]\d*", literal) is not None
-    return False
+    return re.fullmatch(_INT, literal) is not None
+
+
+def _element_bytes(element: str) -> int:
+    """Bytes per element in a hex dense literal (0: not printed in hex here)."""
+    if element in FLOAT_FORMATS:
+        return FLOAT_FORMATS[element][3] // 8
+    if element == "i1":
+        return 1
+    m = _INT_ELEMENT.match(element)
+    bits = int(m.group(2)) if m else 0
+    return bits // 8 if bits in (8, 16, 32, 64) else 0
+
+
+def _nested(flat: list[str], shape: tuple[int, ...]) -> str:
+    """Elements in row-major order as MLIR's nested list `[[a, b], [c, d]]`."""
+    if len(shape) == 1:
+        return "[" + ", ".join(flat) + "]"
+    step = len(flat) // shape[0]
+    return "[" + ", ".join(_nested(flat[i * step : (i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+@lru_cache(maxsize=4096)
+def _dense(literal: str, type_text: str) -> bool:
+    """Whether `dense<literal>` of `type_text` is spelled as MLIR prints it: a splat, a nested
+    list of up to 100 elements that are not all equal, or a hex string of more."""
+    t = _type(type_text)
+    if not isinstance(t, TensorType):
+        return False
+    element = t.element_type
+    if not literal.startswith(("[", '"')):
+        return _scalar(literal, element)
+    n = t.num_elements()
+    if literal.startswith('"'):
+        width = 2 * _element_bytes(element)
+        if n <= _HEX_THRESHOLD or not width or not _HEX_STRING.match(literal):
+            return False
+        body = literal[3:-1]
+        if len(body) != width * n or body == body[:width] * n:
+            return False  # a wrong size, or a splat (printed as one element)
+        bools = (body[i : i + 2] for i in range(0, len(body), 2))
+        return element != "i1" or all(b in ("00", "01") for b in bools)
+    if n == 0 or n > _HEX_THRESHOLD or t.rank == 0:
+        return False
+    flat = literal.replace("[", "").replace("]", "").split(", ")
+    if len(flat) != n or flat.count(flat[0]) == n:
+        return False  # a wrong count, or a splat
+    return all(_scalar(e, element) for e in set(flat)) and _nested(flat, t.shape) == literal
 
 
 def _i64_array(items: str) -> str:
@@ -201,7 +254,7 @@ def _functional_op(rest: str) -> Parsed:
     return _operands(m.group("ops")), None, _attrs(m.group("attrs")), _signature(sig)
 
 
-_CONSTANT_RE = re.compile(r"(?: \{(?P<attrs>.*)\})? dense<(?P<lit>[^<>\[\]\"]*)> : (?P<t>[^ {}]+)$")
+_CONSTANT_RE = re.compile(r"(?: \{(?P<attrs>.*)\})? dense<(?P<lit>[^<>]*)> : (?P<t>[^ {}]+)$")
 
 
 def _constant(rest: str) -> Parsed:
