@@ -386,13 +386,13 @@ class ModuleUnits:
         h = holder_of(s)
         if isinstance(h, Holder):
             h = h.of  # a stand-in: its value's uses (None for other holders)
-        if h is None or len(h.uses) < 2:
+        if h is None or h.num_uses < 2:
             return False
         if rank_of(s.type) == 0:
             return False
         dead = self.dead
         live = 0
-        for user, _ in h.uses:
+        for user in h.users:
             if id(user) not in dead:
                 live += 1
                 if live > 1:
@@ -410,11 +410,11 @@ class ModuleUnits:
             users = readers.get(key)
             if users is None:
                 readers[key] = u  # most holders have one or two readers: no list for them
-            elif type(users) is Unit:
+            elif isinstance(users, Unit):
                 readers[key] = (users, u)
-            elif type(users) is tuple and len(users) < 8:
+            elif isinstance(users, tuple) and len(users) < 8:
                 readers[key] = (*users, u)
-            elif type(users) is tuple:
+            elif isinstance(users, tuple):
                 readers[key] = [*users, u]
             else:
                 users.append(u)
@@ -457,7 +457,7 @@ def dead_ops(module: Module) -> set[int]:
         for op in ops:
             if id(op) in dead:
                 continue
-            if all(id(user) in dead for r in op.results for user, _ in r.uses):
+            if all(id(user) in dead for r in op.results for user in r.users):
                 dead.add(id(op))
                 changed = True
     return dead
