@@ -378,7 +378,7 @@ class Operation:
         "attributes",
         "regions",
         "successors",
-        "loc",
+        "_loc",
         "parent",
     )
 
@@ -403,7 +403,7 @@ class Operation:
         self.attributes = attributes if attributes is not None else AttrDict()
         self.regions: list[Region] = []
         self.successors = successors
-        self.loc = loc
+        self._loc: str | int | None = loc
         self.parent: Block | None = None
         for v in operands or ():
             self.add_operand(v)
@@ -436,9 +436,24 @@ class Operation:
         op.attributes = attributes
         op.regions = _NO_REGIONS
         op.successors = None
-        op.loc = loc
+        op._loc = loc
         op.parent = None
         return op
+
+    @property
+    def loc(self) -> str | None:
+        """The op's location text, `loc(...)` (None: unknown)."""
+        loc = self._loc
+        return f"loc(#loc{loc})" if type(loc) is int else loc  # type: ignore[return-value]
+
+    @loc.setter
+    def loc(self, loc: str | None) -> None:
+        self._loc = loc
+
+    def set_loc_alias(self, number: int) -> None:
+        """Set the location to `loc(#loc<number>)`, stored as the number (the parser: nearly
+        every op's location is an alias, and a module has a distinct one per op)."""
+        self._loc = number
 
     def clone(self, mapping: dict[int, Value] | None = None) -> Operation:
         """A deep copy of this op and its regions; `mapping` maps old value ids to new values

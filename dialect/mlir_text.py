@@ -46,6 +46,8 @@ _FAST_OP = re.compile(
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
+_DIGITS_1_TO_9 = frozenset("123456789")  # (no leading zero: the number prints back as it was)
+
 # printers join their lines into chunks of this many as they go (see `_Printer.print_op`)
 FOLD_LINES = 4096
 
@@ -230,6 +232,10 @@ class _Parser:
             AttrDict(texts.setdefault(attrs, attrs)) if attrs is not None else AttrDict(""),
             loc,
         )
+        if loc is not None and loc.startswith("loc(#loc") and loc[8:9] in _DIGITS_1_TO_9:
+            number = loc[8:-1]
+            if number.isascii() and number.isdigit() and loc[-1] == ")":
+                op.set_loc_alias(int(number))  # (an int is half the string it prints as)
         types = self.result_types.get(sig)
         if types is None:
             try:

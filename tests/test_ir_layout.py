@@ -68,3 +68,33 @@ def test_uses_pair_each_user_with_its_operand_index() -> None:
     assert mul.results[0].uses == [] and neg.operands == []
     mul.results[0].uses = []  # (what Module.release does)
     assert not mul.results[0].uses
+
+
+def test_alias_locations_are_stored_as_numbers_and_print_back() -> None:
+    from shardc.dialect.mlir_text import parse_generic, print_generic
+
+    text = "\n".join(
+        [
+            '#loc = loc("f.py":1:2)',
+            '#loc7 = loc("g.py":3:4)',
+            '"builtin.module"() ({',
+            '  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, '
+            'sym_name = "main"}> ({',
+            "  ^bb0(%arg0: tensor<4xf32> loc(#loc)):",
+            '    %0 = "stablehlo.negate"(%arg0) : (tensor<4xf32>) -> tensor<4xf32> loc(#loc7)',
+            '    %1 = "stablehlo.abs"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc(#loc)',
+            '    %2 = "stablehlo.sine"(%1) : (tensor<4xf32>) -> tensor<4xf32> loc(#loc07)',
+            '    "func.return"(%2) : (tensor<4xf32>) -> () loc("h.py":5:6)',
+            "  }) : () -> () loc(#loc)",
+            "}) : () -> () loc(#loc)",
+            "",
+        ]
+    )
+    module = parse_generic(text)
+    neg, abs_, sine, ret = module.funcs["main"].regions[0].entry.ops
+    assert neg.loc == "loc(#loc7)" and module.resolve_loc(neg.loc) == "g.py:3:4"
+    assert abs_.loc == "loc(#loc)" and sine.loc == "loc(#loc07)"
+    assert ret.loc == 'loc("h.py":5:6)'
+    assert print_generic(module) == text
+    neg.loc = None
+    assert neg.loc is None
