@@ -10,7 +10,7 @@ attribute of the func argument or of the op that defines the value.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -254,22 +254,84 @@ def parse_dict_list(text: str) -> AttrList:
 
 
 class Value:
-    """An SSA value: its type, its uses `(op, operand index)`, and maybe a sharding."""
+    """An SSA value: its type, its uses `(op, operand index)`, and maybe a sharding.
 
-    __slots__ = ("type", "uses", "sharding", "name_hint", "__weakref__")
+    A value stores only the op of each use (`users`): no use, the one op of its one use (most
+    values), or a list with an entry per use; `uses` pairs each op with its operand index when
+    asked. A tuple per use and a list per value would be a fifth of a module's IR."""
+
+    __slots__ = ("type", "_users", "sharding")
 
     def __init__(self, type: Type):
         self.type = type
-        self.uses: list[tuple[Operation, int]] = []
+        self._users: Operation | list[Operation] | None = None
         self.sharding: TensorSharding | None = None
-        self.name_hint: str | None = None
+
+    def _user_list(self) -> list[Operation]:
+        users = self._users
+        if users is None:
+            return []
+        if isinstance(users, Operation):
+            return [users]
+        return users
+
+    def _add_user(self, op: Operation) -> None:
+        users = self._users
+        if users is None:
+            self._users = op
+        elif isinstance(users, Operation):
+            self._users = [users, op]
+        else:
+            users.append(op)
+
+    def _remove_user(self, op: Operation) -> None:
+        users = self._users
+        if isinstance(users, list):
+            users.remove(op)
+            if len(users) == 1:
+                self._users = users[0]
+        elif users is op:
+            self._users = None
+        else:
+            raise ValueError(f"{op!r} does not use {self!r}")
+
+    @property
+    def uses(self) -> list[tuple[Operation, int]]:
+        """`(op, operand index)` per use, in the order the uses were made (an op that reads
+        the value twice comes twice, with each index)."""
+        users = self._users
+        if users is None:
+            return []
+        if isinstance(users, Operation):
+            return [(users, users.operands.index(self))]
+        out = []
+        after: dict[int, int] = {}  # id(op) -> where to look for its next use of this value
+        for op in users:
+            i = op.operands.index(self, after.get(id(op), 0))
+            after[id(op)] = i + 1
+            out.append((op, i))
+        return out
+
+    @uses.setter
+    def uses(self, uses: list[tuple[Operation, int]]) -> None:
+        self._users = None
+        for op, _ in uses:
+            self._add_user(op)
 
     @property
     def users(self) -> Iterator[Operation]:
-        return (op for op, _ in self.uses)
+        """The op of each use (an op that reads the value twice comes twice)."""
+        return iter(self._user_list())
+
+    @property
+    def num_uses(self) -> int:
+        users = self._users
+        if users is None:
+            return 0
+        return 1 if isinstance(users, Operation) else len(users)
 
     def replace_all_uses_with(self, other: Value) -> None:
-        for op, idx in list(self.uses):
+        for op, idx in self.uses:
             op.set_operand(idx, other)
 
 
@@ -279,9 +341,8 @@ class OpResult(Value):
     def __init__(self, type: Type, owner: Operation, index: int):
         # Value's fields set here directly: the parser builds one per op result
         self.type = type
-        self.uses: list[tuple[Operation, int]] = []
+        self._users: Operation | list[Operation] | None = None
         self.sharding: TensorSharding | None = None
-        self.name_hint: str | None = None
         self.owner = owner
         self.index = index
 
@@ -317,7 +378,7 @@ class Operation:
         "attributes",
         "regions",
         "successors",
-        "loc",
+        "_loc",
         "parent",
     )
 
@@ -334,14 +395,15 @@ class Operation:
     ):
         self.name = name
         self.operands: list[Value] = []
-        self.results: list[OpResult] = [
-            OpResult(t, self, i) for i, t in enumerate(result_types or ())
-        ]
+        # a tuple: results never change after the op is built, and a tuple is half a list
+        self.results: Sequence[OpResult] = tuple(
+            [OpResult(t, self, i) for i, t in enumerate(result_types or ())]
+        )
         self.properties = properties if properties is not None else AttrDict()
         self.attributes = attributes if attributes is not None else AttrDict()
         self.regions: list[Region] = []
         self.successors = successors
-        self.loc = loc
+        self._loc: str | int | None = loc
         self.parent: Block | None = None
         for v in operands or ():
             self.add_operand(v)
@@ -361,16 +423,37 @@ class Operation:
         op = cls.__new__(cls)
         op.name = name
         op.operands = operands
-        for i, v in enumerate(operands):
-            v.uses.append((op, i))
-        op.results = []
+        for v in operands:  # (Value._add_user, inlined: the parser's hot path)
+            users = v._users
+            if users is None:
+                v._users = op
+            elif isinstance(users, Operation):
+                v._users = [users, op]
+            else:
+                users.append(op)
+        op.results = ()
         op.properties = properties
         op.attributes = attributes
         op.regions = _NO_REGIONS
         op.successors = None
-        op.loc = loc
+        op._loc = loc
         op.parent = None
         return op
+
+    @property
+    def loc(self) -> str | None:
+        """The op's location text, `loc(...)` (None: unknown)."""
+        loc = self._loc
+        return f"loc(#loc{loc})" if type(loc) is int else loc  # type: ignore[return-value]
+
+    @loc.setter
+    def loc(self, loc: str | None) -> None:
+        self._loc = loc
+
+    def set_loc_alias(self, number: int) -> None:
+        """Set the location to `loc(#loc<number>)`, stored as the number (the parser: nearly
+        every op's location is an alias, and a module has a distinct one per op)."""
+        self._loc = number
 
     def clone(self, mapping: dict[int, Value] | None = None) -> Operation:
         """A deep copy of this op and its regions; `mapping` maps old value ids to new values
@@ -387,7 +470,7 @@ class Operation:
         if isinstance(self, FuncOp):
             assert isinstance(new, FuncOp)
             new.result_shardings = list(self.result_shardings)
-        new.results = [OpResult(r.type, new, i) for i, r in enumerate(self.results)]
+        new.results = tuple([OpResult(r.type, new, i) for i, r in enumerate(self.results)])
         for old, res in zip(self.results, new.results, strict=True):
             res.sharding = old.sharding
             mapping[id(old)] = res
@@ -407,19 +490,19 @@ class Operation:
 
     # operands ---------------------------------------------------------------------------
     def add_operand(self, value: Value) -> None:
-        value.uses.append((self, len(self.operands)))
+        value._add_user(self)
         self.operands.append(value)
 
     def set_operand(self, index: int, value: Value) -> None:
         """The one way to change an operand: keeps both use lists right."""
         old = self.operands[index]
-        old.uses.remove((self, index))
-        value.uses.append((self, index))
+        old._remove_user(self)
+        value._add_user(self)
         self.operands[index] = value
 
     def drop_operands(self) -> None:
-        for i, v in enumerate(self.operands):
-            v.uses.remove((self, i))
+        for v in self.operands:
+            v._remove_user(self)
         self.operands = []
 
     # regions ----------------------------------------------------------------------------
@@ -459,7 +542,7 @@ class Operation:
     def erase(self) -> None:
         """Remove this op from its block; its results must have no uses."""
         for r in self.results:
-            if r.uses:
+            if r._users is not None:
                 raise ValueError(f"erasing {self.name} whose result still has uses")
         self.drop_operands()
         if self.parent is not None:
@@ -609,17 +692,17 @@ class Module:
         ops = list(self.op.walk())
         for op in ops:
             for r in op.results:
-                r.uses = []
+                r._users = None
             for region in op.regions:
                 region.parent = None
                 for block in region.blocks:
                     for a in block.args:
-                        a.uses = []
+                        a._users = None
                     block.args = []
                     block.ops = []
                     block.parent = None
                 region.blocks = []
-            op.results = []
+            op.results = ()
             op.operands = []
             op.regions = []
             op.parent = None

@@ -12,7 +12,7 @@ byte for byte against jaxlib on every lit input and the benchmark stacks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .ir import (
     AttrDict,
@@ -81,21 +81,21 @@ class _FuncPrinter:
     `%arg0` and the name-conflict counter all restart in each function)."""
 
     def __init__(self) -> None:
-        self.names: dict[int, str] = {}
+        self.names: dict[Value, str] = {}  # (values hash by identity)
         self.next_value = 0
         self.next_conflict = 0
         self.used: set[str] = set()
 
     def name(self, v: Value) -> str:
         try:
-            return self.names[id(v)]
+            return self.names[v]
         except KeyError:
             raise Unsupported("a value used before its definition") from None
 
     def operands(self, op: Operation) -> str:
         names = self.names
         try:
-            return ", ".join([names[id(v)] for v in op.operands])
+            return ", ".join([names[v] for v in op.operands])
         except KeyError:
             raise Unsupported("a value used before its definition") from None
 
@@ -118,14 +118,14 @@ class _FuncPrinter:
             self.used.add(name)
             name = "%" + name
         if n == 1:
-            self.names[id(op.results[0])] = name
+            self.names[op.results[0]] = name
             return f"{name} = "
         for i, r in enumerate(op.results):
-            self.names[id(r)] = f"{name}#{i}"
+            self.names[r] = f"{name}#{i}"
         return f"{name}:{n} = "
 
 
-def _types(values: list[Value] | list) -> list[str]:
+def _types(values: Sequence[Value]) -> list[str]:
     return [v.type.text for v in values]
 
 
@@ -253,7 +253,7 @@ def _reduce(op: Operation, p: _FuncPrinter) -> str:
         or any(a.sharding is not None for a in args)
         or inner.operands != args
         or ret.name != "stablehlo.return"
-        or ret.operands != inner.results
+        or list(ret.operands) != list(inner.results)  # (results are a tuple)
         or ret.attributes
         or ret.properties
     ):
@@ -501,7 +501,7 @@ def _func(func: FuncOp, out: list[str]) -> None:
     args = []
     for i, (a, d) in enumerate(zip(entry.args, arg_attrs, strict=True)):
         name = f"%arg{i}"
-        p.names[id(a)] = name
+        p.names[a] = name
         args.append(f"{name}: {a.type.text}" + (f" {{{d}}}" if d else ""))
     vis = props.get("sym_visibility")
     head = "func.func " + (str(vis).strip('"') + " " if vis is not None else "")

@@ -46,6 +46,8 @@ _FAST_OP = re.compile(
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
 
+_DIGITS_1_TO_9 = frozenset("123456789")  # (no leading zero: the number prints back as it was)
+
 # printers join their lines into chunks of this many as they go (see `_Printer.print_op`)
 FOLD_LINES = 4096
 
@@ -230,6 +232,10 @@ class _Parser:
             AttrDict(texts.setdefault(attrs, attrs)) if attrs is not None else AttrDict(""),
             loc,
         )
+        if loc is not None and loc.startswith("loc(#loc") and loc[8:9] in _DIGITS_1_TO_9:
+            number = loc[8:-1]
+            if number.isascii() and number.isdigit() and loc[-1] == ")":
+                op.set_loc_alias(int(number))  # (an int is half the string it prints as)
         types = self.result_types.get(sig)
         if types is None:
             try:
@@ -237,7 +243,10 @@ class _Parser:
             except ValueError:
                 raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
             types = self.result_types[sig] = tuple(_type(t) for t in outs)
-        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+        if len(types) == 1:
+            op.results = (OpResult(types[0], op, 0),)
+        else:
+            op.results = tuple([OpResult(t, op, i) for i, t in enumerate(types)])
         return op, res_names, False
 
     def parse_trailer(self, op: Operation, rest: str) -> None:
@@ -258,7 +267,7 @@ class _Parser:
             _, outs = split_function_type(sig)
         except ValueError:
             raise self.error(f"bad type signature of {op.name}: {sig[:80]}") from None
-        op.results = [OpResult(parse_type(t), op, i) for i, t in enumerate(outs)]
+        op.results = tuple([OpResult(parse_type(t), op, i) for i, t in enumerate(outs)])
 
     def parse_block_header(self, line: str) -> Block:
         m = _BLOCK.match(line)
@@ -337,14 +346,14 @@ def parse_generic(text: str, source_name: str | None = None) -> Module:
 
 class _Printer:
     def __init__(self, with_locs: bool):
-        self.names: dict[int, str] = {}
+        self.names: dict[Value, str] = {}  # (values hash by identity)
         self.next_value = 0
         self.next_arg = 0
         self.out: list[str] = []
         self.with_locs = with_locs
 
     def name_of(self, v: Value) -> str:
-        name = self.names.get(id(v))
+        name = self.names.get(v)
         if name is None:
             raise ValueError(f"value used before it is defined: {v!r}")
         return name
@@ -381,15 +390,15 @@ class _Printer:
             name = f"%{self.next_value}"
             self.next_value += 1
             if n == 1:
-                self.names[id(op.results[0])] = name
+                self.names[op.results[0]] = name
                 head = f"{name} = "
             else:
                 for i, r in enumerate(op.results):
-                    self.names[id(r)] = f"{name}#{i}"
+                    self.names[r] = f"{name}#{i}"
                 head = f"{name}:{n} = "
         names = self.names
         try:
-            operands = ", ".join(names[id(v)] for v in op.operands)
+            operands = ", ".join(names[v] for v in op.operands)
         except KeyError:
             raise ValueError(f"an operand of {op.name} is used before it is defined") from None
         parts = [f'{indent}{head}"{op.name}"({operands})']
@@ -433,7 +442,7 @@ class _Printer:
             for a in block.args:
                 name = f"%arg{self.next_arg}"
                 self.next_arg += 1
-                self.names[id(a)] = name
+                self.names[a] = name
                 loc = f" {a.loc}" if self.with_locs and a.loc else ""
                 args.append(f"{name}: {a.type}{loc}")
             label = block.label or "bb0"

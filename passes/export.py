@@ -212,7 +212,7 @@ class _Exporter:
             s = cut_to_divisible(s, t.shape, mesh)
             if is_main:
                 s = drop_open_sub_axes(s)
-        return finalize(s, self.keep_open)
+        return self.final(s)  # (one object per distinct sharding, as for op results)
 
     def run(self) -> None:
         for name, func in self.module.funcs.items():

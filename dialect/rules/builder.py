@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Any
 
 from ..ir import Operation
 from ..types import TensorType
@@ -109,13 +110,36 @@ class RuleBuilder:
                         self._sizes.append(1)
                         self._kinds.append(PT)
         return OpShardingRule(
-            factor_sizes=tuple(self._sizes),
-            operand_dims=tuple(tuple(tuple(d) for d in m) for m in self._operands),
-            result_dims=tuple(tuple(tuple(d) for d in m) for m in self._results),
-            kinds=tuple(self._kinds),
-            blocked=frozenset(self._blocked),
+            factor_sizes=_shared(tuple(self._sizes)),
+            operand_dims=_shared_dims(self._operands),
+            result_dims=_shared_dims(self._results),
+            kinds=_shared(tuple(self._kinds)),
+            blocked=_shared(frozenset(self._blocked)),
             is_custom=is_custom,
         )
+
+
+# Equal parts of rules, stored once: a module with distinct shapes has a rule per op shape, but
+# the same few dim mappings (`(0,)`, `((0,), (1,))`, ...) and kinds recur in all of them.
+# Bounded (emptied when full): a long-lived process keeps at most this many.
+_SHARED: dict = {}
+_SHARED_MAX = 65536
+
+
+def _shared(value: Any) -> Any:
+    """`value`, or the equal value stored first (rules are frozen: parts may be shared)."""
+    got = _SHARED.get(value)
+    if got is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        got = _SHARED[value] = value
+    return got
+
+
+def _shared_dims(tensors: list[list[list[int]]]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    return _shared(
+        tuple(_shared(tuple(_shared(tuple(d)) for d in m)) for m in tensors)
+    )
 
 
 def pointwise_rule(op: Operation, shape: Sequence[int] | None = None) -> OpShardingRule:

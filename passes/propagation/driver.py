@@ -91,7 +91,7 @@ class Propagator:
             users = readers.get(t)
             if users is None:
                 continue
-            if type(users) is Unit:  # (one reader: stored without a tuple, unit_builder)
+            if isinstance(users, Unit):  # (one reader: stored without a tuple, unit_builder)
                 users = (users,)
             for u in users:
                 if u is not cur and not u.queued:

@@ -11,6 +11,8 @@ the driver's `write_back` writes into that op at the end.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from shardc.dialect.ir import (
     Module,
     Operation,
@@ -405,20 +407,23 @@ class ModuleUnits:
     def _multi_use(self, s: SlotLike) -> bool:
         """A non-scalar value that more than one live op reads."""
         h = holder_of(s)
-        uses = self._redirected_uses.get(id(h)) if self._redirected_uses else None
-        if uses is None:
+        redirected = self._redirected_uses.get(id(h)) if self._redirected_uses else None
+        users: Iterable[Operation]
+        if redirected is not None:
+            if len(redirected) < 2:
+                return False
+            users = (user for user, _ in redirected)
+        else:
             if isinstance(h, Holder):
                 h = h.of  # a stand-in: its value's uses (None for other holders)
-            if h is None:
+            if h is None or h.num_uses < 2:
                 return False
-            uses = h.uses
-        if len(uses) < 2:
-            return False
+            users = h.users
         if rank_of(s.type) == 0:
             return False
         dead = self.dead
         live = 0
-        for user, _ in uses:
+        for user in users:
             if id(user) not in dead:
                 live += 1
                 if live > 1:
@@ -436,11 +441,11 @@ class ModuleUnits:
             users = readers.get(key)
             if users is None:
                 readers[key] = u  # most holders have one or two readers: no list for them
-            elif type(users) is Unit:
+            elif isinstance(users, Unit):
                 readers[key] = (users, u)
-            elif type(users) is tuple and len(users) < 8:
+            elif isinstance(users, tuple) and len(users) < 8:
                 readers[key] = (*users, u)
-            elif type(users) is tuple:
+            elif isinstance(users, tuple):
                 readers[key] = [*users, u]
             else:
                 users.append(u)
@@ -490,7 +495,7 @@ def dead_ops(module: Module) -> set[int]:
         for op in ops:
             if id(op) in dead:
                 continue
-            if all(id(user) in dead for r in op.results for user, _ in r.uses):
+            if all(id(user) in dead for r in op.results for user in r.users):
                 dead.update(id(inner) for inner in op.walk())  # the op and its regions' ops
                 changed = True
     return dead

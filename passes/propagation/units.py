@@ -10,7 +10,7 @@ How ops become units is `unit_builder.py`; running them is `driver.py`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeAlias, Union
 
 from shardc.dialect.ir import BlockArgument, Operation, Value
 from shardc.dialect.rules.model import OpShardingRule
@@ -89,7 +89,7 @@ class Slot:
 
 
 # A unit's slot: a value or holder read and written as is, or a `Slot` view of one.
-SlotLike = Value | Holder | Slot
+SlotLike: TypeAlias = Union[Value, Holder, Slot]  # noqa: UP007 - (a runtime alias)
 
 
 def holder_of(slot: SlotLike) -> Value | Holder:
