@@ -84,17 +84,23 @@ def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
     return _applies(v, s)
 
 
-def redirects_manual_operand(op: Operation, index: int) -> TensorSharding | None:
+def redirects_manual_operand(
+    op: Operation, index: int, before_propagation: bool = True
+) -> TensorSharding | None:
     """The closed in_sharding of manual computation `op`'s operand `index` when that operand is a
     data-flow edge target: Shardy puts a constraint to it after the target and sends every use of
-    the target (the manual computation's too) through that constraint."""
+    the target (the manual computation's too) through that constraint. (`before_propagation`: as
+    in `redirects_uses`.)"""
     if op.name != MANUAL_COMPUTATION or index >= len(op.operands):
         return None
     v = op.operands[index]
     ins = ManualComputation(op).in_shardings
     if index >= len(ins) or not is_data_flow_target(v):
         return None
-    return ins[index] if _applies(v, ins[index]) else None
+    s = ins[index]
+    if not before_propagation:
+        return s if all(d.is_closed for d in s.dims) and not _asks_otherwise(v, s) else None
+    return s if _applies(v, s) else None
 
 
 def _applies(v: Value, s: TensorSharding) -> bool:

@@ -140,6 +140,10 @@ func.func private @callee(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> ten
 // CHECK: call @callee(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
 // CHECK: stablehlo.add %0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
 // PIN-LABEL: func.func @manual_operand_from_call(
+// PIN: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>
+// PIN-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]>
+// PIN-NEXT: sdy.manual_computation(%2)
+// PIN: stablehlo.add %2,
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @manual_operand_from_call(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
   %0 = call @callee(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
