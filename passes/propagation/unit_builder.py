@@ -510,9 +510,8 @@ def dead_ops(module: Module) -> set[int]:
     fixed point), so they pull no axes into the values they read; shardc keeps them in its
     output (the same ops in the same order) but lets them decide nothing. An op with regions
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
-    has an effect, and everything in it with it; a `while` or a `case` is not, nor is an op that
-    reads a `while` or `case` result: it stays a use of that result (checked against jaxlib's
-    pipeline)."""
+    has an effect, and everything in it with it; a `while` or a `case` is not (checked against
+    jaxlib's pipeline)."""
     ops = [op for op in module.walk() if _removable(op)]
     ops.reverse()  # users before producers, nested regions before the ops holding them
     dead: set[int] = set()
@@ -530,8 +529,6 @@ def dead_ops(module: Module) -> set[int]:
 
 def _removable(op: Operation) -> bool:
     if not op.results or not _effect_free(op):
-        return False
-    if any(isinstance(v, OpResult) and v.owner.name in _KEPT_WITH_REGIONS for v in op.operands):
         return False
     if op.regions:
         return op.name not in _KEPT_WITH_REGIONS and all(

@@ -58,28 +58,3 @@ func.func @dead_region_ops(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<
   }
   return %arg0 : tensor<8x8xf32>
 }
-
-// -----
-
-// A dead op that reads a case (or while) result is not erased before Shardy propagates: it is
-// one more use of the result, so the multiply does not propagate at op priority 0 and %arg1
-// ends unsharded, as in Shardy (a dead negate of the case result does the same; without the
-// dead reduce %arg1 gets "x"; all checked against sdy-propagation-pipeline; fuzzer seed 7373
-// #65).
-// CHECK-LABEL: func.func @dead_reader_of_case_result(
-// CHECK-SAME: %arg1: tensor<1x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
-sdy.mesh @mesh = <["x"=2, "y"=4]>
-func.func @dead_reader_of_case_result(%arg0: tensor<1x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg1: tensor<1x4xf32>, %i: tensor<i32>) -> tensor<1x4xf32> {
-  %0 = "stablehlo.case"(%i) ({
-    %m = stablehlo.multiply %arg0, %arg0 : tensor<1x4xf32>
-    stablehlo.return %m : tensor<1x4xf32>
-  }, {
-    %t = stablehlo.tanh %arg0 : tensor<1x4xf32>
-    stablehlo.return %t : tensor<1x4xf32>
-  }) : (tensor<i32>) -> tensor<1x4xf32>
-  %1 = stablehlo.multiply %0, %arg1 : tensor<1x4xf32>
-  %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"x"}]> : tensor<1x4xf32>
-  %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %3 = stablehlo.reduce(%0 init: %cst) applies stablehlo.maximum across dimensions = [0] : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
-  return %arg0 : tensor<1x4xf32>
-}
