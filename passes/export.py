@@ -41,7 +41,7 @@ from shardc.passes.pin_hazards import pinnable
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
-from .import_steps.constraints import redirects_uses
+from .import_steps.constraints import redirects_manual_operand, redirects_uses
 
 Mode = Literal["annotate", "pin"]
 
@@ -341,6 +341,9 @@ class _Exporter:
                     continue
                 uses = list(r.uses)
                 target = next((u for u, _ in uses if redirects_uses(u, False)), None)
+                made = next(
+                    (m for u, i in uses if (m := redirects_manual_operand(u, i, False))), None
+                )
                 c = ShardingConstraint.create(r, s, op.loc).op
                 for user, idx in uses:
                     user.set_operand(idx, c.results[0])
@@ -348,6 +351,8 @@ class _Exporter:
                 new_ops.append(c)
                 if target is not None:
                     new_ops.extend(self.redirect_uses(target, uses, c, block))
+                elif made is not None:
+                    new_ops.extend(self.redirect_to(made, uses, c, block))
         block.ops = new_ops
         return nested
 
@@ -358,12 +363,19 @@ class _Exporter:
         users through that constraint's layout (import_steps/constraints.py: Shardy sends them
         through the constraint): one reshard right after the op, not one per user (a loop
         that reads the result would reshard on every iteration)."""
-        want = finalize(ShardingConstraint(target).sharding, False)
         others = [(u, i) for u, i in uses if u is not target]
-        if not others or want == _layout(pin.results[0]):
+        return self.redirect_to(ShardingConstraint(target).sharding, others, pin, block)
+
+    def redirect_to(
+        self, want: TensorSharding, uses: list[tuple[Operation, int]], pin: Operation,
+        block: Block,
+    ) -> list[Operation]:  # fmt: skip
+        """`uses` read `pin`'s result through one constraint to `want` (none if it has it)."""
+        want = finalize(want, False)
+        if not uses or want == _layout(pin.results[0]):
             return []
         c = ShardingConstraint.create(pin.results[0], want, pin.loc).op
-        for user, idx in others:
+        for user, idx in uses:
             user.set_operand(idx, c.results[0])
         c.parent = block
         return [c]

@@ -7,10 +7,12 @@ is instead of merging upstream axes into the operand.
 
 Not when the input has another use that asks for something else: a different constraint, or a
 manual computation whose in_sharding for it differs. Not on a data-flow edge target either (a
-`while`, `case` or `optimization_barrier` result): there Shardy moves the constraint right after
-the target and sends every other use of the target through it, so the target itself stays open.
-shardc keeps the IR's uses: propagation reads the target through the constraint instead
-(`redirects_uses`, read by passes/propagation/unit_builder.py).
+`while`, `case`, `optimization_barrier` or `func.call` result; jaxlib 0.10.2 has inlined calls as
+named computations by then): there Shardy moves the constraint right after the target (for a
+manual computation's in_sharding it makes one) and sends every other use of the target through
+it, so the target itself stays open. shardc keeps the IR's uses: propagation reads the target
+through the constraint instead (`redirects_uses`, `redirects_manual_operand`, read by
+passes/propagation/unit_builder.py).
 """
 
 from __future__ import annotations
@@ -56,14 +58,14 @@ def apply_closed_constraints(module: Module) -> None:
 
 
 # ops whose results are data-flow edge targets when Shardy applies constraints (its
-# `sdy.data_flow_edge` ops are in place by then; calls are named computations without edges)
+# `sdy.data_flow_edge` ops are in place by then, calls are named computations)
 DATA_FLOW_OWNERS = frozenset(
-    {"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier"}
+    {"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier", "func.call"}
 )
 
 
 def is_data_flow_target(v: Value) -> bool:
-    """`v` is a result of a while, case or optimization_barrier."""
+    """`v` is a result of a while, case, optimization_barrier or call."""
     return isinstance(v, OpResult) and v.owner.name in DATA_FLOW_OWNERS
 
 
@@ -80,6 +82,25 @@ def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
     if not before_propagation:
         return all(d.is_closed for d in s.dims) and not _asks_otherwise(v, s)
     return _applies(v, s)
+
+
+def redirects_manual_operand(
+    op: Operation, index: int, before_propagation: bool = True
+) -> TensorSharding | None:
+    """The closed in_sharding of manual computation `op`'s operand `index` when that operand is a
+    data-flow edge target: Shardy puts a constraint to it after the target and sends every use of
+    the target (the manual computation's too) through that constraint. (`before_propagation`: as
+    in `redirects_uses`.)"""
+    if op.name != MANUAL_COMPUTATION or index >= len(op.operands):
+        return None
+    v = op.operands[index]
+    ins = ManualComputation(op).in_shardings
+    if index >= len(ins) or not is_data_flow_target(v):
+        return None
+    s = ins[index]
+    if not before_propagation:
+        return s if all(d.is_closed for d in s.dims) and not _asks_otherwise(v, s) else None
+    return s if _applies(v, s) else None
 
 
 def _applies(v: Value, s: TensorSharding) -> bool:

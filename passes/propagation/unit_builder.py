@@ -28,7 +28,7 @@ from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
 from ..import_steps.constants import CONSTANT_OPS
-from ..import_steps.constraints import redirects_uses
+from ..import_steps.constraints import redirects_manual_operand, redirects_uses
 from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
@@ -94,8 +94,11 @@ class ModuleUnits:
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         # id(value) -> the holder of its working sharding, for values whose sharding is an op's
         self.stand_ins: dict[int, Holder] = {}
-        # id(data-flow target) -> the closed constraint its other readers read it through
-        self.redirects: dict[int, Operation] = {}
+        # id(data-flow target) -> what its readers read instead (a closed constraint's result
+        # holder) and the one reader that reads the target itself (that constraint; None for
+        # the constraint a manual computation's closed in_sharding stands for, which has no op)
+        self.redirects: dict[int, tuple[Holder | Value, Operation | None]] = {}
+        self._made_constraints: dict[int, Holder] = {}  # id(target) -> the op-less one's result
         self._redirected_uses: dict[int, list[tuple[Operation, int]]] = {}  # id(holder) -> uses
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
@@ -160,6 +163,10 @@ class ModuleUnits:
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
             elif op.name == "sdy.manual_computation":
+                for i, v in enumerate(op.operands):
+                    s = redirects_manual_operand(op, i)
+                    if s is not None and id(v) not in self.redirects:
+                        self._redirect_to_made_constraint(v, s)
                 view = ManualComputation(op)
                 ins, outs = view.in_shardings, view.out_shardings
                 manual = frozenset(view.manual_axes)
@@ -172,11 +179,36 @@ class ModuleUnits:
     def _redirect(self, c: Operation) -> None:
         """Readers of `c`'s input but `c` read `c`'s result: their uses count as its uses."""
         v, r = c.operands[0], c.results[0]
-        self.redirects[id(v)] = c
+        self.redirects[id(v)] = (self.held(r), c)
         self._redirected_uses[id(self.held(r))] = [
             *r.uses, *((u, i) for u, i in v.uses if u is not c)
         ]
         self._redirected_uses[id(v)] = [(c, 0)]
+
+    def _redirect_to_made_constraint(self, v: Value, s: TensorSharding) -> None:
+        """Every reader of `v` reads a closed constraint to `s` that Shardy makes after `v`
+        (its unit comes right after `v`'s op: `_add_made_constraints`)."""
+        h = Holder(v.type, s, f"constraint made for {v}")
+        self.redirects[id(v)] = (h, None)
+        self._made_constraints[id(v)] = h
+        self._redirected_uses[id(h)] = list(v.uses)
+        self._redirected_uses[id(v)] = []
+
+    def _add_made_constraints(self, op: Operation) -> None:
+        for r in op.results:
+            h = self._made_constraints.get(id(r))
+            if h is None:
+                continue
+            shape = r.type.shape if isinstance(r.type, TensorType) else ()
+            u = Unit(
+                "op",
+                "sdy.sharding_constraint",
+                identity_rule(tuple(shape)),
+                [self.held(r)],
+                [h],
+                elementwise=True,
+            )
+            self._finish_unit(u)
 
     def _stand_in(self, v: Value, sharding: TensorSharding | None, what: str) -> None:
         self.stand_ins[id(v)] = Holder(v.type, sharding, f"{what} of {v}", of=v)
@@ -193,9 +225,9 @@ class ModuleUnits:
         data-flow target with a closed constraint is read through the constraint (as Shardy
         redirects its uses), by every reader but the constraint."""
         if self.redirects:
-            c = self.redirects.get(id(v))
-            if c is not None and c is not reader:
-                return self.held(c.results[0])
+            redirect = self.redirects.get(id(v))
+            if redirect is not None and redirect[1] is not reader:
+                return redirect[0]
         if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
             axes = ManualComputation(v.owner).manual_axes
             if axes:  # (size-one axes among them are dropped later: none can be added)
@@ -232,6 +264,11 @@ class ModuleUnits:
             self.func_result_units.append(u)
 
     def _add_unit_for(self, op: Operation, funcs: dict[str, Operation]) -> None:
+        self._add_units_of(op, funcs)
+        if self._made_constraints:
+            self._add_made_constraints(op)
+
+    def _add_units_of(self, op: Operation, funcs: dict[str, Operation]) -> None:
         name = op.name
         if name in STRUCTURAL_OPS:
             return

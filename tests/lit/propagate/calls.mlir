@@ -102,3 +102,59 @@ func.func private @same_inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = stablehlo.sine %arg0 : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// A call result is a data-flow edge target (jaxlib 0.10.2 has inlined the call as a named
+// computation when it applies constraints): a closed constraint on it is not applied to it;
+// its other readers read the constraint, so the result keeps the callee's [{"x"}, {"y"}] and
+// the negate takes [{}, {"y"}] (fuzzer seed 5151 #57, seed 202 #0; checked against
+// sdy-propagation-pipeline with the func renamed @main, which Shardy needs).
+// CHECK-LABEL: func.func @constraint_on_call_result(
+// CHECK-SAME: %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}
+// CHECK: call @callee(%arg0, %arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
+// CHECK: stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// PIN-LABEL: func.func @constraint_on_call_result(
+// PIN: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>
+// PIN-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// PIN: stablehlo.negate %2
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @constraint_on_call_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = call @callee(%arg0, %arg1) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]> : tensor<8x8xf32>
+  %2 = stablehlo.negate %0 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+func.func private @callee(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// A manual computation's closed in_sharding on a call result: Shardy puts a constraint to it
+// after the call and sends every use of the result through it, so the call keeps the callee's
+// [{"x"}, {"y"}] and the add reads [{"x"}, {}] (checked as above; fuzzer seed 4242 #14, where
+// not applying it without the redirect disagreed on 55 values).
+// CHECK-LABEL: func.func @manual_operand_from_call(
+// CHECK: call @callee(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
+// CHECK: stablehlo.add %0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// PIN-LABEL: func.func @manual_operand_from_call(
+// PIN: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>
+// PIN-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]>
+// PIN-NEXT: sdy.manual_computation(%2)
+// PIN: stablehlo.add %2,
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @manual_operand_from_call(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
+  %0 = call @callee(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) {
+    %3 = stablehlo.abs %arg1 : tensor<4x8xf32>
+    sdy.return %3 : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+func.func private @callee(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
