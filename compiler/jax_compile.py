@@ -121,7 +121,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     out_paths = leaf_paths(traced.out_info, "output")
     # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
     jax_lowered = _fresh_copy(jax_lowered)
-    module = jax_lowered._lowering.stablehlo()
+    module = jax_lowered._lowering.stablehlo().operation.clone().opview  # a detached copy
     with module.context, ir.Location.unknown():
         symbol = _mesh_symbol(module, mesh)
         ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
@@ -164,18 +164,12 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _fresh_copy(jax_lowered: Any) -> Any:
-    """A copy of JAX's `Lowered` with its own lowering object, module and compile arguments
-    (JAX returns the same cached objects for the same trace; shardc swaps the module in)."""
+    """A copy of JAX's `Lowered` with its own lowering object and compile arguments (JAX
+    returns the same cached objects for the same trace; `compile_lowered` swaps the module in).
+    The copy shares JAX's module, which shardc only reads (it writes its shardings on a clone)."""
     import copy
 
-    from jaxlib.mlir import ir
-
     lowering = copy.copy(jax_lowered._lowering)
-    original = lowering._hlo
-    with original.context:
-        lowering._hlo = ir.Module.parse(
-            original.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
-        )
     lowering.compile_args = dict(lowering.compile_args)
     lowering._executable = None
     out = copy.copy(jax_lowered)
