@@ -219,7 +219,7 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
     arg_sh, res_sh = _array_shardings(exported)
     with jmlir.make_ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(exported.text("generic"))
+        module = ir.Module.parse(_text_for_xla(exported))
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -253,6 +253,38 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if not compiler_options:
         lowered._compiled_default = out  # type: ignore[attr-defined]
     return out
+
+
+# ops whose op-level sharding XLA reads (reference/export-and-xla.md, 1): it drops every other
+KEEPS_OP_SHARDING = frozenset(
+    {"stablehlo.custom_call", "stablehlo.send", "stablehlo.recv", "stablehlo.after_all"}
+)
+
+
+def _text_for_xla(exported: Exported) -> str:
+    """The generic text of the `pin` export without the op-level shardings XLA drops on import
+    (it keeps boundaries, constraints, manual computations, custom rules and the ops of
+    `KEEPS_OP_SHARDING`): a third less text for jaxlib to parse and XLA to convert, the same
+    compiled program. The export itself keeps them (`as_text(mode="pin")` shows them)."""
+    from .exporter import export_text
+
+    saved = []
+    for op in exported.module.walk():
+        if (
+            not op.results
+            or op.name in KEEPS_OP_SHARDING
+            or "sdy.sharding_rule" in op.attributes
+        ):
+            continue
+        for r in op.results:
+            if r.sharding is not None:
+                saved.append((r, r.sharding))
+                r.sharding = None
+    try:
+        return export_text(exported.module, "generic")
+    finally:
+        for r, s in saved:
+            r.sharding = s
 
 
 class JaxCompiled(Compiled):
