@@ -121,7 +121,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     out_paths = leaf_paths(traced.out_info, "output")
     # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
     jax_lowered = _fresh_copy(jax_lowered)
-    module = jax_lowered._lowering.stablehlo()
+    module = jax_lowered._lowering.stablehlo().operation.clone().opview  # a detached copy
     with module.context, ir.Location.unknown():
         symbol = _mesh_symbol(module, mesh)
         ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
@@ -164,18 +164,12 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _fresh_copy(jax_lowered: Any) -> Any:
-    """A copy of JAX's `Lowered` with its own lowering object, module and compile arguments
-    (JAX returns the same cached objects for the same trace; shardc swaps the module in)."""
+    """A copy of JAX's `Lowered` with its own lowering object and compile arguments (JAX
+    returns the same cached objects for the same trace; `compile_lowered` swaps the module in).
+    The copy shares JAX's module, which shardc only reads (it writes its shardings on a clone)."""
     import copy
 
-    from jaxlib.mlir import ir
-
     lowering = copy.copy(jax_lowered._lowering)
-    original = lowering._hlo
-    with original.context:
-        lowering._hlo = ir.Module.parse(
-            original.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
-        )
     lowering.compile_args = dict(lowering.compile_args)
     lowering._executable = None
     out = copy.copy(jax_lowered)
@@ -225,7 +219,7 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
     arg_sh, res_sh = _array_shardings(exported)
     with jmlir.make_ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(exported.text("generic"))
+        module = ir.Module.parse(_text_for_xla(exported))
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -259,6 +253,38 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if not compiler_options:
         lowered._compiled_default = out  # type: ignore[attr-defined]
     return out
+
+
+# ops whose op-level sharding XLA reads (reference/export-and-xla.md, 1): it drops every other
+KEEPS_OP_SHARDING = frozenset(
+    {"stablehlo.custom_call", "stablehlo.send", "stablehlo.recv", "stablehlo.after_all"}
+)
+
+
+def _text_for_xla(exported: Exported) -> str:
+    """The generic text of the `pin` export without the op-level shardings XLA drops on import
+    (it keeps boundaries, constraints, manual computations, custom rules and the ops of
+    `KEEPS_OP_SHARDING`): a third less text for jaxlib to parse and XLA to convert, the same
+    compiled program. The export itself keeps them (`as_text(mode="pin")` shows them)."""
+    from .exporter import export_text
+
+    saved = []
+    for op in exported.module.walk():
+        if (
+            not op.results
+            or op.name in KEEPS_OP_SHARDING
+            or "sdy.sharding_rule" in op.attributes
+        ):
+            continue
+        for r in op.results:
+            if r.sharding is not None:
+                saved.append((r, r.sharding))
+                r.sharding = None
+    try:
+        return export_text(exported.module, "generic")
+    finally:
+        for r, s in saved:
+            r.sharding = s
 
 
 class JaxCompiled(Compiled):

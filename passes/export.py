@@ -4,12 +4,15 @@ Every func argument/result and every op result gets a sharding (replicated ones 
 module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are cut to their
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
-gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after every
-op result outside manual regions that XLA would not re-derive the same way (not after constants,
-iotas, scalar broadcasts, values already constrained to their layout, or element-wise values
-all of whose neighbours carry their layout), so XLA partitions the chosen layout, and reshards a
-call's operand to its callee's argument layout before the call where the operand is smaller than
-the call's results.
+gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after each
+op result outside manual regions whose layout XLA would not derive the same way by itself: the
+layout shardc's propagation gives it from what XLA keeps of the export (`pin_select`), asked
+again with the pins chosen so far until nothing more differs (where that view cannot be
+propagated: after every value but constants, iotas, scalar broadcasts, values already
+constrained to their layout and element-wise values all of whose neighbours carry their
+layout). A layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
+it reshards an operand to its callee's argument layout where the operand is smaller than the
+call's results.
 """
 
 from __future__ import annotations
@@ -38,12 +41,17 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import pinnable
+from shardc.passes.pin_select import xla_view_layouts
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 
 Mode = Literal["annotate", "pin"]
+# (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
+Candidate = tuple[Value, Operation, TensorSharding, bool]
+# propagations of XLA's view of the export before the pin selection falls back to local rules
+PIN_ROUNDS = 4
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
@@ -164,8 +172,9 @@ def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
 
 
 class _Exporter:
-    def __init__(self, module: Module, mode: Mode, keep_open: bool):
+    def __init__(self, module: Module, mode: Mode, keep_open: bool, rederive: bool = True):
         self.module = module
+        self.rederive = rederive
         self.mode = mode
         self.keep_open = keep_open
         self.meshes = _meshes(module)
@@ -301,60 +310,108 @@ class _Exporter:
 
     # -- pin -----------------------------------------------------------------------------------
     def pin(self) -> None:
+        """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
+        would lay out otherwise: what `pin_select.xla_view_layouts` derives, asked again with
+        the pins chosen so far until nothing more differs (at most `PIN_ROUNDS` times; past
+        that, or where that view cannot be propagated, the local rules of `_rederived_here` and `_inside_chain`)."""
+        candidates = self.pin_candidates()
+        pins = [c for c in candidates if c[3]]  # hazards (with the safe layout) and redirects
+        rest = [c for c in candidates if not c[3] and not _rederived_here(c[1], c[0], c[2])]
+        chosen = self.select_by_view(pins, rest) if self.rederive else None
+        if chosen is None:
+            chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
+        self.insert_pins(chosen)
+
+    def select_by_view(
+        self, pins: list[Candidate], rest: list[Candidate]
+    ) -> list[Candidate] | None:
+        """`pins` plus the values of `rest` whose layout XLA's view of the export (with those
+        pins) derives otherwise; None when that does not settle within `PIN_ROUNDS`."""
+        chosen = list(pins)
+        for _ in range(PIN_ROUNDS):
+            derived = xla_view_layouts(self.module, [(r, s) for r, _, s, _ in chosen])
+            if derived is None:
+                return None
+            differ = [c for c in rest if self.xla_final(derived(c[0]), c[0]) != c[2]]
+            if not differ:
+                return chosen
+            chosen += differ
+            taken = {id(c[0]) for c in differ}
+            rest = [c for c in rest if id(c[0]) not in taken]
+        return None
+
+    def xla_final(self, s: TensorSharding | None, v: Value) -> TensorSharding | None:
+        """The closed layout XLA gives `v` for a propagated `s` (none: replicated)."""
+        if s is None:
+            s = self.default(v.type)
+        return None if s is None else finalize(s, False)
+
+    def pin_candidates(self) -> list[Candidate]:
+        """Every op result a pin may go after, with its layout and whether a hazard forces the
+        pin (`pin_hazards`); reshards before calls are placed on the way."""
+        out: list[Candidate] = []
         # a worklist of blocks, not recursion: nesting depth is the input's to choose
         work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
         while work:
-            work.extend(self.pin_block(work.pop()))
+            block = work.pop()
+            new_ops: list[Operation] = []
+            for op in block.ops:
+                if op.name == "func.call":
+                    new_ops.extend(self.reshard_call_operands(op, block))
+                new_ops.append(op)
+                if op.name in PIN_SCOPES:
+                    for region in op.regions:
+                        work.extend(region.blocks)
+                if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
+                    continue
+                for r in op.results:
+                    if not isinstance(r.type, TensorType) or not r.uses:
+                        continue
+                    s = r.sharding or self.unwritten.get(id(r))
+                    if s is None and op.name == "sdy.manual_computation":
+                        s = self.manual_out(op, r.index)
+                    if s is None:
+                        s = self.default(r.type)
+                    if s is None:
+                        continue
+                    s = finalize(s, False)
+                    safe = pinnable(op, s)
+                    if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one
+                        r.sharding = safe
+                        out.append((r, op, safe, True))
+                    else:  # a value read through a constraint Shardy moves (redirect_uses)
+                        out.append((r, op, s, _redirected(r)))
+            block.ops = new_ops
+        return out
 
-    def pin_block(self, block: Block) -> list[Block]:
-        """Pin `block`'s op results; returns the nested blocks still to pin."""
-        new_ops: list[Operation] = []
-        nested: list[Block] = []
-        for op in block.ops:
-            if op.name == "func.call":
-                new_ops.extend(self.reshard_call_operands(op, block))
-            new_ops.append(op)
-            if op.name in PIN_SCOPES:
-                for region in op.regions:
-                    nested.extend(region.blocks)
-            if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
+    def insert_pins(self, chosen: list[Candidate]) -> None:
+        """A closed constraint after each chosen value, its uses rewired to it."""
+        after: dict[int, list[Operation]] = {}
+        blocks: dict[int, Block] = {}
+        for r, op, s, _ in chosen:
+            block = op.parent
+            if not isinstance(block, Block):
                 continue
-            for r in op.results:
-                if not isinstance(r.type, TensorType) or not r.uses:
-                    continue
-                s = r.sharding or self.unwritten.get(id(r))
-                if s is None:
-                    s = (
-                        self.manual_out(op, r.index)
-                        if op.name == "sdy.manual_computation"
-                        else None
-                    )
-                if s is None:
-                    s = self.default(r.type)
-                if s is None:
-                    continue
-                s = finalize(s, False)
-                safe = pinnable(op, s)
-                if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one too
-                    s = r.sharding = safe
-                elif _rederived(op, r, s):
-                    continue
-                uses = list(r.uses)
-                target = next((u for u, _ in uses if redirects_uses(u, False)), None)
-                made = next(
-                    (m for u, i in uses if (m := redirects_manual_operand(u, i, False))), None
-                )
-                c = ShardingConstraint.create(r, s, op.loc).op
-                for user, idx in uses:
-                    user.set_operand(idx, c.results[0])
-                c.parent = block
-                new_ops.append(c)
-                if target is not None:
-                    new_ops.extend(self.redirect_uses(target, uses, c, block))
-                elif made is not None:
-                    new_ops.extend(self.redirect_to(made, uses, c, block))
-        block.ops = new_ops
-        return nested
+            uses = list(r.uses)
+            target = next((u for u, _ in uses if redirects_uses(u, False)), None)
+            made = next((m for u, i in uses if (m := redirects_manual_operand(u, i, False))), None)
+            c = ShardingConstraint.create(r, s, op.loc).op
+            for user, idx in uses:
+                user.set_operand(idx, c.results[0])
+            c.parent = block
+            new = after.setdefault(id(op), [])
+            new.append(c)
+            if target is not None:
+                new.extend(self.redirect_uses(target, uses, c, block))
+            elif made is not None:
+                new.extend(self.redirect_to(made, uses, c, block))
+            blocks[id(block)] = block
+        for block in blocks.values():
+            ops: list[Operation] = []
+            for op in block.ops:
+                ops.append(op)
+                ops.extend(after.get(id(op), ()))
+            block.ops = ops
 
     def redirect_uses(
         self, target: Operation, uses: list[tuple[Operation, int]], pin: Operation, block: Block
@@ -422,8 +479,12 @@ class _Exporter:
         return outs[index] if index < len(outs) else None
 
 
-def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = False) -> None:
-    """Rewrite `module`'s shardings into their exported form (mutates it)."""
+def export_module(
+    module: Module, mode: Mode = "annotate", keep_open: bool = False, rederive: bool = True
+) -> None:
+    """Rewrite `module`'s shardings into their exported form (mutates it). `rederive=False`:
+    `pin` decides by the local rules alone, not by XLA's view of the export (a module whose
+    layout is not shardc's, such as Shardy's output pinned as a reference)."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
@@ -431,7 +492,7 @@ def export_module(module: Module, mode: Mode = "annotate", keep_open: bool = Fal
     _drop_data_flow_edges(module)
     if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
-    _Exporter(module, mode, keep_open).run()
+    _Exporter(module, mode, keep_open, rederive).run()
     if mode == "annotate":
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
@@ -445,22 +506,32 @@ def _drop_data_flow_edges(module: Module) -> None:
         op.erase()
 
 
-def _rederived(op: Operation, r: Value, s: TensorSharding) -> bool:
-    """Whether XLA gives `r` the layout `s` without a pin: every use is already a closed
-    constraint to `s`; `op` makes its result on every device without operands (a constant, an
-    iota) or broadcasts a scalar; or `r` is inside an element-wise chain all of whose neighbours
-    carry `s` (`_inside_chain`)."""
+def _redirected(r: Value) -> bool:
+    """Whether a reader of `r` sends its other readers through a constraint of its own (a
+    closed constraint on a data-flow edge target, or a closed manual computation operand):
+    then `r` is always pinned, with the reshards of `redirect_uses`/`redirect_to` after it."""
+    return any(
+        redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
+        for u, i in r.uses
+    )
+
+
+def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
+    """Whether XLA gives `r` the layout `s` without a pin, whatever the rest of the module:
+    every use is already a closed constraint to `s`, `op` makes its result on every device
+    without operands (a constant, an iota) or broadcasts a scalar, or `op` is a manual
+    computation (its closed out_shardings are its results' layouts)."""
     if all(
         u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
         for u, _ in r.uses
     ):
         return True
-    if op.name in LOCAL_OPS:
-        return True
+    if op.name in LOCAL_OPS or op.name == "sdy.manual_computation":
+        return True  # (a manual computation's results have its out_shardings, which XLA keeps)
     if op.name == "stablehlo.broadcast_in_dim":
         t = op.operands[0].type
         return isinstance(t, TensorType) and not t.shape
-    return _inside_chain(op, r, s)
+    return False
 
 
 def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:

@@ -38,6 +38,25 @@ def test_lower_compile_call() -> None:
         low.compile()(x[:4], w)
 
 
+def test_compiled_text_drops_only_the_op_shardings_xla_drops() -> None:
+    from shardc.jax_compile import _text_for_xla
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+    low = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
+    exported = low.exported("pin", True)
+    full = exported.text("generic")
+    text = _text_for_xla(exported)
+    # the dot and the tanh lose their op-level shardings; the @main boundary and the
+    # constraint (what XLA keeps) stay, and the export itself is left as it was
+    assert full.count("sdy.sharding_per_value") >= 2 and "sdy.sharding_per_value" not in text
+    assert text.count('"sdy.sharding_constraint"') == full.count('"sdy.sharding_constraint"') >= 1
+    assert text.count("sdy.sharding = #sdy.sharding<") == full.count("sdy.sharding = #sdy.sharding<")
+    assert exported.text("generic") == full == low.as_text("generic", "pin", True)
+    y = low.compile()(x, w)
+    np.testing.assert_allclose(np.asarray(y), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+
+
 def test_pytrees_static_and_decorator() -> None:
     @shardc.jit(mesh="x=4,y=2", in_shardings=({"a": "x", "b": None},), static_argnums=1)
     def f(d, scale):

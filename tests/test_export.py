@@ -1,4 +1,8 @@
-"""Export modes: annotate puts a sharding on every value; pin adds a constraint per op result."""
+"""Export modes: annotate puts a sharding on every value; pin adds a constraint after each op
+result XLA would lay out otherwise (by XLA's view of the export, passes/pin_select.py, else by
+the local rules)."""
+
+import pytest
 
 import shardc
 
@@ -25,6 +29,70 @@ def test_keep_open() -> None:
     assert '{"x", ?}' in out
 
 
+@pytest.fixture
+def local_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pin selection without XLA's view of the export (as when propagating that view fails
+    or does not settle): only the local rules decide what is left unpinned."""
+    import shardc.passes.export as export
+
+    monkeypatch.setattr(export, "xla_view_layouts", lambda module, pins: None)
+
+
+def test_pin_leaves_what_xla_rederives_unpinned() -> None:
+    out = shardc.propagate(TEXT, mode="pin")
+    # XLA's propagation from the closed boundary shardings gives the tanh and the dot the
+    # layouts shardc chose: no constraint; the op-level shardings are written as in annotate
+    assert "sdy.sharding_constraint" not in out
+    assert out == shardc.propagate(TEXT)
+
+
+OP_SHARDED = TEXT.replace(
+    "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
+    '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}'
+    " : tensor<8x16xf32>",
+)
+
+
+def test_pin_pins_a_layout_xla_would_not_derive() -> None:
+    annotated = shardc.propagate(OP_SHARDED)
+    assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in annotated
+    out = shardc.propagate(OP_SHARDED, mode="pin")
+    # XLA drops op-level shardings: from the argument's {"x"}, {"y"} it would give the tanh
+    # {"x"}, {"y"} and the dot {"x"}, {}; both are pinned to shardc's layouts
+    assert out.count("sdy.sharding_constraint") == 2
+    assert 'sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]>' in out
+    assert "stablehlo.dot_general %1, %arg1" in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{}, {}]>' in out
+
+
+def test_pin_view_selection_compiles_to_the_chosen_layout() -> None:
+    from tests.differential import harness as H
+
+    for text in (TEXT, OP_SHARDED):
+        pinned = H.hlo_text(H.compile_mlir(shardc.propagate(text, mode="pin"), 8))
+        everything = H.hlo_text(H.compile_mlir(_pin_all(text), 8))
+        assert _collectives(pinned) == _collectives(everything)
+
+
+def _pin_all(text: str) -> str:
+    """The pin export with every candidate pinned (the view says every value differs)."""
+    import shardc.passes.export as export
+
+    original = export._Exporter.select_by_view
+    export._Exporter.select_by_view = lambda self, pins, rest: pins + rest  # type: ignore[method-assign]
+    try:
+        return shardc.propagate(text, mode="pin")
+    finally:
+        export._Exporter.select_by_view = original  # type: ignore[method-assign]
+
+
+def _collectives(hlo: str) -> list[str]:
+    import re
+
+    return sorted(re.findall(r"= (\S+) (all-gather|all-reduce|all-to-all|reduce-scatter|collective-permute)", hlo))
+
+
+@pytest.mark.usefixtures("local_rules")
 def test_pin_adds_constraints() -> None:
     out = shardc.propagate(TEXT, mode="pin")
     # the tanh and the dot are both pinned (an element-wise op too: left to XLA, a chain of
@@ -37,6 +105,7 @@ def test_pin_adds_constraints() -> None:
     assert "return %3" in out
 
 
+@pytest.mark.usefixtures("local_rules")
 def test_pin_skips_values_a_constraint_already_pins() -> None:
     text = TEXT.replace(
         "return %1 : tensor<8x4xf32>",
@@ -51,6 +120,7 @@ def test_pin_skips_values_a_constraint_already_pins() -> None:
     assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
 
 
+@pytest.mark.usefixtures("local_rules")
 def test_pin_keeps_type_changing_elementwise() -> None:
     text = TEXT.replace(
         "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
@@ -81,6 +151,7 @@ def test_while_gets_no_op_sharding() -> None:
             assert "sdy.sharding" not in line
 
 
+@pytest.mark.usefixtures("local_rules")
 def test_pin_skips_constants_and_scalar_broadcasts() -> None:
     text = TEXT.replace(
         "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
@@ -115,6 +186,7 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 """
 
 
+@pytest.mark.usefixtures("local_rules")
 def test_pin_skips_inside_an_element_wise_chain_of_one_layout() -> None:
     out = shardc.propagate(CHAIN, mode="pin")
     # tanh and negate sit between neighbours of their own layout {"x"}: unpinned; the exponential
@@ -124,6 +196,7 @@ def test_pin_skips_inside_an_element_wise_chain_of_one_layout() -> None:
     assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]>' in out
 
 
+@pytest.mark.usefixtures("local_rules")
 def test_pin_keeps_both_sides_of_a_layout_change_in_a_chain() -> None:
     text = CHAIN.replace(
         "%2 = stablehlo.exponential %1 : tensor<8x16xf32>",
