@@ -22,7 +22,7 @@ def import_text(text: str, source_name: str = "<input>") -> Module:
     """Parse MLIR text (pretty or generic) into shardc IR."""
     jmod = mlir_bridge.parse_module(text, source_name)  # verifies; errors name line:col
     with suspended_gc():
-        module = parse_pretty(text, source_name)
+        module = parse_pretty(text, source_name, mlir_bridge.printed_as_written)
         if module is not None:
             del jmod
             absorb_sharding_attrs(module)

@@ -33,6 +33,7 @@ from .ir import (
     suspended_gc,
 )
 from .mlir_floats import FLOAT_FORMATS, canonical_float
+from .mlir_text import op_line_reader
 from .sharding_syntax import parse_attr
 from .types import TensorType, Type, parse_type, split_function_type
 
@@ -466,6 +467,8 @@ _FORMATS: dict[str, tuple[str, Format]] = {
     "call": ("func.call", _call),
     "func.call": ("func.call", _call),
     "func.return": ("func.return", _return),
+    "stablehlo.return": ("stablehlo.return", _return),
+    "sdy.return": ("sdy.return", _return),
 }
 
 _REDUCE_RE = re.compile(
@@ -490,6 +493,11 @@ _FUNC_TAIL = re.compile(r"(?: -> (?P<res>.*))? \{$")
 _ARG_RE = re.compile(r"(?P<name>%[\w$.-]+): (?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
 _RESULT_RE = re.compile(r"(?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
 _CLOSE = re.compile(r"[ \t]*\}$")
+_BLOCK_HEADER = re.compile(r"[ \t]*\^[A-Za-z_][\w$.]*\((?P<args>.+)\):$")
+_BLOCK_ARG = re.compile(r"(?P<name>%[\w$.-]+): (?P<t>[^ ,{}]+)")
+_TRAILER_RE = re.compile(r"(?: \{(?P<attrs>.*)\})? : (?P<sig>[^{}]+)$")
+# ops a generic line may not be: they have their own syntax and IR classes
+_NOT_GENERIC = frozenset({"func.func", "builtin.module", "sdy.mesh"})
 
 
 def _dict(texts: dict[str, str], text: str) -> AttrDict:
@@ -498,8 +506,11 @@ def _dict(texts: dict[str, str], text: str) -> AttrDict:
 
 
 class _Parser:
-    def __init__(self, text: str, source_name: str | None):
+    def __init__(
+        self, text: str, source_name: str | None, check: Callable[[str], bool] | None = None
+    ):
         self.text = text
+        self.check = check
         self.source_name = source_name
         self.values: dict[str, Value] = {}
         self.texts: dict[str, str] = {}
@@ -554,6 +565,7 @@ class _Parser:
         if count:
             for i, r in enumerate(op.results):
                 self.values[f"{name}#{i}"] = r
+            self.values[name] = op.results[0]  # `%0` names the first of `%0:2`
         else:
             self.values[name] = op.results[0]
 
@@ -703,15 +715,27 @@ class _Parser:
             props.append(f'sym_visibility = "{m.group("vis")}"')
         func.properties = AttrDict(", ".join(props))
         func.add_region(Region())
+        i, end = self.body(lines, i + 1, block)
+        if end != "}":
+            raise _Unhandled("func end")
+        if not block.ops or block.ops[-1].name != "func.return":
+            raise _Unhandled("func without return")
+        func.regions[0].add_block(block)
+        func.parent = body
+        body.ops.append(func)
+        return i
+
+    def body(self, lines: list[str], i: int, block: Block) -> tuple[int, str]:
+        """The op lines of `block` from line index `i` up to a line that closes it (`}`, or
+        `}, {` / `}) ...` of a generic op's regions): the index after it and its text."""
         ops = block.ops
         n_lines = len(lines)
         line_match = _LINE.match
         formats = _FORMATS
         values = self.values
-        i += 1
         while True:
             if i >= n_lines:
-                raise _Unhandled("unterminated func")
+                raise _Unhandled("unterminated block")
             line = lines[i]
             i += 1
             m = line_match(line)
@@ -719,36 +743,133 @@ class _Parser:
                 stripped = line.strip()
                 if not stripped or stripped.startswith("//"):
                     continue
-                if stripped == "}":
-                    break
-                raise _Unhandled(stripped[:40])
-            self.lineno = i
-            _, res_name, res_count, name, rest = m.groups()
-            if name == "stablehlo.reduce":
-                op = self.reduce(rest, m.end(4) + 1)
+                if stripped[0] == "}":
+                    return i, stripped
+                self.lineno = i
+                if stripped[0] != '"' and ' = "' not in stripped:
+                    raise _Unhandled(stripped[:40])
+                op, i = self.generic(lines, i, line)
             else:
-                known = formats.get(name)
-                if known is None:
-                    raise _Unhandled(name)
-                generic, read = known
-                operands, op_props, op_attrs, types = read(rest)
-                try:
-                    operand_values = [values[v] for v in operands]
-                except KeyError:
-                    raise _Unhandled("undefined value") from None
-                col = m.start(4) + 1
-                op = self.build(generic, operand_values, op_props, op_attrs, types, col)
-            if res_name is not None and res_count is None and len(op.results) == 1:
-                values[res_name] = op.results[0]
-            else:
-                self.define(op, res_name, res_count)
+                self.lineno = i
+                _, res_name, res_count, name, rest = m.groups()
+                if name == "stablehlo.reduce":
+                    op = self.reduce(rest, m.end(4) + 1)
+                else:
+                    known = formats.get(name)
+                    if known is None:
+                        raise _Unhandled(name)
+                    generic, read = known
+                    operands, op_props, op_attrs, types = read(rest)
+                    try:
+                        operand_values = [values[v] for v in operands]
+                    except KeyError:
+                        raise _Unhandled("undefined value") from None
+                    col = m.start(4) + 1
+                    op = self.build(generic, operand_values, op_props, op_attrs, types, col)
+                if res_name is not None and res_count is None and len(op.results) == 1:
+                    values[res_name] = op.results[0]
+                else:
+                    self.define(op, res_name, res_count)
             op.parent = block
             ops.append(op)
-        if not ops or ops[-1].name != "func.return":
-            raise _Unhandled("func without return")
-        func.regions[0].add_block(block)
-        func.parent = body
-        body.ops.append(func)
+
+    def generic(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+        """An op in generic form (`%0 = "stablehlo.gather"(%a, %b) <{..}> : (..) -> ..`), read
+        by the generic parser's op-line reader, with its regions (`({` .. `}, {` .. `})`) whose
+        ops are read by this parser: the op and the index after its last line."""
+        col = line.index('"') + 1
+        try:
+            op, res_names, opens = op_line_reader(self.values, self.texts)(line.strip())
+        except ShardcError:
+            raise _Unhandled("generic op") from None
+        if op.successors is not None or op.name in _NOT_GENERIC:
+            raise _Unhandled(op.name)
+        positions = self.positions
+        op.loc = f"loc(#loc{len(positions)})"
+        positions.append((self.lineno, col))
+        if opens:
+            op.add_region(Region())
+            while True:
+                i = self.region(lines, i, op.regions[-1])
+                close = lines[i - 1].strip()
+                if close == "}, {":
+                    op.add_region(Region())
+                    continue
+                if not close.startswith("})"):
+                    raise _Unhandled("region end")
+                tail = _TRAILER_RE.match(close, 2)
+                if tail is None:
+                    raise _Unhandled("region op trailer")
+                if tail.group("attrs") is not None:
+                    op.attributes = AttrDict(self.intern(tail.group("attrs")))
+                types = _signature(tail.group("sig"))
+                op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+                break
+        else:
+            for r in op.results:
+                _type(r.type.text)
+        self.generic_attrs(op.properties.body(), inherent=True)
+        self.generic_attrs(op.attributes.body(), inherent=False)
+        if len(res_names) > 1:
+            raise _Unhandled("several result groups")
+        if res_names:
+            name, count = res_names[0]
+            if count == 1 and f"{name}:1 " in line:
+                raise _Unhandled("result count 1")
+            self.define(op, name, str(count) if count > 1 else None)
+        elif op.results:
+            raise _Unhandled("unnamed results")
+        return op, i
+
+    def generic_attrs(self, body: str, inherent: bool) -> None:
+        """Check a generic op's properties (`inherent`) or attributes dictionary body: as MLIR
+        prints it (sorted bare names, values printed as written); attributes only of names with
+        a dialect prefix (jaxlib moves an op's own attributes written there to its properties)."""
+        if not body:
+            return
+        entries = [e.strip() for e in split_top_level(body)]
+        if ", ".join(entries) != body:
+            raise _Unhandled("attribute spacing")
+        keys = []
+        check = self.check
+        for entry in entries:
+            key, eq, value = entry.partition(" = ")
+            if not _BARE_KEY.match(key) or (not inherent and "." not in key):
+                raise _Unhandled(f"attribute {key}")
+            if eq and not (_canonical_value(value) or (check is not None and check(value))):
+                raise _Unhandled(f"attribute value {value[:40]}")
+            keys.append(key)
+        if keys != sorted(keys) or len(set(keys)) != len(keys):
+            raise _Unhandled("attribute order")
+
+    def region(self, lines: list[str], i: int, region: Region) -> int:
+        """One region of a generic op: an optional `^bb0(%a: T, ..):` header, then its ops up
+        to the line that closes it; the index after that line."""
+        k = self.skip(lines, i)
+        if k >= len(lines):
+            raise _Unhandled("unterminated region")
+        header = lines[k].strip()
+        if header.startswith("^"):
+            hm = _BLOCK_HEADER.match(lines[k])
+            if hm is None:
+                raise _Unhandled("block header")
+            block = Block(label="bb0")
+            self.lineno = k + 1
+            pos = hm.start("args")
+            for entry in hm.group("args").split(", "):
+                am = _BLOCK_ARG.fullmatch(entry)
+                if am is None:
+                    raise _Unhandled("block argument")
+                arg = block.add_arg(_type(am.group("t")), self.arg_loc(pos + 1))
+                self.values[am.group("name")] = arg
+                pos += len(entry) + 2
+            i = k + 1
+        else:
+            block = Block()
+        region.add_block(block)
+        i, _ = self.body(lines, i, block)
+        if not block.ops:
+            raise _Unhandled("empty block")
         return i
 
     def build(
@@ -831,12 +952,18 @@ class _Parser:
         return op
 
 
-def parse_pretty(text: str, source_name: str | None = None) -> Module | None:
+def parse_pretty(
+    text: str,
+    source_name: str | None = None,
+    printed_as_written: Callable[[str], bool] | None = None,
+) -> Module | None:
     """shardc IR of MLIR pretty text that jaxlib has parsed (verified) already, identical to
-    the generic route's; None where the text is outside what this parser rebuilds exactly."""
+    the generic route's; None where the text is outside what this parser rebuilds exactly.
+    `printed_as_written` tells whether MLIR prints an attribute value (of a generic op line)
+    exactly as written; without it only the values this module checks itself are read."""
     if "loc(" in text or "#loc" in text or "\r" in text or not text.isascii():
         return None
-    parser = _Parser(text, source_name)
+    parser = _Parser(text, source_name, printed_as_written)
     try:
         with suspended_gc():
             return parser.parse()

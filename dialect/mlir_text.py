@@ -10,6 +10,7 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .brackets import balanced, split_top_level
 from .brackets import match_close as _match_close
@@ -278,6 +279,19 @@ class _Parser:
                 arg = block.add_arg(parse_type(rest), loc)
                 self.values[name.strip()] = arg
         return block
+
+
+def op_line_reader(
+    values: dict[str, Value], texts: dict[str, str]
+) -> Callable[[str], tuple[Operation, list[tuple[str, int]], bool]]:
+    """The generic parser's reading of one op line (`"name"(%a) <{..}> {..} : (T) -> T`, or its
+    head ending in `({` when it opens regions) over the caller's value and text tables: the op,
+    its result names with counts, and whether regions follow. For mlir_pretty_parse's generic
+    lines; it raises `ParseError` on what it cannot read."""
+    parser = _Parser("", None)
+    parser.values = values
+    parser.texts = texts
+    return parser.parse_op_line
 
 
 # a block argument with a type without nested brackets or commas and a plain location

@@ -32,7 +32,7 @@ def _generic_route(text: str, name: str) -> Module:
 
 def _pretty_route(text: str, name: str) -> Module | None:
     mlir_bridge.parse_module(text, name)  # the importer parses with jaxlib first
-    module = parse_pretty(text, name)
+    module = parse_pretty(text, name, mlir_bridge.printed_as_written)
     if module is not None:
         absorb_sharding_attrs(module)
     return module
@@ -82,8 +82,10 @@ def test_programs_import_alike_both_ways(name: str) -> None:
 
 
 def test_what_jax_lowers_a_model_to_takes_the_pretty_route() -> None:
-    # guards the suite: the comparisons must not all be fallbacks
-    for name in ("mlp", "transformer_layer", "grad", "wsc"):
+    # guards the suite: the comparisons must not all be fallbacks (generic-form ops inside the
+    # pretty text, with regions or not, included: case, gather/scatter, sort, reduce_window)
+    for name in ("mlp", "transformer_layer", "grad", "wsc", "cond", "gather_scatter", "sort",
+                 "iota_cumsum"):
         if name in PROGRAMS:
             assert _assert_same(lowered_text(name), name), name
 
@@ -152,11 +154,24 @@ _ONE_OP = """module @m {{
         '%0 = sdy.sharding_constraint %arg0 <@mesh, [{"x" }]> : tensor<4xf32>',
         "%0 = stablehlo.negate %arg0 : (tensor<4xf32>) -> tensor<4xf32> // note",
         "%0 = stablehlo.negate %arg0 : tensor<04xf32>",
+        # generic lines: an op's own attribute written among the attributes (jaxlib moves it to
+        # the properties), a spelling jaxlib re-spaces, unsorted properties, a `%0:1` result
+        '%0 = "stablehlo.reverse"(%arg0) {dimensions = array<i64: 0>} : '
+        "(tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.reverse"(%arg0) <{dimensions = array<i64:0>}> : '
+        "(tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.sort"(%arg0) <{is_stable = true, dimension = 0 : i64}> ({\n'
+        "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+        "      %c = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "      stablehlo.return %c : tensor<i1>\n"
+        "    }) : (tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.negate"(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
+        '[{"x" }]>]>} : (tensor<4xf32>) -> tensor<4xf32>',
     ],
 )
 def test_spellings_jaxlib_would_change_take_the_generic_route(op: str) -> None:
     text = _ONE_OP.format(op=op)
-    assert parse_pretty(text, "t") is None
+    assert parse_pretty(text, "t", mlir_bridge.printed_as_written) is None
     assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
 
 
@@ -270,6 +285,35 @@ def test_printed_spellings_take_the_pretty_route() -> None:
         op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
         text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
         assert _assert_same(text, "t"), literal
+
+
+_GENERIC_OPS = [
+    '%0 = "stablehlo.reverse"(%arg0) <{dimensions = array<i64: 0>}> {sdy.sharding = '
+    '#sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : (tensor<4xf32>) -> tensor<4xf32>',
+    # regions: block arguments get aliases of their own, ops inside in either syntax
+    '%0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({\n'
+    "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+    '      %c = "stablehlo.compare"(%a, %b) <{comparison_direction = '
+    "#stablehlo<comparison_direction GT>}> : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "      stablehlo.return %c : tensor<i1>\n"
+    "    }) : (tensor<4xf32>) -> tensor<4xf32>",
+    # several regions, several results, attributes after the regions
+    "%p = stablehlo.constant dense<1> : tensor<i32>\n"
+    '    %0:2 = "stablehlo.case"(%p) ({\n'
+    "      stablehlo.return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>\n"
+    "    }, {\n"
+    "      %n = stablehlo.negate %arg0 : tensor<4xf32>\n"
+    '      "stablehlo.return"(%n, %arg0) : (tensor<4xf32>, tensor<4xf32>) -> ()\n'
+    '    }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{}]>]>} : '
+    "(tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    '%0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "Sharding"}> '
+    '{mhlo.sharding = "{replicated}"} : (tensor<4xf32>) -> tensor<4xf32>',
+]
+
+
+@pytest.mark.parametrize("op", _GENERIC_OPS)
+def test_generic_op_lines_take_the_pretty_route(op: str) -> None:
+    assert _assert_same(_ONE_OP.format(op=op), "t")
 
 
 _RECURSIVE = """{header}
