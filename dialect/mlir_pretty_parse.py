@@ -428,6 +428,16 @@ def _call(rest: str) -> Parsed:
     return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
 
 
+def _same_types(rest: str) -> Parsed:
+    """`%a, %b : T, U`: results of the operands' types (optimization_barrier)."""
+    m = _match(_ELEMENTWISE_RE, rest)
+    operands = _operands(m.group("ops"))
+    types = tuple(_type(t) for t in m.group("sig").split(", "))
+    if len(types) != len(operands):
+        raise _Unhandled("types")
+    return operands, None, _attrs(m.group("attrs")), types
+
+
 _ELEMENTWISE = (
     "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
     "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
@@ -439,6 +449,12 @@ _ELEMENTWISE = (
 _FORMATS: dict[str, tuple[str, Format]] = {
     **{f"stablehlo.{n}": (f"stablehlo.{n}", _elementwise) for n in _ELEMENTWISE},
     "stablehlo.reshape": ("stablehlo.reshape", _functional_op),
+    "stablehlo.dynamic_update_slice": ("stablehlo.dynamic_update_slice", _functional_op),
+    "stablehlo.bitcast_convert": ("stablehlo.bitcast_convert", _functional_op),
+    "stablehlo.real": ("stablehlo.real", _functional_op),
+    "stablehlo.imag": ("stablehlo.imag", _functional_op),
+    "stablehlo.clamp": ("stablehlo.clamp", _elementwise),
+    "stablehlo.optimization_barrier": ("stablehlo.optimization_barrier", _same_types),
     "stablehlo.constant": ("stablehlo.constant", _constant),
     "stablehlo.broadcast_in_dim": (
         "stablehlo.broadcast_in_dim",
@@ -474,6 +490,17 @@ _FORMATS: dict[str, tuple[str, Format]] = {
 _REDUCE_RE = re.compile(
     rf"\((?P<x>{_V}) init: (?P<init>{_V})\) applies (?P<body>[a-z_][\w.]*) across "
     rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
+)
+
+_WHILE_RE = re.compile(
+    r"\((?P<pairs>[^()]+)\) : (?P<types>[^{}()]+?)(?: attributes \{(?P<attrs>.*)\})?$"
+)
+_WHILE_PAIR = re.compile(rf"(%[\w$.-]+) = ({_V})")
+_AXES = r'\{(?:"[A-Za-z_]\w*"(?:, "[A-Za-z_]\w*")*)?\}'
+_MANUAL_RE = re.compile(
+    rf"\((?P<ops>{_V}(?:, {_V})*)?\) in_shardings=\[(?P<in>.*?)\] "
+    rf"out_shardings=\[(?P<out>.*?)\] manual_axes=(?P<axes>{_AXES}) "
+    r"\((?P<args>[^()]*)\) \{$"
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -754,6 +781,8 @@ class _Parser:
                 _, res_name, res_count, name, rest = m.groups()
                 if name == "stablehlo.reduce":
                     op = self.reduce(rest, m.end(4) + 1)
+                elif name in _REGION_OPS:
+                    op, i = _REGION_OPS[name](self, lines, i, line, m.end(4))
                 else:
                     known = formats.get(name)
                     if known is None:
@@ -872,6 +901,96 @@ class _Parser:
             raise _Unhandled("empty block")
         return i
 
+    def while_op(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.while(%it = %x, ..) : T, .. [attributes {..}]` then `cond {` .. `} do {`
+        .. `}`: two regions whose blocks take the loop values (one location each, shared)."""
+        m = _WHILE_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("while")
+        pairs = m.group("pairs")
+        names = []
+        inits = []
+        pos = m.start("pairs")
+        cols = []
+        for pair in pairs.split(", "):
+            pm = _WHILE_PAIR.fullmatch(pair)
+            if pm is None:
+                raise _Unhandled("while operands")
+            names.append(pm.group(1))
+            inits.append(pm.group(2))
+            cols.append(pos + 1)
+            pos += len(pair) + 2
+        types = [_type(t) for t in m.group("types").split(", ")]
+        if len(types) != len(names):
+            raise _Unhandled("while types")
+        op = Operation("stablehlo.while", self.lookup(inits))
+        op.loc = self.loc(at - len("stablehlo.while") + 1)
+        arg_locs = [self.arg_loc(c) for c in cols]
+        attrs = m.group("attrs")
+        if attrs is not None:
+            self.generic_attrs(attrs, inherent=False)
+            op.attributes = AttrDict(self.intern(attrs))
+        k = self.skip(lines, i)
+        if k >= len(lines) or lines[k].strip() != "cond {":
+            raise _Unhandled("while cond")
+        i = k + 1
+        for region_end in ("} do {", "}"):
+            block = Block(label="bb0")
+            values = self.values
+            for name, t, loc in zip(names, types, arg_locs, strict=True):
+                values[name] = block.add_arg(t, loc)
+            region = Region()
+            op.add_region(region)
+            region.add_block(block)
+            i, end = self.body(lines, i, block)
+            if end != region_end or not block.ops:
+                raise _Unhandled("while region")
+        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        return op, i
+
+    def manual_computation(
+        self, lines: list[str], i: int, line: str, at: int
+    ) -> tuple[Operation, int]:
+        """`sdy.manual_computation(%x, ..) in_shardings=[..] out_shardings=[..] manual_axes={..}
+        (%a: T, ..) {` .. `} [{attrs}] : (T, ..) -> R`: one region, one block of the args."""
+        m = _MANUAL_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("manual_computation")
+        ins = f"#sdy.sharding_per_value<[{m.group('in')}]>"
+        outs = f"#sdy.sharding_per_value<[{m.group('out')}]>"
+        if not (_canonical_value(ins) and _canonical_value(outs)):
+            raise _Unhandled("manual_computation shardings")
+        op = Operation("sdy.manual_computation", self.lookup(_operands(m.group("ops"))))
+        op.properties = AttrDict(self.intern(
+            f"in_shardings = {ins}, manual_axes = #sdy<manual_axes{m.group('axes')}>, "
+            f"out_shardings = {outs}"
+        ))
+        op.loc = self.loc(at - len("sdy.manual_computation") + 1)
+        args = m.group("args")
+        block = Block(label="bb0") if args else Block()
+        pos = m.start("args")
+        for entry in args.split(", ") if args else ():
+            am = _BLOCK_ARG.fullmatch(entry)
+            if am is None:
+                raise _Unhandled("manual_computation argument")
+            self.values[am.group("name")] = block.add_arg(
+                _type(am.group("t")), self.arg_loc(pos + 1)
+            )
+            pos += len(entry) + 2
+        region = Region()
+        op.add_region(region)
+        region.add_block(block)
+        i, end = self.body(lines, i, block)
+        tail = _TRAILER_RE.match(end, 1)
+        if tail is None or not block.ops:
+            raise _Unhandled("manual_computation end")
+        attrs = tail.group("attrs")
+        if attrs is not None:
+            self.generic_attrs(attrs, inherent=False)
+            op.attributes = AttrDict(self.intern(attrs))
+        op.results = [OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig")))]
+        return op, i
+
     def build(
         self,
         name: str,
@@ -950,6 +1069,13 @@ class _Parser:
         op.loc = loc
         op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
         return op
+
+
+# ops with regions in their own syntax: a reader of the op's lines, from the match of its name
+_REGION_OPS: dict[str, Callable[[_Parser, list[str], int, str, int], tuple[Operation, int]]] = {
+    "stablehlo.while": _Parser.while_op,
+    "sdy.manual_computation": _Parser.manual_computation,
+}
 
 
 def parse_pretty(

@@ -83,9 +83,11 @@ def test_programs_import_alike_both_ways(name: str) -> None:
 
 def test_what_jax_lowers_a_model_to_takes_the_pretty_route() -> None:
     # guards the suite: the comparisons must not all be fallbacks (generic-form ops inside the
-    # pretty text, with regions or not, included: case, gather/scatter, sort, reduce_window)
+    # pretty text, with regions or not, included: case, gather/scatter, sort, reduce_window),
+    # loops (while) and shard_map (sdy.manual_computation)
     for name in ("mlp", "transformer_layer", "grad", "wsc", "cond", "gather_scatter", "sort",
-                 "iota_cumsum"):
+                 "iota_cumsum", "scan", "fori_loop", "shard_map_psum", "shard_map_all_gather",
+                 "shard_map_all_to_all", "shard_map_ppermute", "shard_map_psum_scatter"):
         if name in PROGRAMS:
             assert _assert_same(lowered_text(name), name), name
 
@@ -314,6 +316,47 @@ _GENERIC_OPS = [
 @pytest.mark.parametrize("op", _GENERIC_OPS)
 def test_generic_op_lines_take_the_pretty_route(op: str) -> None:
     assert _assert_same(_ONE_OP.format(op=op), "t")
+
+
+_REGION_OPS = """module @m {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+    %0 = sdy.manual_computation(%arg0, %arg0) in_shardings=[<@mesh, [{"x"}, {}]>, <@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%a: tensor<4x16xf32>, %b: tensor<4x16xf32>) {
+      %1 = stablehlo.add %a, %b : tensor<4x16xf32>
+      sdy.return %1 : tensor<4x16xf32>
+    } {foo.bar = 1 : i32} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %2:2 = stablehlo.while(%i = %c, %v = %0) : tensor<i32>, tensor<8x16xf32> attributes {foo.x = 1 : i32}
+    cond {
+      %3 = stablehlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %3 : tensor<i1>
+    } do {
+      %4 = sdy.manual_computation(%v) in_shardings=[<@mesh, [{"y"}, {}]>] out_shardings=[<@mesh, [{"y"}, {}]>] manual_axes={} (%w: tensor<8x16xf32>) {
+        %5 = stablehlo.negate %w : tensor<8x16xf32>
+        sdy.return %5 : tensor<8x16xf32>
+      } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+      stablehlo.return %i, %4 : tensor<i32>, tensor<8x16xf32>
+    }
+    %6 = stablehlo.while(%j = %c) : tensor<i32>
+    cond {
+      %7 = stablehlo.compare LT, %j, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %7 : tensor<i1>
+    } do {
+      stablehlo.return %j : tensor<i32>
+    }
+    return %2#1 : tensor<8x16xf32>
+  }
+}
+"""
+
+
+def test_while_and_manual_computation_take_the_pretty_route() -> None:
+    # block arguments: the while's two blocks share one location per loop value; nested regions
+    assert _assert_same(_REGION_OPS, "t")
+    # an op's own attribute among a region op's discardable ones: the generic route
+    text = _REGION_OPS.replace("{foo.bar = 1 : i32}", "{foo = 1 : i32}")
+    assert parse_pretty(text, "t", mlir_bridge.printed_as_written) is None
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
 
 
 _RECURSIVE = """{header}
