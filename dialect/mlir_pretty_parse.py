@@ -496,6 +496,15 @@ _WHILE_RE = re.compile(
     r"\((?P<pairs>[^()]+)\) : (?P<types>[^{}()]+?)(?: attributes \{(?P<attrs>.*)\})?$"
 )
 _WHILE_PAIR = re.compile(rf"(%[\w$.-]+) = ({_V})")
+_CUSTOM_RE = re.compile(
+    rf" @(?P<target>[A-Za-z_][\w$.]*)\((?P<ops>{_V}(?:, {_V})*)?\)(?: \{{(?P<attrs>.*)\}})?"
+    r" : (?P<sig>[^{}]+)$"
+)
+# stablehlo.custom_call's own attributes (written in its attribute dictionary when pretty)
+_CUSTOM_CALL_PROPS = frozenset(
+    "api_version backend_config call_target_name called_computations has_side_effect "
+    "operand_layouts output_operand_aliases result_layouts".split()
+)
 _AXES = r'\{(?:"[A-Za-z_]\w*"(?:, "[A-Za-z_]\w*")*)?\}'
 _MANUAL_RE = re.compile(
     rf"\((?P<ops>{_V}(?:, {_V})*)?\) in_shardings=\[(?P<in>.*?)\] "
@@ -991,6 +1000,40 @@ class _Parser:
         op.results = [OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig")))]
         return op, i
 
+    def custom_call(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.custom_call @target(%x, ..) {attrs} : (T, ..) -> R`: the op's own
+        attributes (and `call_target_name`) are its properties, the others its attributes."""
+        m = _CUSTOM_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("custom_call")
+        props = [f'call_target_name = "{m.group("target")}"']
+        attrs: list[str] = []
+        text = m.group("attrs")
+        entries = [e.strip() for e in split_top_level(text)] if text else []
+        if text is not None and ", ".join(entries) != text:
+            raise _Unhandled("custom_call attribute spacing")
+        for entry in entries:
+            key = entry.partition(" = ")[0]
+            if key == "call_target_name":
+                raise _Unhandled("custom_call target twice")
+            (props if key in _CUSTOM_CALL_PROPS else attrs).append(entry)
+        props.sort(key=lambda e: e.partition(" = ")[0])
+        prop_text = ", ".join(props)
+        attr_text = ", ".join(attrs)
+        self.generic_attrs(prop_text, inherent=True)
+        self.generic_attrs(attr_text, inherent=False)
+        operands = self.lookup(_operands(m.group("ops")))
+        col = at - len("stablehlo.custom_call") + 1
+        op = self.build(
+            "stablehlo.custom_call",
+            operands,
+            prop_text,
+            attr_text or None,
+            _signature(m.group("sig")),
+            col,
+        )
+        return op, i
+
     def build(
         self,
         name: str,
@@ -1071,10 +1114,12 @@ class _Parser:
         return op
 
 
-# ops with regions in their own syntax: a reader of the op's lines, from the match of its name
+# ops read by a parser method (regions in their own syntax, or attribute values checked against
+# jaxlib's print): a reader of the op's lines, from the end of its name
 _REGION_OPS: dict[str, Callable[[_Parser, list[str], int, str, int], tuple[Operation, int]]] = {
     "stablehlo.while": _Parser.while_op,
     "sdy.manual_computation": _Parser.manual_computation,
+    "stablehlo.custom_call": _Parser.custom_call,
 }
 
 

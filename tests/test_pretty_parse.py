@@ -318,6 +318,36 @@ def test_generic_op_lines_take_the_pretty_route(op: str) -> None:
     assert _assert_same(_ONE_OP.format(op=op), "t")
 
 
+_CUSTOM_CALL = "%0 = stablehlo.custom_call @{target}(%arg0) {attrs}: (tensor<4xf32>) -> tensor<4xf32>"
+
+
+@pytest.mark.parametrize(
+    "target, attrs, pretty",
+    [
+        ("Sharding", '{backend_config = "", mhlo.sharding = "{replicated}"} ', True),
+        ("f", "", True),
+        # its own attributes become properties, the others stay: both sorted by jaxlib
+        ("f", '{mhlo.sharding = "{replicated}", backend_config = "", api_version = 1 : i32} ', True),
+        ("f", "{api_version = 4 : i32, backend_config = {a = 1 : i32}, operand_layouts = "
+              "[dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} ", True),
+        ("f", "{has_side_effect = true, sdy.sharding = #sdy.sharding_per_value<[<@mesh, "
+              '[{"x"}]>]>} ', True),
+        ('"a b"', "", False),  # a quoted target
+        ("f", "{foo = 1 : i32} ", False),  # an attribute without a dialect prefix
+        ("f", "{backend_config = \"\",  mhlo.x = 1 : i32} ", False),  # re-spaced by jaxlib
+        # printed as a splat
+        ("f", "{operand_layouts = [dense<[0]> : tensor<1xindex>], result_layouts = "
+              "[dense<0> : tensor<1xindex>]} ", False),
+    ],
+)
+def test_custom_calls_import_alike_both_ways(target: str, attrs: str, pretty: bool) -> None:
+    text = _ONE_OP.format(op=_CUSTOM_CALL.format(target=target, attrs=attrs))
+    assert (parse_pretty(text, "t", mlir_bridge.printed_as_written) is not None) is pretty
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
+    if pretty:
+        assert _assert_same(text, "t")
+
+
 _REGION_OPS = """module @m {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
