@@ -505,6 +505,22 @@ _CUSTOM_CALL_PROPS = frozenset(
     "api_version backend_config call_target_name called_computations has_side_effect "
     "operand_layouts output_operand_aliases result_layouts".split()
 )
+_DIMS = r"\[[\w, ]*\]"
+_CONV_RE = re.compile(
+    rf"\((?P<ops>{_V}, {_V})\) dim_numbers = (?P<dims>{_DIMS}x{_DIMS}->{_DIMS})"
+    r"(?:, window = \{(?P<win>[^{}]*)\})?(?: \{(?P<attrs>.*)\})? : (?P<sig>[^{}]+)$"
+)
+# the window entries: (property, array element type or "pad")
+_WINDOW = {
+    "stride": ("window_strides", "i64"),
+    "pad": ("padding", "pad"),
+    "lhs_dilate": ("lhs_dilation", "i64"),
+    "rhs_dilate": ("rhs_dilation", "i64"),
+    "reverse": ("window_reversal", "i1"),
+}
+_WINDOW_LIST = re.compile(r"\[[\w-]+(?:, [\w-]+)*\]")  # values checked against jaxlib's print
+_PADS = re.compile(r"\[\[-?\d+, -?\d+\](?:, \[-?\d+, -?\d+\])*\]")
+_CONV_PROPS = frozenset({"batch_group_count", "feature_group_count", "precision_config"})
 _AXES = r'\{(?:"[A-Za-z_]\w*"(?:, "[A-Za-z_]\w*")*)?\}'
 _MANUAL_RE = re.compile(
     rf"\((?P<ops>{_V}(?:, {_V})*)?\) in_shardings=\[(?P<in>.*?)\] "
@@ -1000,28 +1016,74 @@ class _Parser:
         op.results = [OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig")))]
         return op, i
 
+    def own_attrs(
+        self, text: str | None, own: frozenset[str], props: list[str]
+    ) -> tuple[str, str]:
+        """Split a pretty op's attribute dictionary as jaxlib does: the op's `own` attributes
+        join `props` (entries built from its syntax) as its properties, the others stay its
+        attributes; both checked as MLIR prints them. The two texts."""
+        given = {e.partition(" = ")[0] for e in props}
+        attrs: list[str] = []
+        entries = [e.strip() for e in split_top_level(text)] if text else []
+        if text is not None and ", ".join(entries) != text:
+            raise _Unhandled("attribute spacing")
+        for entry in entries:
+            key = entry.partition(" = ")[0]
+            if key in given:
+                raise _Unhandled(f"{key} twice")
+            (props if key in own else attrs).append(entry)
+        props.sort(key=lambda e: e.partition(" = ")[0])
+        prop_text = ", ".join(props)
+        attr_text = ", ".join(attrs)
+        self.generic_attrs(prop_text, inherent=True)
+        self.generic_attrs(attr_text, inherent=False)
+        return prop_text, attr_text
+
+    def convolution(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.convolution(%x, %k) dim_numbers = [..]x[..]->[..], window = {stride = [..],
+        pad = [[..], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]} {attrs} : ..`."""
+        m = _CONV_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("convolution")
+        props = [f"dimension_numbers = #stablehlo.conv<{m.group('dims')}>"]
+        window = m.group("win")
+        for entry in split_top_level(window) if window else ():
+            key, eq, value = entry.strip().partition(" = ")
+            if key not in _WINDOW or not eq:
+                raise _Unhandled("convolution window")
+            name, kind = _WINDOW[key]
+            if kind == "pad":
+                if not _PADS.fullmatch(value):
+                    raise _Unhandled("convolution padding")
+                flat = value.replace("[", "").replace("]", "").split(", ")
+                literal = flat[0] if flat.count(flat[0]) == len(flat) else value
+                props.append(f"{name} = dense<{literal}> : tensor<{len(flat) // 2}x2xi64>")
+            else:
+                if not _WINDOW_LIST.fullmatch(value):
+                    raise _Unhandled("convolution window")
+                props.append(f"{name} = array<{kind}: {value[1:-1]}>")
+        prop_text, attr_text = self.own_attrs(m.group("attrs"), _CONV_PROPS, props)
+        operands = self.lookup(_operands(m.group("ops")))
+        col = at - len("stablehlo.convolution") + 1
+        op = self.build(
+            "stablehlo.convolution",
+            operands,
+            prop_text,
+            attr_text or None,
+            _signature(m.group("sig")),
+            col,
+        )
+        return op, i
+
     def custom_call(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
         """`stablehlo.custom_call @target(%x, ..) {attrs} : (T, ..) -> R`: the op's own
         attributes (and `call_target_name`) are its properties, the others its attributes."""
         m = _CUSTOM_RE.match(line, at)
         if m is None:
             raise _Unhandled("custom_call")
-        props = [f'call_target_name = "{m.group("target")}"']
-        attrs: list[str] = []
-        text = m.group("attrs")
-        entries = [e.strip() for e in split_top_level(text)] if text else []
-        if text is not None and ", ".join(entries) != text:
-            raise _Unhandled("custom_call attribute spacing")
-        for entry in entries:
-            key = entry.partition(" = ")[0]
-            if key == "call_target_name":
-                raise _Unhandled("custom_call target twice")
-            (props if key in _CUSTOM_CALL_PROPS else attrs).append(entry)
-        props.sort(key=lambda e: e.partition(" = ")[0])
-        prop_text = ", ".join(props)
-        attr_text = ", ".join(attrs)
-        self.generic_attrs(prop_text, inherent=True)
-        self.generic_attrs(attr_text, inherent=False)
+        prop_text, attr_text = self.own_attrs(
+            m.group("attrs"), _CUSTOM_CALL_PROPS, [f'call_target_name = "{m.group("target")}"']
+        )
         operands = self.lookup(_operands(m.group("ops")))
         col = at - len("stablehlo.custom_call") + 1
         op = self.build(
@@ -1120,6 +1182,7 @@ _REGION_OPS: dict[str, Callable[[_Parser, list[str], int, str, int], tuple[Opera
     "stablehlo.while": _Parser.while_op,
     "sdy.manual_computation": _Parser.manual_computation,
     "stablehlo.custom_call": _Parser.custom_call,
+    "stablehlo.convolution": _Parser.convolution,
 }
 
 

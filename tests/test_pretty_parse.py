@@ -348,6 +348,39 @@ def test_custom_calls_import_alike_both_ways(target: str, attrs: str, pretty: bo
         assert _assert_same(text, "t")
 
 
+_CONV = """func.func @f(%x: tensor<8x3x32x32xf32>, %k: tensor<16x3x3x3xf32>) -> tensor<{out}xf32> {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]{window} {{{attrs}}} : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<{out}xf32>
+  return %0 : tensor<{out}xf32>
+}}"""
+_GROUPS = "batch_group_count = 1 : i64, feature_group_count = 1 : i64"
+
+
+@pytest.mark.parametrize(
+    "window, attrs, out, pretty",
+    [
+        (", window = {stride = [1, 1], pad = [[1, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = "
+         "[1, 1], reverse = [false, false]}", _GROUPS, "8x16x32x32", True),
+        # padding not a splat, a reversed dim, strides, precision, a discardable attribute
+        (", window = {stride = [1, 2], pad = [[1, 0], [1, 1]], reverse = [false, true]}",
+         _GROUPS + ", precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision "
+         'HIGHEST>], sdy.sharding = #sdy.sharding_per_value<[<@m, [{}, {"x"}, {}, {}]>]>',
+         "8x16x31x16", True),
+        (", window = {}", _GROUPS, "8x16x30x30", True),  # no window entries
+        (", window = {stride = [1,1]}", _GROUPS, "8x16x30x30", False),  # re-spaced by jaxlib
+    ],
+)
+def test_convolutions_import_alike_both_ways(
+    window: str, attrs: str, out: str, pretty: bool
+) -> None:
+    text = _CONV.format(window=window, attrs=attrs, out=out)
+    if "@m" in text:
+        text = 'sdy.mesh @m = <["x"=2]>\n' + text
+    assert (parse_pretty(text, "t", mlir_bridge.printed_as_written) is not None) is pretty
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
+    if pretty:
+        assert _assert_same(text, "t")
+
+
 _REGION_OPS = """module @m {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
