@@ -428,6 +428,23 @@ def _call(rest: str) -> Parsed:
     return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
 
 
+_ARROW_RE = re.compile(rf" {_OPS}{_ATTR} : (?P<in>[^ ,{{}}()]+) -> (?P<out>[^ ,{{}}()]+)$")
+
+
+def _arrow(rest: str) -> Parsed:
+    """`%x : T -> R` (chlo's unary ops)."""
+    m = _match(_ARROW_RE, rest)
+    _type(m.group("in"))
+    return _operands(m.group("ops")), None, _attrs(m.group("attrs")), (_type(m.group("out")),)
+
+
+# chlo's unary ops as JAX emits them (erf, erfc, erf_inv, lgamma, square, hyperbolic, ...)
+_CHLO_UNARY = (
+    "acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc is_inf "
+    "is_neg_inf is_pos_inf lgamma sinh square tan"
+).split()
+
+
 def _same_types(rest: str) -> Parsed:
     """`%a, %b : T, U`: results of the operands' types (optimization_barrier)."""
     m = _match(_ELEMENTWISE_RE, rest)
@@ -454,6 +471,8 @@ _FORMATS: dict[str, tuple[str, Format]] = {
     "stablehlo.real": ("stablehlo.real", _functional_op),
     "stablehlo.imag": ("stablehlo.imag", _functional_op),
     "stablehlo.clamp": ("stablehlo.clamp", _elementwise),
+    "stablehlo.is_finite": ("stablehlo.is_finite", _functional_op),
+    **{f"chlo.{n}": (f"chlo.{n}", _arrow) for n in _CHLO_UNARY},
     "stablehlo.optimization_barrier": ("stablehlo.optimization_barrier", _same_types),
     "stablehlo.constant": ("stablehlo.constant", _constant),
     "stablehlo.broadcast_in_dim": (
@@ -527,6 +546,13 @@ _MANUAL_RE = re.compile(
     rf"out_shardings=\[(?P<out>.*?)\] manual_axes=(?P<axes>{_AXES}) "
     r"\((?P<args>[^()]*)\) \{$"
 )
+
+_REDUCE_PAIR = re.compile(rf"\(({_V}) init: ({_V})\)")
+_REDUCE_LONG_RE = re.compile(
+    rf"(?P<pairs>\({_V} init: {_V}\)(?:, \({_V} init: {_V}\))*) across "
+    rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
+)
+_REDUCER_GROUP = re.compile(r"\((%[\w$.-]+): ([^ ,()]+), (%[\w$.-]+): ([^ ,()]+)\)")
 
 # ---------------------------------------------------------------------------------------------
 # Structure: module, meshes, funcs, op lines
@@ -805,7 +831,7 @@ class _Parser:
                 self.lineno = i
                 _, res_name, res_count, name, rest = m.groups()
                 if name == "stablehlo.reduce":
-                    op = self.reduce(rest, m.end(4) + 1)
+                    op, i = self.reduce(lines, i, rest, m.end(4) + 1)
                 elif name in _REGION_OPS:
                     op, i = _REGION_OPS[name](self, lines, i, line, m.end(4))
                 else:
@@ -1137,10 +1163,13 @@ class _Parser:
             op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
         return op
 
-    def reduce(self, rest: str, col: int) -> Operation:
+    def reduce(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
         """The compact `stablehlo.reduce(%x init: %i) applies <op> across dimensions = [..]`:
-        one region whose block applies <op> to its two scalar arguments and returns it."""
-        m = _match(_REDUCE_RE, rest)
+        one region whose block applies <op> to its two scalar arguments and returns it (or
+        the long form, see `reduce_long`); the op and the index after its last line."""
+        m = _REDUCE_RE.match(rest)
+        if m is None:
+            return self.reduce_long(lines, i, rest, col)
         dims = m.group("d")
         if not _NAT_LIST.match(dims):
             raise _Unhandled(dims)
@@ -1172,8 +1201,53 @@ class _Parser:
         if attrs is not None:
             op.attributes = AttrDict(self.intern(attrs))
         op.loc = loc
-        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
-        return op
+        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        return op, i
+
+    def reduce_long(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
+        """`stablehlo.reduce(%x init: %i), (%y init: %j) across dimensions = [..] : ..` then
+        `reducer(%a: T, %c: T) (%b: U, %d: U)  {` .. `}`: the block takes each input's first
+        argument, then each one's second (`%a, %b, %c, %d`), each located where it is written."""
+        m = _match(_REDUCE_LONG_RE, rest)
+        dims = m.group("d")
+        if not _NAT_LIST.match(dims):
+            raise _Unhandled(dims)
+        pairs = _REDUCE_PAIR.findall(m.group("pairs"))
+        operands = self.lookup([x for x, _ in pairs] + [init for _, init in pairs])
+        types = _signature(m.group("sig"))
+        op = Operation("stablehlo.reduce", operands)
+        op.properties = AttrDict(self.intern(f"dimensions = {_i64_array(dims)}"))
+        op.loc = self.loc(col)
+        k = self.skip(lines, i)
+        if k >= len(lines):
+            raise _Unhandled("reduce without reducer")
+        header = lines[k]
+        groups = list(_REDUCER_GROUP.finditer(header))
+        start = header.find("reducer(")
+        if (
+            len(groups) != len(pairs)
+            or start < 0
+            or header[:start].strip()
+            or "reducer" + " ".join(g.group(0) for g in groups) + "  {" != header[start:]
+        ):
+            raise _Unhandled("reducer")
+        self.lineno = k + 1
+        block = Block(label="bb0")
+        values = self.values
+        for side in (1, 3):  # each input's first argument, then each one's second
+            for g in groups:
+                arg = block.add_arg(_type(g.group(side + 1)), self.arg_loc(g.start(side) + 1))
+                values[g.group(side)] = arg
+        op.add_region(Region())
+        op.regions[0].add_block(block)
+        i, end = self.body(lines, k + 1, block)
+        if end != "}" or not block.ops:
+            raise _Unhandled("reducer end")
+        attrs = _attrs(m.group("attrs"))
+        if attrs is not None:
+            op.attributes = AttrDict(self.intern(attrs))
+        op.results = [OpResult(t, op, n) for n, t in enumerate(types)]
+        return op, i
 
 
 # ops read by a parser method (regions in their own syntax, or attribute values checked against

@@ -381,6 +381,26 @@ def test_convolutions_import_alike_both_ways(
         assert _assert_same(text, "t")
 
 
+def test_what_jax_lowers_common_layers_to_takes_the_pretty_route() -> None:
+    # argmax: a reduce of two inputs with its reducer written out; chlo ops (erf/erfc in exact
+    # gelu, square in var, asinh, cosh, lgamma, erf_inv); is_finite in logsumexp
+    import jax
+    import jax.numpy as jnp
+
+    def f(a: Any) -> Any:
+        return (
+            jnp.argmax(a, -1),
+            jax.nn.gelu(a, approximate=False),
+            jnp.var(a, axis=0),
+            jax.nn.logsumexp(a, axis=-1),
+            jnp.arcsinh(a) + jnp.cosh(a) + jax.lax.lgamma(a) + jax.scipy.special.erfinv(a),
+        )
+
+    text = jax.jit(f).lower(jax.ShapeDtypeStruct((8, 16), jnp.float32)).as_text()
+    assert "reducer(" in text and "chlo.erfc" in text and "stablehlo.is_finite" in text
+    assert _assert_same(text, "layers")
+
+
 _REGION_OPS = """module @m {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
