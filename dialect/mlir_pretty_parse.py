@@ -830,14 +830,15 @@ class _Parser:
             else:
                 self.lineno = i
                 _, res_name, res_count, name, rest = m.groups()
-                if name == "stablehlo.reduce":
-                    op, i = self.reduce(lines, i, rest, m.end(4) + 1)
-                elif name in _REGION_OPS:
-                    op, i = _REGION_OPS[name](self, lines, i, line, m.end(4))
-                else:
-                    known = formats.get(name)
-                    if known is None:
+                known = formats.get(name)
+                if known is None:
+                    if name == "stablehlo.reduce":
+                        op, i = self.reduce(lines, i, rest, m.end(4) + 1)
+                    elif name in _REGION_OPS:
+                        op, i = _REGION_OPS[name](self, lines, i, line, m.end(4))
+                    else:
                         raise _Unhandled(name)
+                else:
                     generic, read = known
                     operands, op_props, op_attrs, types = read(rest)
                     try:
