@@ -445,6 +445,20 @@ _CHLO_UNARY = (
 ).split()
 
 
+_TOP_K_RE = re.compile(
+    rf"\((?P<ops>{_V}), k = (?P<k>0|[1-9]\d*)\){_ATTR} : (?P<in>[^ ,{{}}()]+) -> "
+    r"\((?P<v>[^ ,{}()]+), (?P<i>[^ ,{}()]+)\)$"
+)
+
+
+def _top_k(rest: str) -> Parsed:
+    """`chlo.top_k(%x, k = N) : T -> (V, I)`."""
+    m = _match(_TOP_K_RE, rest)
+    _type(m.group("in"))
+    types = (_type(m.group("v")), _type(m.group("i")))
+    return [m.group("ops")], f"k = {m.group('k')} : i64", _attrs(m.group("attrs")), types
+
+
 def _same_types(rest: str) -> Parsed:
     """`%a, %b : T, U`: results of the operands' types (optimization_barrier)."""
     m = _match(_ELEMENTWISE_RE, rest)
@@ -473,6 +487,7 @@ _FORMATS: dict[str, tuple[str, Format]] = {
     "stablehlo.clamp": ("stablehlo.clamp", _elementwise),
     "stablehlo.is_finite": ("stablehlo.is_finite", _functional_op),
     **{f"chlo.{n}": (f"chlo.{n}", _arrow) for n in _CHLO_UNARY},
+    "chlo.top_k": ("chlo.top_k", _top_k),
     "stablehlo.optimization_barrier": ("stablehlo.optimization_barrier", _same_types),
     "stablehlo.constant": ("stablehlo.constant", _constant),
     "stablehlo.broadcast_in_dim": (
@@ -553,6 +568,12 @@ _REDUCE_LONG_RE = re.compile(
     rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
 )
 _REDUCER_GROUP = re.compile(r"\((%[\w$.-]+): ([^ ,()]+), (%[\w$.-]+): ([^ ,()]+)\)")
+
+_GROUPS_LINE = re.compile(
+    r"[ \t]*(?P<groups>%[\w$.-]+(?::\d+)?(?:, %[\w$.-]+(?::\d+)?)+) = "
+    r"(?P<name>[a-z_][\w.]*)(?P<rest>.*)$"
+)
+_RESULT_NAME = re.compile(r"%[\w$.-]+")
 
 # ---------------------------------------------------------------------------------------------
 # Structure: module, meshes, funcs, op lines
@@ -824,9 +845,10 @@ class _Parser:
                 if stripped[0] == "}":
                     return i, stripped
                 self.lineno = i
-                if stripped[0] != '"' and ' = "' not in stripped:
-                    raise _Unhandled(stripped[:40])
-                op, i = self.generic(lines, i, line)
+                if stripped[0] == '"' or ' = "' in stripped:
+                    op, i = self.generic(lines, i, line)
+                else:
+                    op, i = self.named_results(lines, i, line)
             else:
                 self.lineno = i
                 _, res_name, res_count, name, rest = m.groups()
@@ -853,6 +875,46 @@ class _Parser:
                     self.define(op, res_name, res_count)
             op.parent = block
             ops.append(op)
+
+    def define_groups(self, op: Operation, groups: list[tuple[str, int]]) -> None:
+        """Results named in groups (`%values, %indices = ..`, `%a:2, %b = ..`)."""
+        if sum(n for _, n in groups) != len(op.results):
+            raise _Unhandled("result count")
+        values = self.values
+        k = 0
+        for name, n in groups:
+            if n == 1:
+                values[name] = op.results[k]
+            else:
+                for j in range(n):
+                    values[f"{name}#{j}"] = op.results[k + j]
+                values[name] = op.results[k]
+            k += n
+
+    def named_results(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+        """An op in pretty syntax whose results are named one by one (`%values, %indices =
+        chlo.top_k(..)`)."""
+        m = _GROUPS_LINE.match(line)
+        if m is None:
+            raise _Unhandled(line.strip()[:40])
+        name, rest = m.group("name"), m.group("rest")
+        known = _FORMATS.get(name)
+        if known is not None:
+            generic, read = known
+            operands, props, attrs, types = read(rest)
+            op = self.build(generic, self.lookup(operands), props, attrs, types, m.start("name") + 1)
+        elif name in _REGION_OPS:
+            op, i = _REGION_OPS[name](self, lines, i, line, m.end("name"))
+        else:
+            raise _Unhandled(name)
+        groups = []
+        for group in m.group("groups").split(", "):
+            res, _, count = group.partition(":")
+            if count == "1" or not _RESULT_NAME.fullmatch(res):
+                raise _Unhandled("result names")
+            groups.append((res, int(count) if count else 1))
+        self.define_groups(op, groups)
+        return op, i
 
     def generic(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
         """An op in generic form (`%0 = "stablehlo.gather"(%a, %b) <{..}> : (..) -> ..`), read
@@ -892,8 +954,8 @@ class _Parser:
         self.generic_attrs(op.properties.body(), inherent=True)
         self.generic_attrs(op.attributes.body(), inherent=False)
         if len(res_names) > 1:
-            raise _Unhandled("several result groups")
-        if res_names:
+            self.define_groups(op, res_names)
+        elif res_names:
             name, count = res_names[0]
             if count == 1 and f"{name}:1 " in line:
                 raise _Unhandled("result count 1")

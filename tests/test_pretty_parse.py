@@ -310,6 +310,10 @@ _GENERIC_OPS = [
     "(tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>)",
     '%0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "Sharding"}> '
     '{mhlo.sharding = "{replicated}"} : (tensor<4xf32>) -> tensor<4xf32>',
+    # results in groups, in either syntax
+    '%0, %b:2 = "stablehlo.optimization_barrier"(%arg0, %arg0, %arg0) : (tensor<4xf32>, '
+    "tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)\n"
+    "    %c, %d = stablehlo.optimization_barrier %b#1, %b : tensor<4xf32>, tensor<4xf32>",
 ]
 
 
@@ -394,10 +398,12 @@ def test_what_jax_lowers_common_layers_to_takes_the_pretty_route() -> None:
             jnp.var(a, axis=0),
             jax.nn.logsumexp(a, axis=-1),
             jnp.arcsinh(a) + jnp.cosh(a) + jax.lax.lgamma(a) + jax.scipy.special.erfinv(a),
+            jax.lax.top_k(a, 3),  # results named one by one: `%values, %indices = ..`
         )
 
     text = jax.jit(f).lower(jax.ShapeDtypeStruct((8, 16), jnp.float32)).as_text()
     assert "reducer(" in text and "chlo.erfc" in text and "stablehlo.is_finite" in text
+    assert "%values, %indices = chlo.top_k" in text
     assert _assert_same(text, "layers")
 
 
