@@ -459,6 +459,16 @@ def _top_k(rest: str) -> Parsed:
     return [m.group("ops")], f"k = {m.group('k')} : i64", _attrs(m.group("attrs")), types
 
 
+_GROUP_RE = re.compile(rf" (?P<ops>{_V}) group_id=(?P<g>{_INT}){_ATTR} : (?P<t>[^ ,{{}}()]+)$")
+
+
+def _sharding_group(rest: str) -> Parsed:
+    """`sdy.sharding_group %x group_id=N : T` (jax's shard_alike): no results."""
+    m = _match(_GROUP_RE, rest)
+    _type(m.group("t"))
+    return [m.group("ops")], f"group_id = {m.group('g')} : i64", _attrs(m.group("attrs")), ()
+
+
 def _same_types(rest: str) -> Parsed:
     """`%a, %b : T, U`: results of the operands' types (optimization_barrier)."""
     m = _match(_ELEMENTWISE_RE, rest)
@@ -513,6 +523,7 @@ _FORMATS: dict[str, tuple[str, Format]] = {
     "stablehlo.partition_id": ("stablehlo.partition_id", _partition_id),
     "sdy.sharding_constraint": ("sdy.sharding_constraint", _sharding_op),
     "sdy.reshard": ("sdy.reshard", _sharding_op),
+    "sdy.sharding_group": ("sdy.sharding_group", _sharding_group),
     "return": ("func.return", _return),
     "call": ("func.call", _call),
     "func.call": ("func.call", _call),
