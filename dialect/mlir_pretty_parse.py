@@ -7,8 +7,13 @@ jaxlib's generic print with locations: the same ops, attribute texts, types, and
 (`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
 
 It reads only what it can rebuild exactly: a module without locations whose ops are in the
-table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values,
-dense literals and floats in their printed spelling: text jaxlib would re-spell is not kept).
+table `_FORMATS` (the inverse of mlir_pretty's), or have their own syntax with regions read by a
+method here (`stablehlo.while`, `sdy.manual_computation`, reduce with its reducer written out,
+custom_call, convolution: `_REGION_OPS`), or are written in generic form (`"stablehlo.gather"(..)
+<{..}> ({ ^bb0(..): .. }) : ..`, read by mlir_text's own op-line reader, regions included),
+written as MLIR prints them (attribute values, dense literals and floats in their printed
+spelling: text jaxlib would re-spell is not kept; values this module cannot check itself are
+checked once each against jaxlib's print through the `printed_as_written` the importer passes).
 Anything else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
 both routes on every program and lit input.
 """
