@@ -1,9 +1,10 @@
 """MLIR (text or a jaxlib `ir.Module`) -> shardc IR.
 
 jaxlib parses the text (so every dialect it knows is accepted, the module is verified and errors
-carry line:col). Pretty text in the forms shardc's pretty printer writes (what JAX lowers a model
-to, without locations) is then read once more by shardc's own pretty parser, which builds the
-same IR the generic route would; anything else jaxlib prints in generic form with locations, and
+carry line:col). Pretty text as JAX lowers a model to it (without locations: the forms shardc's
+pretty printer writes, loops, shard_map, generic-form ops with their regions, custom calls,
+convolutions) is then read once more by shardc's own pretty parser, which builds the same IR the
+generic route would; anything else jaxlib prints in generic form with locations, and
 shardc's own linear-time generic parser builds the IR from that.
 """
 
@@ -25,7 +26,7 @@ def import_text(text: str, source_name: str = "<input>") -> Module:
     mlir_bridge.parse_module(text, source_name)
     release_free_heap()
     with suspended_gc():
-        module = parse_pretty(text, source_name)
+        module = parse_pretty(text, source_name, mlir_bridge.printed_as_written)
         if module is not None:
             absorb_sharding_attrs(module)
             return module

@@ -6,6 +6,7 @@ Only this module (and the frontend/backend) touch jaxlib's MLIR bindings. Parse 
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any
@@ -47,6 +48,18 @@ def parse_module(text: str, source_name: str = "<input>", checked: bool = False)
             raise _parse_error(e, text, source_name) from None
         except Exception as e:  # noqa: BLE001 - jaxlib raises plain errors on some inputs
             raise ParseError(f"{source_name}: cannot parse MLIR: {e}") from None
+
+
+@functools.lru_cache(maxsize=16384)
+def printed_as_written(text: str) -> bool:
+    """Whether jaxlib prints the attribute value `text` back exactly as written."""
+    from jaxlib.mlir import ir
+
+    with context():
+        try:
+            return str(ir.Attribute.parse(text)) == text
+        except Exception:  # noqa: BLE001 - any failure: not known to print as written
+            return False
 
 
 # jaxlib's parser recurses on nesting: past about 2,050 nested regions or 7,000 nested brackets

@@ -7,8 +7,13 @@ jaxlib's generic print with locations: the same ops, attribute texts, types, and
 (`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
 
 It reads only what it can rebuild exactly: a module without locations whose ops are in the
-table `_FORMATS` (the inverse of mlir_pretty's), written as MLIR prints them (attribute values,
-dense literals and floats in their printed spelling: text jaxlib would re-spell is not kept).
+table `_FORMATS` (the inverse of mlir_pretty's), or have their own syntax with regions read by a
+method here (`stablehlo.while`, `sdy.manual_computation`, reduce with its reducer written out,
+custom_call, convolution: `_REGION_OPS`), or are written in generic form (`"stablehlo.gather"(..)
+<{..}> ({ ^bb0(..): .. }) : ..`, read by mlir_text's own op-line reader, regions included),
+written as MLIR prints them (attribute values, dense literals and floats in their printed
+spelling: text jaxlib would re-spell is not kept; values this module cannot check itself are
+checked once each against jaxlib's print through the `printed_as_written` the importer passes).
 Anything else returns None and the caller takes the generic route. tests/test_pretty_parse.py compares
 both routes on every program and lit input.
 """
@@ -33,6 +38,7 @@ from .ir import (
     suspended_gc,
 )
 from .mlir_floats import FLOAT_FORMATS, canonical_float
+from .mlir_text import op_line_reader
 from .sharding_syntax import parse_attr
 from .types import TensorType, Type, parse_type, split_function_type
 
@@ -427,6 +433,57 @@ def _call(rest: str) -> Parsed:
     return _operands(m.group("ops")), prop, _attrs(m.group("attrs")), _signature(m.group("sig"))
 
 
+_ARROW_RE = re.compile(rf" {_OPS}{_ATTR} : (?P<in>[^ ,{{}}()]+) -> (?P<out>[^ ,{{}}()]+)$")
+
+
+def _arrow(rest: str) -> Parsed:
+    """`%x : T -> R` (chlo's unary ops)."""
+    m = _match(_ARROW_RE, rest)
+    _type(m.group("in"))
+    return _operands(m.group("ops")), None, _attrs(m.group("attrs")), (_type(m.group("out")),)
+
+
+# chlo's unary ops as JAX emits them (erf, erfc, erf_inv, lgamma, square, hyperbolic, ...)
+_CHLO_UNARY = (
+    "acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc is_inf "
+    "is_neg_inf is_pos_inf lgamma sinh square tan"
+).split()
+
+
+_TOP_K_RE = re.compile(
+    rf"\((?P<ops>{_V}), k = (?P<k>0|[1-9]\d*)\){_ATTR} : (?P<in>[^ ,{{}}()]+) -> "
+    r"\((?P<v>[^ ,{}()]+), (?P<i>[^ ,{}()]+)\)$"
+)
+
+
+def _top_k(rest: str) -> Parsed:
+    """`chlo.top_k(%x, k = N) : T -> (V, I)`."""
+    m = _match(_TOP_K_RE, rest)
+    _type(m.group("in"))
+    types = (_type(m.group("v")), _type(m.group("i")))
+    return [m.group("ops")], f"k = {m.group('k')} : i64", _attrs(m.group("attrs")), types
+
+
+_GROUP_RE = re.compile(rf" (?P<ops>{_V}) group_id=(?P<g>{_INT}){_ATTR} : (?P<t>[^ ,{{}}()]+)$")
+
+
+def _sharding_group(rest: str) -> Parsed:
+    """`sdy.sharding_group %x group_id=N : T` (jax's shard_alike): no results."""
+    m = _match(_GROUP_RE, rest)
+    _type(m.group("t"))
+    return [m.group("ops")], f"group_id = {m.group('g')} : i64", _attrs(m.group("attrs")), ()
+
+
+def _same_types(rest: str) -> Parsed:
+    """`%a, %b : T, U`: results of the operands' types (optimization_barrier)."""
+    m = _match(_ELEMENTWISE_RE, rest)
+    operands = _operands(m.group("ops"))
+    types = tuple(_type(t) for t in m.group("sig").split(", "))
+    if len(types) != len(operands):
+        raise _Unhandled("types")
+    return operands, None, _attrs(m.group("attrs")), types
+
+
 _ELEMENTWISE = (
     "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
     "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
@@ -438,6 +495,15 @@ _ELEMENTWISE = (
 _FORMATS: dict[str, tuple[str, Format]] = {
     **{f"stablehlo.{n}": (f"stablehlo.{n}", _elementwise) for n in _ELEMENTWISE},
     "stablehlo.reshape": ("stablehlo.reshape", _functional_op),
+    "stablehlo.dynamic_update_slice": ("stablehlo.dynamic_update_slice", _functional_op),
+    "stablehlo.bitcast_convert": ("stablehlo.bitcast_convert", _functional_op),
+    "stablehlo.real": ("stablehlo.real", _functional_op),
+    "stablehlo.imag": ("stablehlo.imag", _functional_op),
+    "stablehlo.clamp": ("stablehlo.clamp", _elementwise),
+    "stablehlo.is_finite": ("stablehlo.is_finite", _functional_op),
+    **{f"chlo.{n}": (f"chlo.{n}", _arrow) for n in _CHLO_UNARY},
+    "chlo.top_k": ("chlo.top_k", _top_k),
+    "stablehlo.optimization_barrier": ("stablehlo.optimization_barrier", _same_types),
     "stablehlo.constant": ("stablehlo.constant", _constant),
     "stablehlo.broadcast_in_dim": (
         "stablehlo.broadcast_in_dim",
@@ -462,16 +528,68 @@ _FORMATS: dict[str, tuple[str, Format]] = {
     "stablehlo.partition_id": ("stablehlo.partition_id", _partition_id),
     "sdy.sharding_constraint": ("sdy.sharding_constraint", _sharding_op),
     "sdy.reshard": ("sdy.reshard", _sharding_op),
+    "sdy.sharding_group": ("sdy.sharding_group", _sharding_group),
     "return": ("func.return", _return),
     "call": ("func.call", _call),
     "func.call": ("func.call", _call),
     "func.return": ("func.return", _return),
+    "stablehlo.return": ("stablehlo.return", _return),
+    "sdy.return": ("sdy.return", _return),
 }
 
 _REDUCE_RE = re.compile(
     rf"\((?P<x>{_V}) init: (?P<init>{_V})\) applies (?P<body>[a-z_][\w.]*) across "
     rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
 )
+
+_WHILE_RE = re.compile(
+    r"\((?P<pairs>[^()]+)\) : (?P<types>[^{}()]+?)(?: attributes \{(?P<attrs>.*)\})?$"
+)
+_WHILE_PAIR = re.compile(rf"(%[\w$.-]+) = ({_V})")
+_CUSTOM_RE = re.compile(
+    rf" @(?P<target>[A-Za-z_][\w$.]*)\((?P<ops>{_V}(?:, {_V})*)?\)(?: \{{(?P<attrs>.*)\}})?"
+    r" : (?P<sig>[^{}]+)$"
+)
+# stablehlo.custom_call's own attributes (written in its attribute dictionary when pretty)
+_CUSTOM_CALL_PROPS = frozenset(
+    "api_version backend_config call_target_name called_computations has_side_effect "
+    "operand_layouts output_operand_aliases result_layouts".split()
+)
+_DIMS = r"\[[\w, ]*\]"
+_CONV_RE = re.compile(
+    rf"\((?P<ops>{_V}, {_V})\) dim_numbers = (?P<dims>{_DIMS}x{_DIMS}->{_DIMS})"
+    r"(?:, window = \{(?P<win>[^{}]*)\})?(?: \{(?P<attrs>.*)\})? : (?P<sig>[^{}]+)$"
+)
+# the window entries: (property, array element type or "pad")
+_WINDOW = {
+    "stride": ("window_strides", "i64"),
+    "pad": ("padding", "pad"),
+    "lhs_dilate": ("lhs_dilation", "i64"),
+    "rhs_dilate": ("rhs_dilation", "i64"),
+    "reverse": ("window_reversal", "i1"),
+}
+_WINDOW_LIST = re.compile(r"\[[\w-]+(?:, [\w-]+)*\]")  # values checked against jaxlib's print
+_PADS = re.compile(r"\[\[-?\d+, -?\d+\](?:, \[-?\d+, -?\d+\])*\]")
+_CONV_PROPS = frozenset({"batch_group_count", "feature_group_count", "precision_config"})
+_AXES = r'\{(?:"[A-Za-z_]\w*"(?:, "[A-Za-z_]\w*")*)?\}'
+_MANUAL_RE = re.compile(
+    rf"\((?P<ops>{_V}(?:, {_V})*)?\) in_shardings=\[(?P<in>.*?)\] "
+    rf"out_shardings=\[(?P<out>.*?)\] manual_axes=(?P<axes>{_AXES}) "
+    r"\((?P<args>[^()]*)\) \{$"
+)
+
+_REDUCE_PAIR = re.compile(rf"\(({_V}) init: ({_V})\)")
+_REDUCE_LONG_RE = re.compile(
+    rf"(?P<pairs>\({_V} init: {_V}\)(?:, \({_V} init: {_V}\))*) across "
+    rf"dimensions = \[(?P<d>{_L})\]{_ATTR}{_SIG}"
+)
+_REDUCER_GROUP = re.compile(r"\((%[\w$.-]+): ([^ ,()]+), (%[\w$.-]+): ([^ ,()]+)\)")
+
+_GROUPS_LINE = re.compile(
+    r"[ \t]*(?P<groups>%[\w$.-]+(?::\d+)?(?:, %[\w$.-]+(?::\d+)?)+) = "
+    r"(?P<name>[a-z_][\w.]*)(?P<rest>.*)$"
+)
+_RESULT_NAME = re.compile(r"%[\w$.-]+")
 
 # ---------------------------------------------------------------------------------------------
 # Structure: module, meshes, funcs, op lines
@@ -490,6 +608,11 @@ _FUNC_TAIL = re.compile(r"(?: -> (?P<res>.*))? \{$")
 _ARG_RE = re.compile(r"(?P<name>%[\w$.-]+): (?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
 _RESULT_RE = re.compile(r"(?P<t>[^ {}]+)(?: \{(?P<attrs>.*)\})?$")
 _CLOSE = re.compile(r"[ \t]*\}$")
+_BLOCK_HEADER = re.compile(r"[ \t]*\^[A-Za-z_][\w$.]*\((?P<args>.+)\):$")
+_BLOCK_ARG = re.compile(r"(?P<name>%[\w$.-]+): (?P<t>[^ ,{}]+)")
+_TRAILER_RE = re.compile(r"(?: \{(?P<attrs>.*)\})? : (?P<sig>[^{}]+)$")
+# ops a generic line may not be: they have their own syntax and IR classes
+_NOT_GENERIC = frozenset({"func.func", "builtin.module", "sdy.mesh"})
 
 
 def _dict(texts: dict[str, str], text: str) -> AttrDict:
@@ -498,8 +621,11 @@ def _dict(texts: dict[str, str], text: str) -> AttrDict:
 
 
 class _Parser:
-    def __init__(self, text: str, source_name: str | None):
+    def __init__(
+        self, text: str, source_name: str | None, check: Callable[[str], bool] | None = None
+    ):
         self.text = text
+        self.check = check
         self.source_name = source_name
         self.values: dict[str, Value] = {}
         self.texts: dict[str, str] = {}
@@ -554,6 +680,7 @@ class _Parser:
         if count:
             for i, r in enumerate(op.results):
                 self.values[f"{name}#{i}"] = r
+            self.values[name] = op.results[0]  # `%0` names the first of `%0:2`
         else:
             self.values[name] = op.results[0]
 
@@ -703,15 +830,27 @@ class _Parser:
             props.append(f'sym_visibility = "{m.group("vis")}"')
         func.properties = AttrDict(", ".join(props))
         func.add_region(Region())
+        i, end = self.body(lines, i + 1, block)
+        if end != "}":
+            raise _Unhandled("func end")
+        if not block.ops or block.ops[-1].name != "func.return":
+            raise _Unhandled("func without return")
+        func.regions[0].add_block(block)
+        func.parent = body
+        body.ops.append(func)
+        return i
+
+    def body(self, lines: list[str], i: int, block: Block) -> tuple[int, str]:
+        """The op lines of `block` from line index `i` up to a line that closes it (`}`, or
+        `}, {` / `}) ...` of a generic op's regions): the index after it and its text."""
         ops = block.ops
         n_lines = len(lines)
         line_match = _LINE.match
         formats = _FORMATS
         values = self.values
-        i += 1
         while True:
             if i >= n_lines:
-                raise _Unhandled("unterminated func")
+                raise _Unhandled("unterminated block")
             line = lines[i]
             i += 1
             m = line_match(line)
@@ -719,37 +858,348 @@ class _Parser:
                 stripped = line.strip()
                 if not stripped or stripped.startswith("//"):
                     continue
-                if stripped == "}":
-                    break
-                raise _Unhandled(stripped[:40])
-            self.lineno = i
-            _, res_name, res_count, name, rest = m.groups()
-            if name == "stablehlo.reduce":
-                op = self.reduce(rest, m.end(4) + 1)
+                if stripped[0] == "}":
+                    return i, stripped
+                self.lineno = i
+                if stripped[0] == '"' or ' = "' in stripped:
+                    op, i = self.generic(lines, i, line)
+                else:
+                    op, i = self.named_results(lines, i, line)
             else:
+                self.lineno = i
+                _, res_name, res_count, name, rest = m.groups()
                 known = formats.get(name)
                 if known is None:
-                    raise _Unhandled(name)
-                generic, read = known
-                operands, op_props, op_attrs, types = read(rest)
-                try:
-                    operand_values = [values[v] for v in operands]
-                except KeyError:
-                    raise _Unhandled("undefined value") from None
-                col = m.start(4) + 1
-                op = self.build(generic, operand_values, op_props, op_attrs, types, col)
-            if res_name is not None and res_count is None and len(op.results) == 1:
-                values[res_name] = op.results[0]
-            else:
-                self.define(op, res_name, res_count)
+                    if name == "stablehlo.reduce":
+                        op, i = self.reduce(lines, i, rest, m.end(4) + 1)
+                    elif name in _REGION_OPS:
+                        op, i = _REGION_OPS[name](self, lines, i, line, m.end(4))
+                    else:
+                        raise _Unhandled(name)
+                else:
+                    generic, read = known
+                    operands, op_props, op_attrs, types = read(rest)
+                    try:
+                        operand_values = [values[v] for v in operands]
+                    except KeyError:
+                        raise _Unhandled("undefined value") from None
+                    col = m.start(4) + 1
+                    op = self.build(generic, operand_values, op_props, op_attrs, types, col)
+                if res_name is not None and res_count is None and len(op.results) == 1:
+                    values[res_name] = op.results[0]
+                else:
+                    self.define(op, res_name, res_count)
             op.parent = block
             ops.append(op)
-        if not ops or ops[-1].name != "func.return":
-            raise _Unhandled("func without return")
-        func.regions[0].add_block(block)
-        func.parent = body
-        body.ops.append(func)
+
+    def define_groups(self, op: Operation, groups: list[tuple[str, int]]) -> None:
+        """Results named in groups (`%values, %indices = ..`, `%a:2, %b = ..`)."""
+        if sum(n for _, n in groups) != len(op.results):
+            raise _Unhandled("result count")
+        values = self.values
+        k = 0
+        for name, n in groups:
+            if n == 1:
+                values[name] = op.results[k]
+            else:
+                for j in range(n):
+                    values[f"{name}#{j}"] = op.results[k + j]
+                values[name] = op.results[k]
+            k += n
+
+    def named_results(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+        """An op in pretty syntax whose results are named one by one (`%values, %indices =
+        chlo.top_k(..)`)."""
+        m = _GROUPS_LINE.match(line)
+        if m is None:
+            raise _Unhandled(line.strip()[:40])
+        name, rest = m.group("name"), m.group("rest")
+        known = _FORMATS.get(name)
+        if known is not None:
+            generic, read = known
+            operands, props, attrs, types = read(rest)
+            op = self.build(generic, self.lookup(operands), props, attrs, types, m.start("name") + 1)
+        elif name in _REGION_OPS:
+            op, i = _REGION_OPS[name](self, lines, i, line, m.end("name"))
+        else:
+            raise _Unhandled(name)
+        groups = []
+        for group in m.group("groups").split(", "):
+            res, _, count = group.partition(":")
+            if count == "1" or not _RESULT_NAME.fullmatch(res):
+                raise _Unhandled("result names")
+            groups.append((res, int(count) if count else 1))
+        self.define_groups(op, groups)
+        return op, i
+
+    def generic(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+        """An op in generic form (`%0 = "stablehlo.gather"(%a, %b) <{..}> : (..) -> ..`), read
+        by the generic parser's op-line reader, with its regions (`({` .. `}, {` .. `})`) whose
+        ops are read by this parser: the op and the index after its last line."""
+        col = line.index('"') + 1
+        try:
+            op, res_names, opens = op_line_reader(self.values, self.texts)(line.strip())
+        except ShardcError:
+            raise _Unhandled("generic op") from None
+        if op.successors is not None or op.name in _NOT_GENERIC:
+            raise _Unhandled(op.name)
+        positions = self.positions
+        op.loc = f"loc(#loc{len(positions)})"
+        positions.append((self.lineno, col))
+        if opens:
+            op.add_region(Region())
+            while True:
+                i = self.region(lines, i, op.regions[-1])
+                close = lines[i - 1].strip()
+                if close == "}, {":
+                    op.add_region(Region())
+                    continue
+                if not close.startswith("})"):
+                    raise _Unhandled("region end")
+                tail = _TRAILER_RE.match(close, 2)
+                if tail is None:
+                    raise _Unhandled("region op trailer")
+                if tail.group("attrs") is not None:
+                    op.attributes = AttrDict(self.intern(tail.group("attrs")))
+                types = _signature(tail.group("sig"))
+                op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+                break
+        else:
+            for r in op.results:
+                _type(r.type.text)
+        self.generic_attrs(op.properties.body(), inherent=True)
+        self.generic_attrs(op.attributes.body(), inherent=False)
+        if len(res_names) > 1:
+            self.define_groups(op, res_names)
+        elif res_names:
+            name, count = res_names[0]
+            if count == 1 and f"{name}:1 " in line:
+                raise _Unhandled("result count 1")
+            self.define(op, name, str(count) if count > 1 else None)
+        elif op.results:
+            raise _Unhandled("unnamed results")
+        return op, i
+
+    def generic_attrs(self, body: str, inherent: bool) -> None:
+        """Check a generic op's properties (`inherent`) or attributes dictionary body: as MLIR
+        prints it (sorted bare names, values printed as written); attributes only of names with
+        a dialect prefix (jaxlib moves an op's own attributes written there to its properties)."""
+        if not body:
+            return
+        entries = [e.strip() for e in split_top_level(body)]
+        if ", ".join(entries) != body:
+            raise _Unhandled("attribute spacing")
+        keys = []
+        check = self.check
+        for entry in entries:
+            key, eq, value = entry.partition(" = ")
+            if not _BARE_KEY.match(key) or (not inherent and "." not in key):
+                raise _Unhandled(f"attribute {key}")
+            if eq and not (_canonical_value(value) or (check is not None and check(value))):
+                raise _Unhandled(f"attribute value {value[:40]}")
+            keys.append(key)
+        if keys != sorted(keys) or len(set(keys)) != len(keys):
+            raise _Unhandled("attribute order")
+
+    def region(self, lines: list[str], i: int, region: Region) -> int:
+        """One region of a generic op: an optional `^bb0(%a: T, ..):` header, then its ops up
+        to the line that closes it; the index after that line."""
+        k = self.skip(lines, i)
+        if k >= len(lines):
+            raise _Unhandled("unterminated region")
+        header = lines[k].strip()
+        if header.startswith("^"):
+            hm = _BLOCK_HEADER.match(lines[k])
+            if hm is None:
+                raise _Unhandled("block header")
+            block = Block(label="bb0")
+            self.lineno = k + 1
+            pos = hm.start("args")
+            for entry in hm.group("args").split(", "):
+                am = _BLOCK_ARG.fullmatch(entry)
+                if am is None:
+                    raise _Unhandled("block argument")
+                arg = block.add_arg(_type(am.group("t")), self.arg_loc(pos + 1))
+                self.values[am.group("name")] = arg
+                pos += len(entry) + 2
+            i = k + 1
+        else:
+            block = Block()
+        region.add_block(block)
+        i, _ = self.body(lines, i, block)
+        if not block.ops:
+            raise _Unhandled("empty block")
         return i
+
+    def while_op(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.while(%it = %x, ..) : T, .. [attributes {..}]` then `cond {` .. `} do {`
+        .. `}`: two regions whose blocks take the loop values (one location each, shared)."""
+        m = _WHILE_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("while")
+        pairs = m.group("pairs")
+        names = []
+        inits = []
+        pos = m.start("pairs")
+        cols = []
+        for pair in pairs.split(", "):
+            pm = _WHILE_PAIR.fullmatch(pair)
+            if pm is None:
+                raise _Unhandled("while operands")
+            names.append(pm.group(1))
+            inits.append(pm.group(2))
+            cols.append(pos + 1)
+            pos += len(pair) + 2
+        types = [_type(t) for t in m.group("types").split(", ")]
+        if len(types) != len(names):
+            raise _Unhandled("while types")
+        op = Operation("stablehlo.while", self.lookup(inits))
+        op.loc = self.loc(at - len("stablehlo.while") + 1)
+        arg_locs = [self.arg_loc(c) for c in cols]
+        attrs = m.group("attrs")
+        if attrs is not None:
+            self.generic_attrs(attrs, inherent=False)
+            op.attributes = AttrDict(self.intern(attrs))
+        k = self.skip(lines, i)
+        if k >= len(lines) or lines[k].strip() != "cond {":
+            raise _Unhandled("while cond")
+        i = k + 1
+        for region_end in ("} do {", "}"):
+            block = Block(label="bb0")
+            values = self.values
+            for name, t, loc in zip(names, types, arg_locs, strict=True):
+                values[name] = block.add_arg(t, loc)
+            region = Region()
+            op.add_region(region)
+            region.add_block(block)
+            i, end = self.body(lines, i, block)
+            if end != region_end or not block.ops:
+                raise _Unhandled("while region")
+        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        return op, i
+
+    def manual_computation(
+        self, lines: list[str], i: int, line: str, at: int
+    ) -> tuple[Operation, int]:
+        """`sdy.manual_computation(%x, ..) in_shardings=[..] out_shardings=[..] manual_axes={..}
+        (%a: T, ..) {` .. `} [{attrs}] : (T, ..) -> R`: one region, one block of the args."""
+        m = _MANUAL_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("manual_computation")
+        ins = f"#sdy.sharding_per_value<[{m.group('in')}]>"
+        outs = f"#sdy.sharding_per_value<[{m.group('out')}]>"
+        if not (_canonical_value(ins) and _canonical_value(outs)):
+            raise _Unhandled("manual_computation shardings")
+        op = Operation("sdy.manual_computation", self.lookup(_operands(m.group("ops"))))
+        op.properties = AttrDict(self.intern(
+            f"in_shardings = {ins}, manual_axes = #sdy<manual_axes{m.group('axes')}>, "
+            f"out_shardings = {outs}"
+        ))
+        op.loc = self.loc(at - len("sdy.manual_computation") + 1)
+        args = m.group("args")
+        block = Block(label="bb0") if args else Block()
+        pos = m.start("args")
+        for entry in args.split(", ") if args else ():
+            am = _BLOCK_ARG.fullmatch(entry)
+            if am is None:
+                raise _Unhandled("manual_computation argument")
+            self.values[am.group("name")] = block.add_arg(
+                _type(am.group("t")), self.arg_loc(pos + 1)
+            )
+            pos += len(entry) + 2
+        region = Region()
+        op.add_region(region)
+        region.add_block(block)
+        i, end = self.body(lines, i, block)
+        tail = _TRAILER_RE.match(end, 1)
+        if tail is None or not block.ops:
+            raise _Unhandled("manual_computation end")
+        attrs = tail.group("attrs")
+        if attrs is not None:
+            self.generic_attrs(attrs, inherent=False)
+            op.attributes = AttrDict(self.intern(attrs))
+        op.results = [OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig")))]
+        return op, i
+
+    def own_attrs(
+        self, text: str | None, own: frozenset[str], props: list[str]
+    ) -> tuple[str, str]:
+        """Split a pretty op's attribute dictionary as jaxlib does: the op's `own` attributes
+        join `props` (entries built from its syntax) as its properties, the others stay its
+        attributes; both checked as MLIR prints them. The two texts."""
+        given = {e.partition(" = ")[0] for e in props}
+        attrs: list[str] = []
+        entries = [e.strip() for e in split_top_level(text)] if text else []
+        if text is not None and ", ".join(entries) != text:
+            raise _Unhandled("attribute spacing")
+        for entry in entries:
+            key = entry.partition(" = ")[0]
+            if key in given:
+                raise _Unhandled(f"{key} twice")
+            (props if key in own else attrs).append(entry)
+        props.sort(key=lambda e: e.partition(" = ")[0])
+        prop_text = ", ".join(props)
+        attr_text = ", ".join(attrs)
+        self.generic_attrs(prop_text, inherent=True)
+        self.generic_attrs(attr_text, inherent=False)
+        return prop_text, attr_text
+
+    def convolution(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.convolution(%x, %k) dim_numbers = [..]x[..]->[..], window = {stride = [..],
+        pad = [[..], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]} {attrs} : ..`."""
+        m = _CONV_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("convolution")
+        props = [f"dimension_numbers = #stablehlo.conv<{m.group('dims')}>"]
+        window = m.group("win")
+        for entry in split_top_level(window) if window else ():
+            key, eq, value = entry.strip().partition(" = ")
+            if key not in _WINDOW or not eq:
+                raise _Unhandled("convolution window")
+            name, kind = _WINDOW[key]
+            if kind == "pad":
+                if not _PADS.fullmatch(value):
+                    raise _Unhandled("convolution padding")
+                flat = value.replace("[", "").replace("]", "").split(", ")
+                literal = flat[0] if flat.count(flat[0]) == len(flat) else value
+                props.append(f"{name} = dense<{literal}> : tensor<{len(flat) // 2}x2xi64>")
+            else:
+                if not _WINDOW_LIST.fullmatch(value):
+                    raise _Unhandled("convolution window")
+                props.append(f"{name} = array<{kind}: {value[1:-1]}>")
+        prop_text, attr_text = self.own_attrs(m.group("attrs"), _CONV_PROPS, props)
+        operands = self.lookup(_operands(m.group("ops")))
+        col = at - len("stablehlo.convolution") + 1
+        op = self.build(
+            "stablehlo.convolution",
+            operands,
+            prop_text,
+            attr_text or None,
+            _signature(m.group("sig")),
+            col,
+        )
+        return op, i
+
+    def custom_call(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+        """`stablehlo.custom_call @target(%x, ..) {attrs} : (T, ..) -> R`: the op's own
+        attributes (and `call_target_name`) are its properties, the others its attributes."""
+        m = _CUSTOM_RE.match(line, at)
+        if m is None:
+            raise _Unhandled("custom_call")
+        prop_text, attr_text = self.own_attrs(
+            m.group("attrs"), _CUSTOM_CALL_PROPS, [f'call_target_name = "{m.group("target")}"']
+        )
+        operands = self.lookup(_operands(m.group("ops")))
+        col = at - len("stablehlo.custom_call") + 1
+        op = self.build(
+            "stablehlo.custom_call",
+            operands,
+            prop_text,
+            attr_text or None,
+            _signature(m.group("sig")),
+            col,
+        )
+        return op, i
 
     def build(
         self,
@@ -792,10 +1242,13 @@ class _Parser:
             op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
         return op
 
-    def reduce(self, rest: str, col: int) -> Operation:
+    def reduce(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
         """The compact `stablehlo.reduce(%x init: %i) applies <op> across dimensions = [..]`:
-        one region whose block applies <op> to its two scalar arguments and returns it."""
-        m = _match(_REDUCE_RE, rest)
+        one region whose block applies <op> to its two scalar arguments and returns it (or
+        the long form, see `reduce_long`); the op and the index after its last line."""
+        m = _REDUCE_RE.match(rest)
+        if m is None:
+            return self.reduce_long(lines, i, rest, col)
         dims = m.group("d")
         if not _NAT_LIST.match(dims):
             raise _Unhandled(dims)
@@ -827,16 +1280,77 @@ class _Parser:
         if attrs is not None:
             op.attributes = AttrDict(self.intern(attrs))
         op.loc = loc
-        op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
-        return op
+        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        return op, i
+
+    def reduce_long(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
+        """`stablehlo.reduce(%x init: %i), (%y init: %j) across dimensions = [..] : ..` then
+        `reducer(%a: T, %c: T) (%b: U, %d: U)  {` .. `}`: the block takes each input's first
+        argument, then each one's second (`%a, %b, %c, %d`), each located where it is written."""
+        m = _match(_REDUCE_LONG_RE, rest)
+        dims = m.group("d")
+        if not _NAT_LIST.match(dims):
+            raise _Unhandled(dims)
+        pairs = _REDUCE_PAIR.findall(m.group("pairs"))
+        operands = self.lookup([x for x, _ in pairs] + [init for _, init in pairs])
+        types = _signature(m.group("sig"))
+        op = Operation("stablehlo.reduce", operands)
+        op.properties = AttrDict(self.intern(f"dimensions = {_i64_array(dims)}"))
+        op.loc = self.loc(col)
+        k = self.skip(lines, i)
+        if k >= len(lines):
+            raise _Unhandled("reduce without reducer")
+        header = lines[k]
+        groups = list(_REDUCER_GROUP.finditer(header))
+        start = header.find("reducer(")
+        if (
+            len(groups) != len(pairs)
+            or start < 0
+            or header[:start].strip()
+            or "reducer" + " ".join(g.group(0) for g in groups) + "  {" != header[start:]
+        ):
+            raise _Unhandled("reducer")
+        self.lineno = k + 1
+        block = Block(label="bb0")
+        values = self.values
+        for side in (1, 3):  # each input's first argument, then each one's second
+            for g in groups:
+                arg = block.add_arg(_type(g.group(side + 1)), self.arg_loc(g.start(side) + 1))
+                values[g.group(side)] = arg
+        op.add_region(Region())
+        op.regions[0].add_block(block)
+        i, end = self.body(lines, k + 1, block)
+        if end != "}" or not block.ops:
+            raise _Unhandled("reducer end")
+        attrs = _attrs(m.group("attrs"))
+        if attrs is not None:
+            op.attributes = AttrDict(self.intern(attrs))
+        op.results = [OpResult(t, op, n) for n, t in enumerate(types)]
+        return op, i
 
 
-def parse_pretty(text: str, source_name: str | None = None) -> Module | None:
+# ops read by a parser method (regions in their own syntax, or attribute values checked against
+# jaxlib's print): a reader of the op's lines, from the end of its name
+_REGION_OPS: dict[str, Callable[[_Parser, list[str], int, str, int], tuple[Operation, int]]] = {
+    "stablehlo.while": _Parser.while_op,
+    "sdy.manual_computation": _Parser.manual_computation,
+    "stablehlo.custom_call": _Parser.custom_call,
+    "stablehlo.convolution": _Parser.convolution,
+}
+
+
+def parse_pretty(
+    text: str,
+    source_name: str | None = None,
+    printed_as_written: Callable[[str], bool] | None = None,
+) -> Module | None:
     """shardc IR of MLIR pretty text that jaxlib has parsed (verified) already, identical to
-    the generic route's; None where the text is outside what this parser rebuilds exactly."""
+    the generic route's; None where the text is outside what this parser rebuilds exactly.
+    `printed_as_written` tells whether MLIR prints an attribute value (of a generic op line)
+    exactly as written; without it only the values this module checks itself are read."""
     if "loc(" in text or "#loc" in text or "\r" in text or not text.isascii():
         return None
-    parser = _Parser(text, source_name)
+    parser = _Parser(text, source_name, printed_as_written)
     try:
         with suspended_gc():
             return parser.parse()

@@ -10,7 +10,7 @@ The parser is line-oriented (the MLIR printer puts one op per line) and linear i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .brackets import balanced, split_top_level
 from .brackets import match_close as _match_close
@@ -308,6 +308,19 @@ def _lines(text: str, chunk: int = 1 << 20) -> Iterator[str]:
         start = end + 1
     if n and text[-1] == "\n" and start == n:
         yield ""
+
+
+def op_line_reader(
+    values: dict[str, Value], texts: dict[str, str]
+) -> Callable[[str], tuple[Operation, list[tuple[str, int]], bool]]:
+    """The generic parser's reading of one op line (`"name"(%a) <{..}> {..} : (T) -> T`, or its
+    head ending in `({` when it opens regions) over the caller's value and text tables: the op,
+    its result names with counts, and whether regions follow. For mlir_pretty_parse's generic
+    lines; it raises `ParseError` on what it cannot read."""
+    parser = _Parser("", None)
+    parser.values = values
+    parser.texts = texts
+    return parser.parse_op_line
 
 
 # a block argument with a type without nested brackets or commas and a plain location

@@ -32,7 +32,7 @@ def _generic_route(text: str, name: str) -> Module:
 
 def _pretty_route(text: str, name: str) -> Module | None:
     mlir_bridge.parse_module(text, name)  # the importer parses with jaxlib first
-    module = parse_pretty(text, name)
+    module = parse_pretty(text, name, mlir_bridge.printed_as_written)
     if module is not None:
         absorb_sharding_attrs(module)
     return module
@@ -82,8 +82,12 @@ def test_programs_import_alike_both_ways(name: str) -> None:
 
 
 def test_what_jax_lowers_a_model_to_takes_the_pretty_route() -> None:
-    # guards the suite: the comparisons must not all be fallbacks
-    for name in ("mlp", "transformer_layer", "grad", "wsc"):
+    # guards the suite: the comparisons must not all be fallbacks (generic-form ops inside the
+    # pretty text, with regions or not, included: case, gather/scatter, sort, reduce_window),
+    # loops (while) and shard_map (sdy.manual_computation)
+    for name in ("mlp", "transformer_layer", "grad", "wsc", "cond", "gather_scatter", "sort",
+                 "iota_cumsum", "scan", "fori_loop", "shard_map_psum", "shard_map_all_gather",
+                 "shard_map_all_to_all", "shard_map_ppermute", "shard_map_psum_scatter"):
         if name in PROGRAMS:
             assert _assert_same(lowered_text(name), name), name
 
@@ -152,11 +156,24 @@ _ONE_OP = """module @m {{
         '%0 = sdy.sharding_constraint %arg0 <@mesh, [{"x" }]> : tensor<4xf32>',
         "%0 = stablehlo.negate %arg0 : (tensor<4xf32>) -> tensor<4xf32> // note",
         "%0 = stablehlo.negate %arg0 : tensor<04xf32>",
+        # generic lines: an op's own attribute written among the attributes (jaxlib moves it to
+        # the properties), a spelling jaxlib re-spaces, unsorted properties, a `%0:1` result
+        '%0 = "stablehlo.reverse"(%arg0) {dimensions = array<i64: 0>} : '
+        "(tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.reverse"(%arg0) <{dimensions = array<i64:0>}> : '
+        "(tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.sort"(%arg0) <{is_stable = true, dimension = 0 : i64}> ({\n'
+        "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+        "      %c = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "      stablehlo.return %c : tensor<i1>\n"
+        "    }) : (tensor<4xf32>) -> tensor<4xf32>",
+        '%0 = "stablehlo.negate"(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
+        '[{"x" }]>]>} : (tensor<4xf32>) -> tensor<4xf32>',
     ],
 )
 def test_spellings_jaxlib_would_change_take_the_generic_route(op: str) -> None:
     text = _ONE_OP.format(op=op)
-    assert parse_pretty(text, "t") is None
+    assert parse_pretty(text, "t", mlir_bridge.printed_as_written) is None
     assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
 
 
@@ -270,6 +287,165 @@ def test_printed_spellings_take_the_pretty_route() -> None:
         op = f"%c = stablehlo.constant dense<{literal}> : tensor<{element}>"
         text = _ONE_OP.format(op=op + "\n    %0 = stablehlo.negate %arg0 : tensor<4xf32>")
         assert _assert_same(text, "t"), literal
+
+
+_GENERIC_OPS = [
+    '%0 = "stablehlo.reverse"(%arg0) <{dimensions = array<i64: 0>}> {sdy.sharding = '
+    '#sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : (tensor<4xf32>) -> tensor<4xf32>',
+    # regions: block arguments get aliases of their own, ops inside in either syntax
+    '%0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({\n'
+    "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+    '      %c = "stablehlo.compare"(%a, %b) <{comparison_direction = '
+    "#stablehlo<comparison_direction GT>}> : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "      stablehlo.return %c : tensor<i1>\n"
+    "    }) : (tensor<4xf32>) -> tensor<4xf32>",
+    # several regions, several results, attributes after the regions
+    "%p = stablehlo.constant dense<1> : tensor<i32>\n"
+    '    %0:2 = "stablehlo.case"(%p) ({\n'
+    "      stablehlo.return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>\n"
+    "    }, {\n"
+    "      %n = stablehlo.negate %arg0 : tensor<4xf32>\n"
+    '      "stablehlo.return"(%n, %arg0) : (tensor<4xf32>, tensor<4xf32>) -> ()\n'
+    '    }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{}]>]>} : '
+    "(tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    '%0 = "stablehlo.custom_call"(%arg0) <{call_target_name = "Sharding"}> '
+    '{mhlo.sharding = "{replicated}"} : (tensor<4xf32>) -> tensor<4xf32>',
+    # results in groups, in either syntax
+    '%0, %b:2 = "stablehlo.optimization_barrier"(%arg0, %arg0, %arg0) : (tensor<4xf32>, '
+    "tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)\n"
+    "    %c, %d = stablehlo.optimization_barrier %b#1, %b : tensor<4xf32>, tensor<4xf32>",
+]
+
+
+@pytest.mark.parametrize("op", _GENERIC_OPS)
+def test_generic_op_lines_take_the_pretty_route(op: str) -> None:
+    assert _assert_same(_ONE_OP.format(op=op), "t")
+
+
+_CUSTOM_CALL = "%0 = stablehlo.custom_call @{target}(%arg0) {attrs}: (tensor<4xf32>) -> tensor<4xf32>"
+
+
+@pytest.mark.parametrize(
+    "target, attrs, pretty",
+    [
+        ("Sharding", '{backend_config = "", mhlo.sharding = "{replicated}"} ', True),
+        ("f", "", True),
+        # its own attributes become properties, the others stay: both sorted by jaxlib
+        ("f", '{mhlo.sharding = "{replicated}", backend_config = "", api_version = 1 : i32} ', True),
+        ("f", "{api_version = 4 : i32, backend_config = {a = 1 : i32}, operand_layouts = "
+              "[dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} ", True),
+        ("f", "{has_side_effect = true, sdy.sharding = #sdy.sharding_per_value<[<@mesh, "
+              '[{"x"}]>]>} ', True),
+        ('"a b"', "", False),  # a quoted target
+        ("f", "{foo = 1 : i32} ", False),  # an attribute without a dialect prefix
+        ("f", "{backend_config = \"\",  mhlo.x = 1 : i32} ", False),  # re-spaced by jaxlib
+        # printed as a splat
+        ("f", "{operand_layouts = [dense<[0]> : tensor<1xindex>], result_layouts = "
+              "[dense<0> : tensor<1xindex>]} ", False),
+    ],
+)
+def test_custom_calls_import_alike_both_ways(target: str, attrs: str, pretty: bool) -> None:
+    text = _ONE_OP.format(op=_CUSTOM_CALL.format(target=target, attrs=attrs))
+    assert (parse_pretty(text, "t", mlir_bridge.printed_as_written) is not None) is pretty
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
+    if pretty:
+        assert _assert_same(text, "t")
+
+
+_CONV = """func.func @f(%x: tensor<8x3x32x32xf32>, %k: tensor<16x3x3x3xf32>) -> tensor<{out}xf32> {{
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]{window} {{{attrs}}} : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<{out}xf32>
+  return %0 : tensor<{out}xf32>
+}}"""
+_GROUPS = "batch_group_count = 1 : i64, feature_group_count = 1 : i64"
+
+
+@pytest.mark.parametrize(
+    "window, attrs, out, pretty",
+    [
+        (", window = {stride = [1, 1], pad = [[1, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = "
+         "[1, 1], reverse = [false, false]}", _GROUPS, "8x16x32x32", True),
+        # padding not a splat, a reversed dim, strides, precision, a discardable attribute
+        (", window = {stride = [1, 2], pad = [[1, 0], [1, 1]], reverse = [false, true]}",
+         _GROUPS + ", precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision "
+         'HIGHEST>], sdy.sharding = #sdy.sharding_per_value<[<@m, [{}, {"x"}, {}, {}]>]>',
+         "8x16x31x16", True),
+        (", window = {}", _GROUPS, "8x16x30x30", True),  # no window entries
+        (", window = {stride = [1,1]}", _GROUPS, "8x16x30x30", False),  # re-spaced by jaxlib
+    ],
+)
+def test_convolutions_import_alike_both_ways(
+    window: str, attrs: str, out: str, pretty: bool
+) -> None:
+    text = _CONV.format(window=window, attrs=attrs, out=out)
+    if "@m" in text:
+        text = 'sdy.mesh @m = <["x"=2]>\n' + text
+    assert (parse_pretty(text, "t", mlir_bridge.printed_as_written) is not None) is pretty
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
+    if pretty:
+        assert _assert_same(text, "t")
+
+
+def test_what_jax_lowers_common_layers_to_takes_the_pretty_route() -> None:
+    # argmax: a reduce of two inputs with its reducer written out; chlo ops (erf/erfc in exact
+    # gelu, square in var, asinh, cosh, lgamma, erf_inv); is_finite in logsumexp
+    import jax
+    import jax.numpy as jnp
+
+    def f(a: Any) -> Any:
+        return (
+            jnp.argmax(a, -1),
+            jax.nn.gelu(a, approximate=False),
+            jnp.var(a, axis=0),
+            jax.nn.logsumexp(a, axis=-1),
+            jnp.arcsinh(a) + jnp.cosh(a) + jax.lax.lgamma(a) + jax.scipy.special.erfinv(a),
+            jax.lax.top_k(a, 3),  # results named one by one: `%values, %indices = ..`
+        )
+
+    text = jax.jit(f).lower(jax.ShapeDtypeStruct((8, 16), jnp.float32)).as_text()
+    assert "reducer(" in text and "chlo.erfc" in text and "stablehlo.is_finite" in text
+    assert "%values, %indices = chlo.top_k" in text
+    assert _assert_same(text, "layers")
+
+
+_REGION_OPS = """module @m {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+    %0 = sdy.manual_computation(%arg0, %arg0) in_shardings=[<@mesh, [{"x"}, {}]>, <@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%a: tensor<4x16xf32>, %b: tensor<4x16xf32>) {
+      %1 = stablehlo.add %a, %b : tensor<4x16xf32>
+      sdy.return %1 : tensor<4x16xf32>
+    } {foo.bar = 1 : i32} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %2:2 = stablehlo.while(%i = %c, %v = %0) : tensor<i32>, tensor<8x16xf32> attributes {foo.x = 1 : i32}
+    cond {
+      %3 = stablehlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %3 : tensor<i1>
+    } do {
+      %4 = sdy.manual_computation(%v) in_shardings=[<@mesh, [{"y"}, {}]>] out_shardings=[<@mesh, [{"y"}, {}]>] manual_axes={} (%w: tensor<8x16xf32>) {
+        %5 = stablehlo.negate %w : tensor<8x16xf32>
+        sdy.return %5 : tensor<8x16xf32>
+      } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+      stablehlo.return %i, %4 : tensor<i32>, tensor<8x16xf32>
+    }
+    %6 = stablehlo.while(%j = %c) : tensor<i32>
+    cond {
+      %7 = stablehlo.compare LT, %j, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %7 : tensor<i1>
+    } do {
+      stablehlo.return %j : tensor<i32>
+    }
+    return %2#1 : tensor<8x16xf32>
+  }
+}
+"""
+
+
+def test_while_and_manual_computation_take_the_pretty_route() -> None:
+    # block arguments: the while's two blocks share one location per loop value; nested regions
+    assert _assert_same(_REGION_OPS, "t")
+    # an op's own attribute among a region op's discardable ones: the generic route
+    text = _REGION_OPS.replace("{foo.bar = 1 : i32}", "{foo = 1 : i32}")
+    assert parse_pretty(text, "t", mlir_bridge.printed_as_written) is None
+    assert print_generic(import_text(text, "t")) == print_generic(_generic_route(text, "t"))
 
 
 _RECURSIVE = """{header}
