@@ -10,7 +10,11 @@ The Flax row (`--flax`, labelled `24f`) is a linen transformer train step with A
 parameters carry logical axis names, sharded as a Flax user shards them.
 
     python bench/bench_jit.py [--k 3] [--layers 4,24] [--stack identical|distinct|both|none]
-                              [--flax] [--clock wall|cpu]
+                              [--flax] [--clock wall|cpu] [--breakdown]
+
+`--breakdown` adds, per row, each side's best time of `.lower()` and `.compile()` and shardc's
+steps inside them (JAX's trace and lowering, the import of JAX's module, the pipeline, the `pin`
+export, its print and jaxlib's parse, XLA's compile), the best of k of each step on its own.
 """
 
 from __future__ import annotations
@@ -125,10 +129,55 @@ def _flax_train_step_args(n_layers: int) -> tuple:
     return new_step, (params, opt_state, tokens), (param_sh, None, tok_sh), (param_sh, None, None)
 
 
-def time_once(make, args, clock) -> float:
+def time_once(make, args, clock, steps: dict[str, float] | None = None) -> float:
     t0 = clock()
-    make().lower(*args).compile()
-    return clock() - t0
+    lowered = make().lower(*args)
+    t1 = clock()
+    lowered.compile()
+    t2 = clock()
+    if steps is not None:
+        steps["lower"] = t1 - t0
+        steps["compile"] = t2 - t1
+    return t2 - t0
+
+
+# shardc's steps: (label, module, attribute) of the functions `--breakdown` times
+STEPS = (
+    ("JAX trace+lower", "jax.stages", "Traced.lower"),
+    ("import", "shardc.importer", "import_generic"),
+    ("pipeline", "shardc.jitted", "Jitted.run_pipeline"),
+    ("pin export", "shardc.exported", "export_copy"),
+    ("print", "shardc.exported", "Exported.text"),
+    ("XLA compile", "jax.stages", "Lowered.compile"),
+)
+
+
+def instrument(clock, steps: dict[str, float]) -> None:
+    """Wrap each of `STEPS` so that a call adds its time to `steps[label]`."""
+    import functools
+    import importlib
+
+    for label, mod, attr in STEPS:
+        owner = importlib.import_module(mod)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        fun = getattr(owner, name)
+
+        @functools.wraps(fun)
+        def timed(*a, _fun=fun, _label=label, **kw):
+            t0 = clock()
+            try:
+                return _fun(*a, **kw)
+            finally:
+                steps[_label] = steps.get(_label, 0.0) + clock() - t0
+
+        setattr(owner, name, timed)
+    # shardc.jitted imports export_copy by name
+    import shardc.exported
+    import shardc.jitted
+
+    shardc.jitted.export_copy = shardc.exported.export_copy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         help="wall-clock seconds, or the process's CPU seconds (all threads; steadier on a "
         "shared machine, but XLA compiles on several threads, so not the time a user waits)",
     )
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also each side's lower and compile times and shardc's steps")
     args = ap.parse_args(argv)
 
     import jax
@@ -157,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     import shardc
 
     clock = time.perf_counter if args.clock == "wall" else time.process_time
+    steps: dict[str, float] = {}
+    if args.breakdown:
+        instrument(clock, steps)
     kinds = {"identical": ("identical",), "distinct": ("distinct",),
              "both": ("identical", "distinct"), "none": ()}[args.stack]
     kinds += ("flax",) if args.flax else ()
@@ -179,12 +233,24 @@ def main(argv: list[str] | None = None) -> int:
                                   out_shardings=out_sh)
 
             results = {}
+            best: dict[str, dict[str, float]] = {}
             for name, make in (("jax", make_jax), ("shardc", make_shardc)):
                 time_once(make, sargs, clock)  # warm up
-                results[name] = min(time_once(make, sargs, clock) for _ in range(args.k))
+                times = []
+                for _ in range(args.k):
+                    steps.clear()
+                    times.append(time_once(make, sargs, clock, steps))
+                    mine = best.setdefault(name, {})
+                    for step, t in steps.items():
+                        mine[step] = min(mine.get(step, t), t)
+                results[name] = min(times)
             ratio = results["shardc"] / results["jax"]
             print(f"{label:>6} {results['jax']:>10.3f} {results['shardc']:>13.3f} {ratio:>6.2f}",
                   flush=True)
+            if args.breakdown:
+                for name in ("jax", "shardc"):
+                    print(f"{'':>6} {name}: " + ", ".join(
+                        f"{step} {t:.3f}" for step, t in best[name].items()), flush=True)
     return 0
 
 

@@ -313,7 +313,8 @@ class _Exporter:
         """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
         would lay out otherwise: what `pin_select.xla_view_layouts` derives, asked again with
         the pins chosen so far until nothing more differs (at most `PIN_ROUNDS` times; past
-        that, or where that view cannot be propagated, the local rules of `_rederived_here` and `_inside_chain`)."""
+        that, or where that view cannot be propagated, the local rules of `_rederived_here`
+        and `_inside_chain`)."""
         candidates = self.pin_candidates()
         pins = [c for c in candidates if c[3]]  # hazards (with the safe layout) and redirects
         rest = [c for c in candidates if not c[3] and not _rederived_here(c[1], c[0], c[2])]
