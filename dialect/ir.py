@@ -448,7 +448,10 @@ class Operation:
 
     @loc.setter
     def loc(self, loc: str | None) -> None:
-        self._loc = loc
+        if loc is not None and loc.startswith("loc(#loc") and loc[8:-1].isdigit():
+            self._loc = int(loc[8:-1])  # an alias: stored as its number (see set_loc_alias)
+        else:
+            self._loc = loc
 
     def set_loc_alias(self, number: int) -> None:
         """Set the location to `loc(#loc<number>)`, stored as the number (the parser: nearly

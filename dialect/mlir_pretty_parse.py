@@ -962,7 +962,7 @@ class _Parser:
                 if tail.group("attrs") is not None:
                     op.attributes = AttrDict(self.intern(tail.group("attrs")))
                 types = _signature(tail.group("sig"))
-                op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+                op.results = tuple(OpResult(t, op, k) for k, t in enumerate(types))
                 break
         else:
             for r in op.results:
@@ -1075,7 +1075,7 @@ class _Parser:
             i, end = self.body(lines, i, block)
             if end != region_end or not block.ops:
                 raise _Unhandled("while region")
-        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        op.results = tuple(OpResult(t, op, k) for k, t in enumerate(types))
         return op, i
 
     def manual_computation(
@@ -1118,7 +1118,7 @@ class _Parser:
         if attrs is not None:
             self.generic_attrs(attrs, inherent=False)
             op.attributes = AttrDict(self.intern(attrs))
-        op.results = [OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig")))]
+        op.results = tuple(OpResult(t, op, k) for k, t in enumerate(_signature(tail.group("sig"))))
         return op, i
 
     def own_attrs(
@@ -1237,9 +1237,9 @@ class _Parser:
             if attrs is not None:
                 op.attributes = _dict(texts, attrs)
         if len(types) == 1:
-            op.results = [OpResult(types[0], op, 0)]
+            op.results = (OpResult(types[0], op, 0),)
         else:
-            op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+            op.results = tuple(OpResult(t, op, i) for i, t in enumerate(types))
         return op
 
     def reduce(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
@@ -1270,9 +1270,9 @@ class _Parser:
         body_name = self.texts.setdefault(m.group("body"), m.group("body"))
         inner = Operation.fast(body_name, [a, b], AttrDict(""), AttrDict(""), loc)
         value = OpResult(scalar, inner, 0)
-        inner.results = [value]
+        inner.results = (value,)
         ret = Operation.fast("stablehlo.return", [value], AttrDict(""), AttrDict(""), loc)
-        ret.results = []
+        ret.results = ()
         block.append(inner)
         block.append(ret)
         op.regions[0].add_block(block)
@@ -1280,7 +1280,7 @@ class _Parser:
         if attrs is not None:
             op.attributes = AttrDict(self.intern(attrs))
         op.loc = loc
-        op.results = [OpResult(t, op, k) for k, t in enumerate(types)]
+        op.results = tuple(OpResult(t, op, k) for k, t in enumerate(types))
         return op, i
 
     def reduce_long(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
@@ -1325,7 +1325,7 @@ class _Parser:
         attrs = _attrs(m.group("attrs"))
         if attrs is not None:
             op.attributes = AttrDict(self.intern(attrs))
-        op.results = [OpResult(t, op, n) for n, t in enumerate(types)]
+        op.results = tuple(OpResult(t, op, n) for n, t in enumerate(types))
         return op, i
 
 
