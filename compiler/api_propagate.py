@@ -128,10 +128,12 @@ def propagate_text(
         )
         fmt = "generic" if format == "generic" else "pretty"
         ran = clock()
-        out = export_text(module, fmt, with_locs=with_locs)
+        # the module is emptied once printed (before the text is joined, where the printer
+        # can): freed now by reference counting, not later by a full GC pass
+        out = export_text(module, fmt, with_locs=with_locs, release=True)
         if timings is not None:
             timings += [("parse", parsed - start), *ctx.timings, ("print", clock() - ran)]
-        module.release()  # freed now by reference counting, not later by a full GC pass
+        module.release()  # (a second release of an emptied module does nothing)
         return out, _report(ctx)
 
 

@@ -20,13 +20,18 @@ def to_jax_module(module: Module) -> Any:
     return mlir_bridge.parse_module(print_generic(module), "<shardc output>", checked=True)
 
 
-def export_text(module: Module, fmt: Format = "pretty", with_locs: bool = False) -> str:
-    """MLIR text of `module`: `pretty` (the dialects' own syntax, as JAX prints) or `generic`."""
+def export_text(
+    module: Module, fmt: Format = "pretty", with_locs: bool = False, release: bool = False
+) -> str:
+    """MLIR text of `module`: `pretty` (the dialects' own syntax, as JAX prints) or `generic`.
+    `release`: the caller is done with `module`; it may be emptied (`Module.release`) as soon
+    as its text is printed, before the text is joined (the peak memory of `shardc.propagate`)."""
     if fmt == "generic":
         return print_generic(module, with_locs=with_locs)
     if not with_locs:
         try:
-            return print_pretty(module)  # byte-identical to jaxlib's print, without its re-parse
+            # byte-identical to jaxlib's print, without its re-parse
+            return print_pretty(module, release=release)
         except Unsupported:
             pass  # an op or form shardc's printer does not write: jaxlib prints it
     jmod = to_jax_module(module)

@@ -420,14 +420,16 @@ _OPS: dict[str, OpFormat] = {
 # Module, meshes, functions
 
 
-def print_pretty(module: Module) -> str:
+def print_pretty(module: Module, release: bool = False) -> str:
     """`module` in MLIR's pretty form, as jaxlib prints it without locations; raises
-    `Unsupported` for anything outside the table above."""
+    `Unsupported` for anything outside the table above. `release`: the module is emptied
+    (`Module.release`) once printed, before its lines are joined, so the IR and the whole text
+    are never alive together."""
     with suspended_gc():
-        return _print_module(module)
+        return _print_module(module, release)
 
 
-def _print_module(module: Module) -> str:
+def _print_module(module: Module, release: bool = False) -> str:
     top = module.op
     out: list[str] = []
     props = top.properties
@@ -451,6 +453,8 @@ def _print_module(module: Module) -> str:
             raise Unsupported(op.name)
     out.append("}")
     out.append("")  # the final newline, without copying the whole text once more
+    if release:
+        module.release()
     return "\n".join(out)
 
 
