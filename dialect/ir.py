@@ -417,9 +417,10 @@ class Operation:
         operands: list[Value],
         properties: AttrDict,
         attributes: AttrDict,
-        loc: str | None,
+        loc: str | int | None,
     ) -> Operation:
-        """Build an op without regions or results (the parser's hot path)."""
+        """Build an op without regions or results (the parser's hot path); an int `loc` N is
+        the alias location `loc(#locN)` (see `set_loc_alias`)."""
         op = cls.__new__(cls)
         op.name = name
         op.operands = operands
@@ -578,7 +579,7 @@ class FuncOp(Operation):
         operands: list[Value],
         properties: AttrDict,
         attributes: AttrDict,
-        loc: str | None,
+        loc: str | int | None,
     ) -> Operation:
         op = super().fast(name, operands, properties, attributes, loc)
         assert isinstance(op, FuncOp)

@@ -1215,7 +1215,7 @@ class _Parser:
         positions = self.positions
         n = len(positions)
         positions.append((self.lineno, col))
-        loc = f"loc(#loc{n})"  # n > 0: the module's own location came first
+        loc = n  # loc(#locN), stored as N; n > 0: the module's own location came first
         texts = self.texts
         if props is None:
             if attrs is None:
@@ -1223,7 +1223,8 @@ class _Parser:
             elif '"' not in attrs:
                 op = Operation.fast(name, operands, AttrDict(""), _dict(texts, attrs), loc)
             else:
-                op = Operation(name, operands, attributes=_dict(texts, attrs), loc=loc)
+                op = Operation(name, operands, attributes=_dict(texts, attrs))
+                op.set_loc_alias(loc)
         elif '"' not in props and (attrs is None or '"' not in attrs):
             op = Operation.fast(
                 name,
@@ -1233,7 +1234,8 @@ class _Parser:
                 loc,
             )
         else:
-            op = Operation(name, operands, properties=_dict(texts, props), loc=loc)
+            op = Operation(name, operands, properties=_dict(texts, props))
+            op.set_loc_alias(loc)
             if attrs is not None:
                 op.attributes = _dict(texts, attrs)
         if len(types) == 1:
