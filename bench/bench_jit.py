@@ -14,7 +14,7 @@ parameters carry logical axis names, sharded as a Flax user shards them.
 
 `--breakdown` adds, per row, each side's best time of `.lower()` and `.compile()` and shardc's
 steps inside them (JAX's trace and lowering, the import of JAX's module, the pipeline, the `pin`
-export, its print and jaxlib's parse, XLA's compile), the best of k of each step on its own.
+export, its print for XLA, XLA's compile), the best of k of each step on its own.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ STEPS = (
     ("import", "shardc.importer", "import_generic"),
     ("pipeline", "shardc.jitted", "Jitted.run_pipeline"),
     ("pin export", "shardc.exported", "export_copy"),
-    ("print", "shardc.exported", "Exported.text"),
+    ("print for XLA", "shardc.jax_compile", "_text_for_xla"),
     ("XLA compile", "jax.stages", "Lowered.compile"),
 )
 
