@@ -41,7 +41,7 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import pinnable
-from shardc.passes.pin_select import xla_view_layouts
+from shardc.passes.pin_select import constrain_after, splice_after, xla_view_layouts
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .context import PassContext
@@ -402,28 +402,17 @@ class _Exporter:
         blocks: dict[int, Block] = {}
         for r, op, s, _ in chosen:
             block = op.parent
-            if not isinstance(block, Block):
+            if not isinstance(block, Block) or not isinstance(r, OpResult):
                 continue
-            uses = list(r.uses)
+            uses = r.uses  # (read before the pin rewires them: they ask what they read)
             target = next((u for u, _ in uses if redirects_uses(u, False)), None)
             made = next((m for u, i in uses if (m := redirects_manual_operand(u, i, False))), None)
-            c = ShardingConstraint.create(r, s, op.loc).op
-            for user, idx in uses:
-                user.set_operand(idx, c.results[0])
-            c.parent = block
-            new = after.setdefault(id(op), [])
-            new.append(c)
+            c, _ = constrain_after(r, s, after, blocks)
             if target is not None:
-                new.extend(self.redirect_uses(target, uses, c, block))
+                after[id(op)].extend(self.redirect_uses(target, uses, c, block))
             elif made is not None:
-                new.extend(self.redirect_to(made, uses, c, block))
-            blocks[id(block)] = block
-        for block in blocks.values():
-            ops: list[Operation] = []
-            for op in block.ops:
-                ops.append(op)
-                ops.extend(after.get(id(op), ()))
-            block.ops = ops
+                after[id(op)].extend(self.redirect_to(made, uses, c, block))
+        splice_after(after, blocks)
 
     def redirect_uses(
         self, target: Operation, uses: list[tuple[Operation, int]], pin: Operation, block: Block

@@ -50,13 +50,7 @@ def xla_view_layouts(
     propagation gives it from what XLA keeps of `module` plus a constraint to `s` after each
     `(value, s)` of `pins`; `None` where propagation of that view fails (the caller pins then
     as if nothing were re-derived)."""
-    from .import_steps.call_sites import SplitCallSites
-    from .import_steps.constants import SplitConstants
-    from .import_steps.constraints import ApplyShardingConstraints
-    from .import_steps.manual_axes import ManualAxesCleanup
-    from .import_steps.meshes import DedupMeshes
-    from .import_steps.sharding_groups import ImportShardingGroups
-    from .import_steps.size_one_axes import RemoveSizeOneAxes
+    from .pipeline import IMPORT_STEPS  # (pipeline imports export, which imports this)
     from .propagation.driver import propagate
     from .propagation.options import PropagationOptions
 
@@ -65,17 +59,8 @@ def xla_view_layouts(
     _strip(view)
     _constrain([(mapping[id(v)], s) for v, s in pins if id(v) in mapping])
     ctx = PassContext(Caller(function="pin selection"))
-    steps = (
-        SplitCallSites(),
-        DedupMeshes(),
-        RemoveSizeOneAxes(),
-        SplitConstants(),
-        ManualAxesCleanup(),
-        ApplyShardingConstraints(),
-        ImportShardingGroups(),
-    )
     try:
-        for step in steps:
+        for step in IMPORT_STEPS:
             step.run(view, ctx)
             ctx.invalidate()
         propagate(view, PropagationOptions())
@@ -117,16 +102,34 @@ def _constrain(pins: list[tuple[Value, TensorSharding]]) -> None:
     after: dict[int, list[Operation]] = {}
     blocks: dict[int, Block] = {}
     for v, s in pins:
-        if not isinstance(v, OpResult) or not isinstance(v.owner.parent, Block):
-            continue
-        owner, block = v.owner, v.owner.parent
-        uses = list(v.uses)
-        c = ShardingConstraint.create(v, s, owner.loc).op
-        for user, idx in uses:
-            user.set_operand(idx, c.results[0])
-        c.parent = block
-        after.setdefault(id(owner), []).append(c)
-        blocks[id(block)] = block
+        if isinstance(v, OpResult) and isinstance(v.owner.parent, Block):
+            constrain_after(v, s, after, blocks)
+    splice_after(after, blocks)
+
+
+Uses = list[tuple[Operation, int]]
+
+
+def constrain_after(
+    v: OpResult, s: TensorSharding, after: dict[int, list[Operation]], blocks: dict[int, Block]
+) -> tuple[Operation, Uses]:
+    """A closed constraint of `v` to `s`, `v`'s uses rewired to it, queued in `after` to go
+    right after `v`'s op (`splice_after` places the queue); returns it and `v`'s former uses."""
+    owner = v.owner
+    block = owner.parent
+    assert isinstance(block, Block)
+    uses = list(v.uses)
+    c = ShardingConstraint.create(v, s, owner.loc).op
+    for user, idx in uses:
+        user.set_operand(idx, c.results[0])
+    c.parent = block
+    after.setdefault(id(owner), []).append(c)
+    blocks[id(block)] = block
+    return c, uses
+
+
+def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) -> None:
+    """Put the ops queued in `after` (by `id` of an op of `blocks`) right after that op."""
     for block in blocks.values():
         ops: list[Operation] = []
         for op in block.ops:
