@@ -12,17 +12,22 @@ result keeps it, even with the concat dim sharded.
 `annotate` gives the concatenate the layout Shardy's output gives it (the users keep theirs;
 XLA reshards between, as it does for Shardy's reshard). Closed shardings only: it runs after
 the exporter has finalized them; an operand without a sharding is replicated, as Shardy reads
-it. Concatenates inside a manual computation's body, on several meshes, or with unreduced
+it, and an operand whose other reader is a constraint (or a manual computation's closed
+in_sharding) that Shardy sends every use through has that reader's sharding, as the op reads
+it in Shardy's output (`concat_redirects` finds those before the exporter closes every
+constraint, which would hide the open ones). Concatenates inside a manual computation's body, on several meshes, or with unreduced
 axes are left alone.
 """
 
 from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, Value
+from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
+from .import_steps.constraints import redirects_manual_operand, redirects_uses
 from .plan.common_axes import common_axes
 from .propagation.projection import FactorSharding, TensorFactorShardings, back_project, project
 
@@ -49,7 +54,42 @@ def _axes(s: TensorSharding) -> tuple[tuple[object, ...], ...]:
     return tuple(d.axes for d in s.dims)
 
 
-def concat_common_sharding(op: Operation, meshes: dict[str, Mesh]) -> TensorSharding | None:
+Redirects = dict[int, tuple[Operation, int]]
+
+
+def concat_redirects(module: Module) -> Redirects:
+    """For each concatenate operand that Shardy reads through a constraint of another reader:
+    `id(value) -> (constraint, -1)` or `(manual computation, operand index)`. Asked before the
+    export (it needs the constraints as propagation left them)."""
+    out: Redirects = {}
+    for op in module.walk():
+        if op.name != "stablehlo.concatenate":
+            continue
+        for v in op.operands:
+            for u, i in v.uses:
+                if redirects_uses(u, False):
+                    out[id(v)] = (u, -1)
+                    break
+                if redirects_manual_operand(u, i, False) is not None:
+                    out[id(v)] = (u, i)
+                    break
+    return out
+
+
+def _read_sharding(v: Value, redirects: Redirects) -> TensorSharding | None:
+    hit = redirects.get(id(v))
+    if hit is None:
+        return v.sharding
+    u, i = hit
+    if i < 0:
+        return ShardingConstraint(u).sharding
+    ins = ManualComputation(u).in_shardings
+    return ins[i] if i < len(ins) else v.sharding
+
+
+def concat_common_sharding(
+    op: Operation, meshes: dict[str, Mesh], redirects: Redirects | None = None
+) -> TensorSharding | None:
     """The sharding Shardy's explicit reshards give `op`'s (a concatenate's) result, or None
     where it keeps the one it has (every operand matches it) or the op is out of scope."""
     if len(op.results) != 1 or not op.operands:
@@ -65,7 +105,7 @@ def concat_common_sharding(op: Operation, meshes: dict[str, Mesh]) -> TensorShar
     for v in op.operands:
         if not isinstance(v.type, TensorType):
             return None
-        s = v.sharding
+        s = _read_sharding(v, redirects or {})
         if s is None:
             s = TensorSharding.replicated_of(rs.mesh, v.type.rank)
         elif s.unreduced:
@@ -99,15 +139,16 @@ def concat_common_sharding(op: Operation, meshes: dict[str, Mesh]) -> TensorShar
     return None if _axes(out) == _axes(rs) else out
 
 
-def recompute_concat_results(module: Module) -> int:
+def recompute_concat_results(module: Module, redirects: Redirects | None = None) -> int:
     """Give every concatenate of `module` the result sharding Shardy's explicit reshards give
-    it (see the module docstring); returns how many changed."""
+    it (see the module docstring; `redirects` from `concat_redirects` before the export);
+    returns how many changed."""
     meshes = dict(module.meshes)
     changed = 0
     for op in module.walk():
         if op.name != "stablehlo.concatenate" or _in_manual_body(op):
             continue
-        s = concat_common_sharding(op, meshes)
+        s = concat_common_sharding(op, meshes, redirects)
         if s is not None:
             op.results[0].sharding = s
             changed += 1

@@ -63,3 +63,18 @@ func.func @three_operands(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<
   %0 = stablehlo.concatenate %arg0, %arg1, %arg2, dim = 0 : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<48x8xf32>
   return %0 : tensor<48x8xf32>
 }
+
+// -----
+
+// The barrier's result has a closed constraint: Shardy sends its other uses, the concat's
+// operand too, through that constraint, so the concat reads [{"X", "Y"}, {}], not the
+// barrier's [{"Y", "X"}, {}]; with the other operand on Y the common axes put X on dim 1.
+// CHECK-LABEL: func.func @redirected_operand(
+// CHECK: stablehlo.concatenate %arg1, %0, dim = 0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"X"}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @redirected_operand(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y", "X"}, {}]>}, %arg1: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}, {}]>}) -> (tensor<16x4xf32>, tensor<8x4xf32>) {
+  %0 = stablehlo.optimization_barrier %arg0 : tensor<8x4xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"X", "Y"}, {}]> : tensor<8x4xf32>
+  %2 = stablehlo.concatenate %arg1, %0, dim = 0 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  return %2, %1 : tensor<16x4xf32>, tensor<8x4xf32>
+}
