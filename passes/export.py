@@ -12,7 +12,8 @@ propagated: after every value but constants, iotas, scalar broadcasts, values al
 constrained to their layout and element-wise values all of whose neighbours carry their
 layout). A layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
-call's results.
+call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
+result the result layout Shardy's explicit reshards compute it at (`concat_result`).
 """
 
 from __future__ import annotations
