@@ -12,7 +12,8 @@ propagated: after every value but constants, iotas, scalar broadcasts, values al
 constrained to their layout and element-wise values all of whose neighbours carry their
 layout). A layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
-call's results.
+call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
+result the result layout Shardy's explicit reshards compute it at (`concat_result`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from shardc.passes.pin_hazards import pinnable
 from shardc.passes.pin_select import constrain_after, splice_after, xla_view_layouts
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
+from .concat_result import concat_redirects, recompute_concat_results
 from .context import PassContext
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 
@@ -491,10 +493,13 @@ def export_module(
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     _drop_data_flow_edges(module)
+    redirects = concat_redirects(module) if mode == "annotate" and not keep_open else None
     if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
     _Exporter(module, mode, keep_open, rederive).run()
     if mode == "annotate":
+        if not keep_open:
+            recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 

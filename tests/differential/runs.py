@@ -25,13 +25,6 @@ STANDIN = os.environ.get("SHARDC_DIFF_STANDIN", "")
 # only; the bytes test checks that XLA's compiled module for shardc's layout moves no more
 # collective bytes than XLA's own Shardy run.
 DELIBERATE_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "concat_pad_slice": (
-        ("stablehlo.concatenate",),
-        "Shardy's propagation gives the concat result [{x, ?}, {y, ?}], as shardc does; the "
-        "pipeline's last step (sdy-insert-explicit-reshards, minimal mode) then moves y off the "
-        "concat dim ([{x, y}, {}]) and reshards the operands. shardc keeps the propagated layout: "
-        "both compile to 2 all-to-alls, 192 B",
-    ),
     "top_k": (
         ("chlo.top_k", "func @main result"),
         "the standalone pipeline has no rule for chlo.top_k, so it leaves the results replicated; "
