@@ -1,6 +1,6 @@
 """Export modes: annotate puts a sharding on every value; pin adds a constraint after each op
-result XLA would lay out otherwise (by XLA's view of the export, passes/pin_select.py, else by
-the local rules)."""
+result XLA would lay out otherwise (by the local rules; with `PIN_BY_VIEW`, by XLA's view of
+the export, passes/pin_select.py)."""
 
 import pytest
 
@@ -38,6 +38,15 @@ def local_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(export, "xla_view_layouts", lambda module, pins: None)
 
 
+@pytest.fixture
+def by_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pin selection by XLA's view of the export (export.PIN_BY_VIEW, off by default)."""
+    import shardc.passes.export as export
+
+    monkeypatch.setattr(export, "PIN_BY_VIEW", True)
+
+
+@pytest.mark.usefixtures("by_view")
 def test_pin_leaves_what_xla_rederives_unpinned() -> None:
     out = shardc.propagate(TEXT, mode="pin")
     # XLA's propagation from the closed boundary shardings gives the tanh and the dot the
@@ -53,6 +62,7 @@ OP_SHARDED = TEXT.replace(
 )
 
 
+@pytest.mark.usefixtures("by_view")
 def test_pin_pins_a_layout_xla_would_not_derive() -> None:
     annotated = shardc.propagate(OP_SHARDED)
     assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in annotated
@@ -65,6 +75,7 @@ def test_pin_pins_a_layout_xla_would_not_derive() -> None:
     assert 'sdy.sharding_constraint %2 <@mesh, [{}, {}]>' in out
 
 
+@pytest.mark.usefixtures("by_view")
 def test_pin_view_selection_compiles_to_the_chosen_layout() -> None:
     from tests.differential import harness as H
 
