@@ -21,6 +21,7 @@ both routes on every program and lit input.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -620,6 +621,53 @@ def _dict(texts: dict[str, str], text: str) -> AttrDict:
     return AttrDict(texts.setdefault(text, text))
 
 
+class _Lines:
+    """`text.split("\n")` as an indexable sequence that holds one chunk of about `size`
+    characters' lines at a time (and the line before it, which a region's end reads again):
+    all the lines of a large module at once would cost as much memory again as its text.
+    Reading is forward; an index before the chunk restarts from the text's beginning."""
+
+    __slots__ = ("text", "n", "base", "chunk", "end", "size")
+
+    def __init__(self, text: str, size: int = 1 << 18):
+        self.text = text
+        self.n = text.count("\n") + 1
+        self.base = 0  # the index of chunk[0]
+        self.chunk: list[str] = []
+        self.end = 0  # the text offset of the first line after the chunk
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> str:
+        j = i - self.base
+        if 0 <= j < len(self.chunk):
+            return self.chunk[j]
+        return self.load(i)[i - self.base]
+
+    def load(self, i: int) -> list[str]:
+        """The chunk holding line `i` (made current)."""
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        if i < self.base:
+            self.base, self.chunk, self.end = 0, [], 0
+        text = self.text
+        while i >= self.base + len(self.chunk):
+            keep = self.chunk[-1:]
+            start = self.end
+            stop = text.find("\n", start + self.size)
+            if stop < 0:
+                new = text[start:].split("\n")
+                self.end = len(text) + 1
+            else:
+                new = text[start:stop].split("\n")
+                self.end = stop + 1
+            self.base += len(self.chunk) - len(keep)
+            self.chunk = keep + new
+        return self.chunk
+
+
 class _Parser:
     def __init__(
         self, text: str, source_name: str | None, check: Callable[[str], bool] | None = None
@@ -629,7 +677,9 @@ class _Parser:
         self.source_name = source_name
         self.values: dict[str, Value] = {}
         self.texts: dict[str, str] = {}
-        self.positions: list[tuple[int, int]] = []  # alias number -> (line, column)
+        # alias number -> line, column (two int columns: a tuple per op cost 10 MB at 1000 layers)
+        self.pos_lines = array("i")
+        self.pos_cols = array("i")
         self.arg_aliases: set[int] = set()
         self.lineno = 0
 
@@ -637,27 +687,35 @@ class _Parser:
         """`loc(#locN)` of the op at column `col` of the current line (MLIR numbers location
         aliases in the order its printer meets them: pre-order, an op before its regions; every
         op of this syntax has a position of its own)."""
-        positions = self.positions
-        n = len(positions)
-        positions.append((self.lineno, col))
+        pos_lines = self.pos_lines
+        n = len(pos_lines)
+        pos_lines.append(self.lineno)
+        self.pos_cols.append(col)
         return f"loc(#loc{n})" if n else "loc(#loc)"
 
     def arg_loc(self, col: int) -> str:
         """A block argument's location: printed inline, but its alias is numbered too (and
         printed before the module rather than after it)."""
         self.loc(col)
-        self.arg_aliases.add(len(self.positions) - 1)
+        self.arg_aliases.add(len(self.pos_lines) - 1)
         return f'loc("-":{self.lineno}:{col})'
 
     def alias_text(self) -> str:
         """The `#locN = loc(...)` lines in jaxlib's order: those of block arguments first."""
-        first: list[str] = []
-        rest: list[str] = []
         args = self.arg_aliases
-        for n, (line, col) in enumerate(self.positions):
-            name = f"#loc{n}" if n else "#loc"
-            (first if n in args else rest).append(f'{name} = loc("-":{line}:{col})')
-        return "\n".join(first + rest)
+        pos_lines, pos_cols = self.pos_lines, self.pos_cols
+        blocks: list[str] = []  # joined a few thousand lines at a time (not a string per alias)
+        for numbers in (sorted(args), (n for n in range(len(pos_lines)) if n not in args)):
+            block: list[str] = []
+            for n in numbers:
+                name = f"#loc{n}" if n else "#loc"
+                block.append(f'{name} = loc("-":{pos_lines[n]}:{pos_cols[n]})')
+                if len(block) == 4096:
+                    blocks.append("\n".join(block))
+                    block = []
+            if block:
+                blocks.append("\n".join(block))
+        return "\n".join(blocks)
 
     def intern(self, text: str | None) -> str | None:
         return None if text is None else self.texts.setdefault(text, text)
@@ -686,7 +744,7 @@ class _Parser:
 
     # -----------------------------------------------------------------------------------------
     def parse(self) -> Module:
-        lines = self.text.split("\n")
+        lines = _Lines(self.text)
         i = self.skip(lines, 0)
         if i >= len(lines):
             raise _Unhandled("empty")
@@ -725,7 +783,7 @@ class _Parser:
         module.source_name = self.source_name
         return module
 
-    def skip(self, lines: list[str], i: int) -> int:
+    def skip(self, lines: _Lines, i: int) -> int:
         """The next line that is not blank or a comment."""
         while i < len(lines):
             s = lines[i].strip()
@@ -766,7 +824,7 @@ class _Parser:
         op.loc = self.loc(m.end(1) + 1)
         return op
 
-    def func(self, lines: list[str], i: int, body: Block) -> int:
+    def func(self, lines: _Lines, i: int, body: Block) -> int:
         line = lines[i]
         m = _FUNC_RE.match(line)
         if m is None:
@@ -831,6 +889,7 @@ class _Parser:
         func.properties = AttrDict(", ".join(props))
         func.add_region(Region())
         i, end = self.body(lines, i + 1, block)
+        self.values = {}  # a func's names end with it (the table is large: one per value)
         if end != "}":
             raise _Unhandled("func end")
         if not block.ops or block.ops[-1].name != "func.return":
@@ -840,7 +899,7 @@ class _Parser:
         body.ops.append(func)
         return i
 
-    def body(self, lines: list[str], i: int, block: Block) -> tuple[int, str]:
+    def body(self, lines: _Lines, i: int, block: Block) -> tuple[int, str]:
         """The op lines of `block` from line index `i` up to a line that closes it (`}`, or
         `}, {` / `}) ...` of a generic op's regions): the index after it and its text."""
         ops = block.ops
@@ -848,10 +907,17 @@ class _Parser:
         line_match = _LINE.match
         formats = _FORMATS
         values = self.values
+        # the current chunk of lines, read directly (an older one is still right for its lines)
+        chunk, base = lines.chunk, lines.base
+        top = base + len(chunk)
         while True:
-            if i >= n_lines:
-                raise _Unhandled("unterminated block")
-            line = lines[i]
+            if i >= top:
+                if i >= n_lines:
+                    raise _Unhandled("unterminated block")
+                chunk = lines.load(i)
+                base = lines.base
+                top = base + len(chunk)
+            line = chunk[i - base]
             i += 1
             m = line_match(line)
             if m is None:
@@ -907,7 +973,7 @@ class _Parser:
                 values[name] = op.results[k]
             k += n
 
-    def named_results(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+    def named_results(self, lines: _Lines, i: int, line: str) -> tuple[Operation, int]:
         """An op in pretty syntax whose results are named one by one (`%values, %indices =
         chlo.top_k(..)`)."""
         m = _GROUPS_LINE.match(line)
@@ -932,7 +998,7 @@ class _Parser:
         self.define_groups(op, groups)
         return op, i
 
-    def generic(self, lines: list[str], i: int, line: str) -> tuple[Operation, int]:
+    def generic(self, lines: _Lines, i: int, line: str) -> tuple[Operation, int]:
         """An op in generic form (`%0 = "stablehlo.gather"(%a, %b) <{..}> : (..) -> ..`), read
         by the generic parser's op-line reader, with its regions (`({` .. `}, {` .. `})`) whose
         ops are read by this parser: the op and the index after its last line."""
@@ -943,9 +1009,10 @@ class _Parser:
             raise _Unhandled("generic op") from None
         if op.successors is not None or op.name in _NOT_GENERIC:
             raise _Unhandled(op.name)
-        positions = self.positions
-        op.loc = f"loc(#loc{len(positions)})"
-        positions.append((self.lineno, col))
+        pos_lines = self.pos_lines
+        op.loc = f"loc(#loc{len(pos_lines)})"
+        pos_lines.append(self.lineno)
+        self.pos_cols.append(col)
         if opens:
             op.add_region(Region())
             while True:
@@ -1001,7 +1068,7 @@ class _Parser:
         if keys != sorted(keys) or len(set(keys)) != len(keys):
             raise _Unhandled("attribute order")
 
-    def region(self, lines: list[str], i: int, region: Region) -> int:
+    def region(self, lines: _Lines, i: int, region: Region) -> int:
         """One region of a generic op: an optional `^bb0(%a: T, ..):` header, then its ops up
         to the line that closes it; the index after that line."""
         k = self.skip(lines, i)
@@ -1031,7 +1098,7 @@ class _Parser:
             raise _Unhandled("empty block")
         return i
 
-    def while_op(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+    def while_op(self, lines: _Lines, i: int, line: str, at: int) -> tuple[Operation, int]:
         """`stablehlo.while(%it = %x, ..) : T, .. [attributes {..}]` then `cond {` .. `} do {`
         .. `}`: two regions whose blocks take the loop values (one location each, shared)."""
         m = _WHILE_RE.match(line, at)
@@ -1079,7 +1146,7 @@ class _Parser:
         return op, i
 
     def manual_computation(
-        self, lines: list[str], i: int, line: str, at: int
+        self, lines: _Lines, i: int, line: str, at: int
     ) -> tuple[Operation, int]:
         """`sdy.manual_computation(%x, ..) in_shardings=[..] out_shardings=[..] manual_axes={..}
         (%a: T, ..) {` .. `} [{attrs}] : (T, ..) -> R`: one region, one block of the args."""
@@ -1144,7 +1211,7 @@ class _Parser:
         self.generic_attrs(attr_text, inherent=False)
         return prop_text, attr_text
 
-    def convolution(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+    def convolution(self, lines: _Lines, i: int, line: str, at: int) -> tuple[Operation, int]:
         """`stablehlo.convolution(%x, %k) dim_numbers = [..]x[..]->[..], window = {stride = [..],
         pad = [[..], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]} {attrs} : ..`."""
         m = _CONV_RE.match(line, at)
@@ -1180,7 +1247,7 @@ class _Parser:
         )
         return op, i
 
-    def custom_call(self, lines: list[str], i: int, line: str, at: int) -> tuple[Operation, int]:
+    def custom_call(self, lines: _Lines, i: int, line: str, at: int) -> tuple[Operation, int]:
         """`stablehlo.custom_call @target(%x, ..) {attrs} : (T, ..) -> R`: the op's own
         attributes (and `call_target_name`) are its properties, the others its attributes."""
         m = _CUSTOM_RE.match(line, at)
@@ -1212,9 +1279,10 @@ class _Parser:
     ) -> Operation:
         """The op as `parse_generic` builds it from jaxlib's generic line (its fast path for
         texts without quotes, its general one otherwise)."""
-        positions = self.positions
-        n = len(positions)
-        positions.append((self.lineno, col))
+        pos_lines = self.pos_lines
+        n = len(pos_lines)
+        pos_lines.append(self.lineno)
+        self.pos_cols.append(col)
         loc = n  # loc(#locN), stored as N; n > 0: the module's own location came first
         texts = self.texts
         if props is None:
@@ -1244,7 +1312,7 @@ class _Parser:
             op.results = tuple(OpResult(t, op, i) for i, t in enumerate(types))
         return op
 
-    def reduce(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
+    def reduce(self, lines: _Lines, i: int, rest: str, col: int) -> tuple[Operation, int]:
         """The compact `stablehlo.reduce(%x init: %i) applies <op> across dimensions = [..]`:
         one region whose block applies <op> to its two scalar arguments and returns it (or
         the long form, see `reduce_long`); the op and the index after its last line."""
@@ -1260,7 +1328,7 @@ class _Parser:
         if element is None or init.type.text != f"tensor<{element}>":
             raise _Unhandled("reduce types")
         loc = self.loc(col)
-        self.arg_aliases.add(len(self.positions) - 1)
+        self.arg_aliases.add(len(self.pos_lines) - 1)
         arg_loc = f'loc("-":{self.lineno}:{col})'
         op = Operation("stablehlo.reduce", [x, init])
         op.properties = AttrDict(self.intern(f"dimensions = {_i64_array(dims)}"))
@@ -1285,7 +1353,7 @@ class _Parser:
         op.results = tuple(OpResult(t, op, k) for k, t in enumerate(types))
         return op, i
 
-    def reduce_long(self, lines: list[str], i: int, rest: str, col: int) -> tuple[Operation, int]:
+    def reduce_long(self, lines: _Lines, i: int, rest: str, col: int) -> tuple[Operation, int]:
         """`stablehlo.reduce(%x init: %i), (%y init: %j) across dimensions = [..] : ..` then
         `reducer(%a: T, %c: T) (%b: U, %d: U)  {` .. `}`: the block takes each input's first
         argument, then each one's second (`%a, %b, %c, %d`), each located where it is written."""
@@ -1333,7 +1401,7 @@ class _Parser:
 
 # ops read by a parser method (regions in their own syntax, or attribute values checked against
 # jaxlib's print): a reader of the op's lines, from the end of its name
-_REGION_OPS: dict[str, Callable[[_Parser, list[str], int, str, int], tuple[Operation, int]]] = {
+_REGION_OPS: dict[str, Callable[[_Parser, _Lines, int, str, int], tuple[Operation, int]]] = {
     "stablehlo.while": _Parser.while_op,
     "sdy.manual_computation": _Parser.manual_computation,
     "stablehlo.custom_call": _Parser.custom_call,

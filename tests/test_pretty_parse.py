@@ -493,3 +493,21 @@ def test_mutants_import_alike_both_ways() -> None:
             continue
         pretty += _assert_same(text, name)
     assert pretty >= 10
+
+
+@pytest.mark.parametrize("text", ["", "\n", "a", "a\n", "a\nbb\n\nccc", "x\n" * 50 + "end"])
+@pytest.mark.parametrize("size", [1, 3, 1 << 18])
+def test_chunked_lines_match_split(text: str, size: int) -> None:
+    """The parser's chunked line reader reads the lines `split` gives, forward, one back, and
+    from the start again."""
+    from shardc.dialect.mlir_pretty_parse import _Lines
+
+    want = text.split("\n")
+    lines = _Lines(text, size)
+    assert len(lines) == len(want)
+    assert [lines[i] for i in range(len(want))] == want
+    if len(want) > 1:
+        assert lines[len(want) - 2] == want[-2]  # the line before the current chunk's
+    assert lines[0] == want[0]
+    with pytest.raises(IndexError):
+        lines[len(want)]
