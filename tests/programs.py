@@ -226,3 +226,17 @@ def reference_outputs(name: str, args: list[np.ndarray]) -> list[np.ndarray]:
     f, _, _ = PROGRAMS[name]()
     out = jax.jit(f)(*args)
     return [np.asarray(o) for o in jax.tree_util.tree_leaves(out)]
+
+
+def lit_inputs() -> list[tuple[str, str]]:
+    """Every `// -----` chunk of the lit suite's .mlir files that has a func, named
+    `file#chunk`: the inputs the printer and parser tests run both ways."""
+    from pathlib import Path
+
+    lit = Path(__file__).parent / "lit"
+    cases = []
+    for path in sorted(lit.rglob("*.mlir")):
+        for i, chunk in enumerate(path.read_text().split("// -----")):
+            if "func.func" in chunk:
+                cases.append((f"{path.relative_to(lit)}#{i}", chunk))
+    return cases

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +20,7 @@ from shardc.dialect.mlir_text import absorb_sharding_attrs, print_generic
 from shardc.importer import import_generic, import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
-from .programs import PROGRAMS, lowered_text
-
-LIT = Path(__file__).parent / "lit"
+from .programs import PROGRAMS, lit_inputs, lowered_text
 
 
 def _generic_route(text: str, name: str) -> Module:
@@ -92,18 +89,9 @@ def test_what_jax_lowers_a_model_to_takes_the_pretty_route() -> None:
             assert _assert_same(lowered_text(name), name), name
 
 
-def _lit_inputs() -> list[tuple[str, str]]:
-    cases = []
-    for path in sorted(LIT.rglob("*.mlir")):
-        for i, chunk in enumerate(path.read_text().split("// -----")):
-            if "func.func" in chunk:
-                cases.append((f"{path.relative_to(LIT)}#{i}", chunk))
-    return cases
-
-
 def test_lit_inputs_import_alike_both_ways() -> None:
     pretty = 0
-    for name, text in _lit_inputs():
+    for name, text in lit_inputs():
         try:
             mlir_bridge.parse_module(text, name)
         except ShardcError:
@@ -122,7 +110,7 @@ def _pipeline_error(module: Module) -> str | None:
 
 def test_errors_name_the_same_line_and_column() -> None:
     checked = 0
-    for name, text in _lit_inputs():
+    for name, text in lit_inputs():
         try:
             mine = import_text(text, name)
         except ShardcError as e:

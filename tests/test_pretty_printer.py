@@ -4,8 +4,6 @@ does not know falls back to jaxlib."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from shardc import mlir_bridge
@@ -15,9 +13,7 @@ from shardc.exporter import export_text, to_jax_module
 from shardc.importer import import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
-from .programs import PROGRAMS, lowered_text
-
-LIT = Path(__file__).parent / "lit"
+from .programs import PROGRAMS, lit_inputs, lowered_text
 
 
 def _through_jaxlib(module: Module) -> str:
@@ -59,18 +55,9 @@ def test_the_printer_covers_what_jax_lowers_a_model_to() -> None:
             assert _check(module), name
 
 
-def _lit_inputs() -> list[tuple[str, str]]:
-    cases = []
-    for path in sorted(LIT.rglob("*.mlir")):
-        for i, chunk in enumerate(path.read_text().split("// -----")):
-            if "func.func" in chunk:
-                cases.append((f"{path.relative_to(LIT)}#{i}", chunk))
-    return cases
-
-
 def test_lit_inputs_print_as_jaxlib_does() -> None:
     printed = 0
-    for name, text in _lit_inputs():
+    for name, text in lit_inputs():
         try:
             modules = _imported_and_propagated(text, name)
         except Exception:  # noqa: BLE001 - error cases of the lit suite
