@@ -384,7 +384,8 @@ def _call(op: Operation, p: _FuncPrinter) -> str:
 _COMMUTATIVE = frozenset(
     f"stablehlo.{n}" for n in ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
 )
-_ELEMENTWISE = (
+# the element-wise ops whose pretty form is `op %a, %b : T` (the pretty parser reads the same)
+ELEMENTWISE_FORM = (
     "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
     "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
     "or popcnt power remainder round_nearest_afz round_nearest_even rsqrt shift_left "
@@ -393,7 +394,7 @@ _ELEMENTWISE = (
 
 # op name -> its format (ops in func bodies); every other op raises `Unsupported`
 _OPS: dict[str, OpFormat] = {
-    **{f"stablehlo.{n}": _elementwise for n in _ELEMENTWISE},
+    **{f"stablehlo.{n}": _elementwise for n in ELEMENTWISE_FORM},
     "stablehlo.reshape": _functional_type_op,
     "stablehlo.constant": _constant,
     "stablehlo.broadcast_in_dim": _dims_op("broadcast_dimensions"),

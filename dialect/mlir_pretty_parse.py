@@ -39,6 +39,7 @@ from .ir import (
     suspended_gc,
 )
 from .mlir_floats import FLOAT_FORMATS, canonical_float
+from .mlir_pretty import ELEMENTWISE_FORM
 from .mlir_text import op_line_reader
 from .sharding_syntax import parse_attr
 from .types import TensorType, Type, parse_type, split_function_type
@@ -485,16 +486,10 @@ def _same_types(rest: str) -> Parsed:
     return operands, None, _attrs(m.group("attrs")), types
 
 
-_ELEMENTWISE = (
-    "abs add and atan2 cbrt ceil convert cosine count_leading_zeros divide exponential "
-    "exponential_minus_one floor log log_plus_one logistic maximum minimum multiply negate not "
-    "or popcnt power remainder round_nearest_afz round_nearest_even rsqrt shift_left "
-    "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor"
-).split()
 
 # pretty op name -> (generic op name, format); the compact reduce is read by `_Parser.reduce`
 _FORMATS: dict[str, tuple[str, Format]] = {
-    **{f"stablehlo.{n}": (f"stablehlo.{n}", _elementwise) for n in _ELEMENTWISE},
+    **{f"stablehlo.{n}": (f"stablehlo.{n}", _elementwise) for n in ELEMENTWISE_FORM},
     "stablehlo.reshape": ("stablehlo.reshape", _functional_op),
     "stablehlo.dynamic_update_slice": ("stablehlo.dynamic_update_slice", _functional_op),
     "stablehlo.bitcast_convert": ("stablehlo.bitcast_convert", _functional_op),
@@ -1235,17 +1230,7 @@ class _Parser:
                     raise _Unhandled("convolution window")
                 props.append(f"{name} = array<{kind}: {value[1:-1]}>")
         prop_text, attr_text = self.own_attrs(m.group("attrs"), _CONV_PROPS, props)
-        operands = self.lookup(_operands(m.group("ops")))
-        col = at - len("stablehlo.convolution") + 1
-        op = self.build(
-            "stablehlo.convolution",
-            operands,
-            prop_text,
-            attr_text or None,
-            _signature(m.group("sig")),
-            col,
-        )
-        return op, i
+        return self.build_matched("stablehlo.convolution", m, at, prop_text, attr_text), i
 
     def custom_call(self, lines: _Lines, i: int, line: str, at: int) -> tuple[Operation, int]:
         """`stablehlo.custom_call @target(%x, ..) {attrs} : (T, ..) -> R`: the op's own
@@ -1256,17 +1241,15 @@ class _Parser:
         prop_text, attr_text = self.own_attrs(
             m.group("attrs"), _CUSTOM_CALL_PROPS, [f'call_target_name = "{m.group("target")}"']
         )
+        return self.build_matched("stablehlo.custom_call", m, at, prop_text, attr_text), i
+
+    def build_matched(
+        self, name: str, m: re.Match[str], at: int, prop_text: str, attr_text: str
+    ) -> Operation:
+        """`build` from a match with `ops` and `sig` groups of op `name` written at `at`."""
         operands = self.lookup(_operands(m.group("ops")))
-        col = at - len("stablehlo.custom_call") + 1
-        op = self.build(
-            "stablehlo.custom_call",
-            operands,
-            prop_text,
-            attr_text or None,
-            _signature(m.group("sig")),
-            col,
-        )
-        return op, i
+        col = at - len(name) + 1
+        return self.build(name, operands, prop_text, attr_text or None, _signature(m.group("sig")), col)
 
     def build(
         self,

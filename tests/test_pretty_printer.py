@@ -129,7 +129,7 @@ module @every attributes {mhlo.num_partitions = 8 : i32} {
 
 
 def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
-    from shardc.dialect.mlir_pretty import _ELEMENTWISE
+    from shardc.dialect.mlir_pretty import ELEMENTWISE_FORM
 
     int_only = {
         "and",
@@ -169,7 +169,7 @@ def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
     }
     floats, ints = [], []
     prev_f, prev_i = "%f", "%i"
-    for n, name in enumerate(_ELEMENTWISE):
+    for n, name in enumerate(ELEMENTWISE_FORM):
         if name in int_only or name in ("remainder", "abs", "sign", "maximum", "minimum"):
             args = prev_i if name in unary else f"{prev_i}, %j"
             ints.append(f"    %i{n} = stablehlo.{name} {args} : tensor<8x16xi32>")
@@ -186,7 +186,7 @@ def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
     for module in _imported_and_propagated(text, "every"):
         assert _check(module)
         names = {op.name for op in module.walk()}
-        assert {f"stablehlo.{n}" for n in _ELEMENTWISE} <= names
+        assert {f"stablehlo.{n}" for n in ELEMENTWISE_FORM} <= names
 
 
 def test_constant_names_restart_per_function_and_share_one_conflict_counter() -> None:
