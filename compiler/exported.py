@@ -61,7 +61,14 @@ def export_copy(
 ) -> Exported:
     """Export a copy of the propagated `module` through the pipeline's tail: the redundant-
     collective rewrite when asked, then the export in `mode`."""
-    clone = module.clone()
+    return export_in_place(module.clone(), mode, remove_redundant, caller)
+
+
+def export_in_place(
+    module: Module, mode: ExportMode, remove_redundant: bool, caller: Caller | None = None
+) -> Exported:
+    """Export the propagated `module` itself (no copy: it becomes the export) through the
+    pipeline's tail, as `export_copy` does for a copy."""
     options = PipelineOptions(
         verify=False,
         check_manual=False,
@@ -70,5 +77,5 @@ def export_copy(
         remove_redundant_collectives=remove_redundant,
         export=mode,
     )
-    ctx = run_pipeline(clone, options, caller)
-    return Exported(clone, mode, list(ctx.removed_collectives))
+    ctx = run_pipeline(module, options, caller)
+    return Exported(module, mode, list(ctx.removed_collectives))

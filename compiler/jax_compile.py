@@ -216,7 +216,8 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
-    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
+    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
+                                for_compile=True)
     arg_sh, res_sh = _array_shardings(exported)
     with jmlir.make_ir_context(), ir.Location.unknown():
         module = ir.Module.parse(_text_for_xla(exported))

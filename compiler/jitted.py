@@ -28,7 +28,7 @@ from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
-from .exported import Exported, export_copy
+from .exported import Exported, export_copy, export_in_place
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -182,7 +182,9 @@ class Lowered:
 
     def __init__(self, jitted: Jitted, traced: Any, module: Module):
         self.jitted = jitted
-        self.ir = module
+        # the propagated IR; None once an export for compiling took it over (rebuilt on demand)
+        self._ir: Module | None = module
+        self._ir_shared = False  # `ir` was handed out: never export it in place
         self.mesh: Mesh = jitted.mesh
         self.in_tree = traced.in_tree
         self.out_tree = traced.out_tree
@@ -196,14 +198,49 @@ class Lowered:
         self.plan_source: tuple[Callable[[], Module], Any] | None = None
         self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
 
-    def exported(self, mode: str = "annotate", remove_redundant: bool = False) -> Exported:
+    @property
+    def ir(self) -> Module:
+        """The propagated shardc IR (before any export)."""
+        self._ir_shared = True
+        return self._propagated()
+
+    def _propagated(self) -> Module:
+        """The propagated IR, propagated again from the traced module if `.compile()` exported
+        it in place (as `.plan()` does: the same module and options give the same IR)."""
+        if self._ir is None:
+            if self.plan_source is None:
+                raise ShardcError("this lowering keeps no propagated IR and no traced module")
+            build, options = self.plan_source
+            self._ir, _ = self.jitted.run_pipeline(build(), options)
+        return self._ir
+
+    def _in_place_ok(self) -> bool:
+        """Whether an export may take over the propagated IR instead of copying it: it was
+        never handed out, and it can be propagated again from the traced module (not with
+        `auto`, whose choice may depend on XLA's memory figures)."""
+        return (
+            self._ir is not None
+            and not self._ir_shared
+            and self.plan_source is not None
+            and getattr(self.report, "auto", None) is None
+        )
+
+    def exported(
+        self, mode: str = "annotate", remove_redundant: bool = False, for_compile: bool = False
+    ) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
-        and listing of this object reads."""
+        and listing of this object reads. `for_compile`: the export `.compile()` hands to XLA,
+        made on the propagated IR itself rather than a copy where nothing else holds it (a
+        later export in another mode propagates the traced module again)."""
         if mode not in ("annotate", "pin"):
             raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
         key = (mode, remove_redundant)
         if key not in self._exports:
-            exp = export_copy(self.ir, mode, remove_redundant)  # type: ignore[arg-type]
+            if for_compile and self._in_place_ok():
+                module, self._ir = self._ir, None
+                exp = export_in_place(module, mode, remove_redundant)  # type: ignore[arg-type]
+            else:
+                exp = export_copy(self._propagated(), mode, remove_redundant)  # type: ignore[arg-type]
             self._exports[key] = exp
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
@@ -312,7 +349,7 @@ class Lowered:
                 "compiler_options need a lowering on the mesh's devices",
                 hint="lower with arrays on a mesh this machine has (the mesh's devices)",
             )
-        pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
+        pinned = self.exported("pin", self.jitted.remove_redundant_collectives, for_compile=True)
         exe = build_executable(
             pinned.text("pretty"),
             self.mesh,

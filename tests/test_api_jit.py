@@ -57,6 +57,28 @@ def test_compiled_text_drops_only_the_op_shardings_xla_drops() -> None:
     np.testing.assert_allclose(np.asarray(y), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
 
 
+def test_compile_exports_in_place_and_propagates_again_on_demand() -> None:
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+    f = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y"), out_shardings="x?p1, ?")
+    before = f.lower(x, w)
+    texts = before.as_text(), before.as_text(mode="pin", remove_redundant=True), before.listing()
+    low = f.lower(x, w)
+    propagated = low._ir
+    compiled = low.compile()
+    # the pin export took over the propagated IR (no copy), which is propagated again only
+    # when another export or `ir` is asked for, and comes out the same
+    assert low._ir is None and low.exported("pin", True).module is propagated
+    assert (low.as_text(), low.as_text(mode="pin", remove_redundant=True), low.listing()) == texts
+    assert low._ir is not None and low._ir is not propagated
+    np.testing.assert_allclose(np.asarray(compiled(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    # IR handed out through `ir` is never exported in place
+    held = f.lower(x, w)
+    ir = held.ir
+    held.compile()
+    assert held._ir is ir and held.exported("pin", True).module is not ir
+
+
 def test_pytrees_static_and_decorator() -> None:
     @shardc.jit(mesh="x=4,y=2", in_shardings=({"a": "x", "b": None},), static_argnums=1)
     def f(d, scale):
