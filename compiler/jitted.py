@@ -209,10 +209,29 @@ class Lowered:
         it in place (as `.plan()` does: the same module and options give the same IR)."""
         if self._ir is None:
             if self.plan_source is None:
-                raise ShardcError("this lowering keeps no propagated IR and no traced module")
+                raise ShardcError(
+                    "this lowering's IR was released (a call of the jitted function compiles "
+                    "and keeps only the compiled function)",
+                    hint="lower with f.lower(...) for its IR, texts and listings",
+                )
             build, options = self.plan_source
             self._ir, _ = self.jitted.run_pipeline(build(), options)
         return self._ir
+
+    def release_ir(self) -> None:
+        """Free this lowering's IR and exports now (their reference cycles broken, so nothing
+        waits for the cyclic GC): what a call of the jitted function does once it compiled, as
+        only the compiled function stays in its cache. IR handed out through `ir` is kept."""
+        modules = [e.module for e in self._exports.values()]
+        if self._ir is not None and not self._ir_shared:
+            modules.append(self._ir)
+        self._exports.clear()
+        self._ir = None
+        self.plan_source = None
+        self.report = None
+        self.__dict__.pop("module", None)
+        for module in modules:
+            module.release()
 
     def _in_place_ok(self) -> bool:
         """Whether an export may take over the propagated IR instead of copying it: it was
@@ -524,7 +543,9 @@ class Jitted:
         key = call_key(dyn, dyn_kw, statics)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._lower_for_call(args, kwargs).compile()
+            lowered = self._lower_for_call(args, kwargs)
+            compiled = lowered.compile()
+            lowered.release_ir()  # nothing reaches it but the cache: free it now, not at a GC
             self._cache[key] = compiled
         return compiled(*dyn, **dyn_kw)
 

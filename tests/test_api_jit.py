@@ -79,6 +79,20 @@ def test_compile_exports_in_place_and_propagates_again_on_demand() -> None:
     assert held._ir is ir and held.exported("pin", True).module is not ir
 
 
+def test_call_keeps_only_the_compiled_function() -> None:
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+    f = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y"))
+    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    (compiled,) = f._cache.values()
+    low = compiled.lowered
+    # the IR and its exports were freed (their cycles broken) once compiled
+    assert low._ir is None and not low._exports and low.plan_source is None
+    with pytest.raises(shardc.ShardcError, match="released"):
+        low.as_text()
+    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+
+
 def test_pytrees_static_and_decorator() -> None:
     @shardc.jit(mesh="x=4,y=2", in_shardings=({"a": "x", "b": None},), static_argnums=1)
     def f(d, scale):
