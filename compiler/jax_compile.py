@@ -67,6 +67,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         jax_errors_translated,
     )
     from .jitted import Lowered
+    from .xla_module import record_origin
 
     start = time.perf_counter()
     _exclude_shardc_frames()
@@ -146,6 +147,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     name = getattr(jitted.fun, "__name__", "fun")
     generic = mlir_bridge.generic_text(module)
     ir_module = import_generic(generic, f"<shardc.jit {name}>")
+    origin = record_origin(ir_module, module)  # what `.compile()` writes its export onto
     # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
     # rather than every lowering paying for a copy of the IR
     source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
@@ -160,6 +162,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.call_arity = len(args)  # type: ignore[attr-defined]
     lowered.plan_source = (source, options)
     lowered.report = report
+    lowered.origin = origin
     return lowered
 
 
@@ -209,9 +212,6 @@ def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
-    from jax._src.interpreters import mlir as jmlir
-    from jax._src.lib.mlir import ir
-
     cached = getattr(lowered, "_compiled_default", None)
     if cached is not None and not compiler_options:
         return cached
@@ -219,8 +219,7 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
                                 for_compile=True)
     arg_sh, res_sh = _array_shardings(exported)
-    with jmlir.make_ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(_text_for_xla(exported))
+    module = _module_for_xla(lowered, exported)
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -254,6 +253,26 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if not compiler_options:
         lowered._compiled_default = out  # type: ignore[attr-defined]
     return out
+
+
+def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
+    """The jaxlib module XLA compiles: the export written onto a copy of JAX's module through
+    the bindings where it is JAX's module plus inserted constraints (`xla_module`), else its
+    print (`_text_for_xla`) parsed by jaxlib; `lowered.xla_route` says which."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import ir
+
+    from .xla_module import build_xla_module
+
+    origin = getattr(lowered, "origin", None)
+    if origin is not None:
+        module = build_xla_module(origin, exported.module)
+        if module is not None:
+            lowered.xla_route = "bindings"
+            return module
+    lowered.xla_route = "text"
+    with jmlir.make_ir_context(), ir.Location.unknown():
+        return ir.Module.parse(_text_for_xla(exported))
 
 
 # ops whose op-level sharding XLA reads (reference/export-and-xla.md, 1): it drops every other

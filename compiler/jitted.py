@@ -197,6 +197,10 @@ class Lowered:
         # (a builder of the unpropagated IR, options)
         self.plan_source: tuple[Callable[[], Module], Any] | None = None
         self.report: Any = None  # the propagation report (with `auto`, the auto pass's in .auto)
+        # JAX's module as imported (xla_module.Origin: `.compile()` writes the export onto a
+        # copy of it), and how the last compile built XLA's module ("bindings" or "text")
+        self.origin: Any = None
+        self.xla_route: str | None = None
 
     @property
     def ir(self) -> Module:
@@ -229,6 +233,7 @@ class Lowered:
         self._ir = None
         self.plan_source = None
         self.report = None
+        self.origin = None
         self.__dict__.pop("module", None)
         for module in modules:
             module.release()
