@@ -14,8 +14,9 @@ parameters carry logical axis names, sharded as a Flax user shards them.
 
 `--breakdown` adds, per row, each side's best time of `.lower()` and `.compile()` and shardc's
 steps inside them (JAX's trace and lowering, the import of JAX's module, the pipeline, the `pin`
-export, its print for XLA, XLA's compile), the best of k of each step on its own, and each side's
-time outside XLA's compile (lower + compile - XLA compile, per run): the wrapper's own work.
+export, the module for XLA: written onto JAX's module, or printed and parsed, XLA's compile),
+the best of k of each step on its own, and each side's time outside XLA's compile (lower +
+compile - XLA compile, per run): the wrapper's own work.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ STEPS = (
     ("pipeline", "shardc.jitted", "Jitted.run_pipeline"),
     ("pin export", "shardc.exported", "export_copy"),
     ("pin export", "shardc.exported", "export_in_place"),
-    ("print for XLA", "shardc.jax_compile", "_text_for_xla"),
+    ("module for XLA", "shardc.jax_compile", "_module_for_xla"),
     ("XLA compile", "jax.stages", "Lowered.compile"),
 )
 
