@@ -10,6 +10,7 @@ placement and the multi-process runtime are JAX's, nothing home-made.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -212,7 +213,8 @@ def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
-    cached = getattr(lowered, "_compiled_default", None)
+    ref = getattr(lowered, "_compiled_default", None)
+    cached = ref() if ref is not None else None
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
@@ -251,7 +253,10 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
         raise ShardcError(f"XLA could not compile the module: {first}") from None
     out = JaxCompiled(lowered, compiled)
     if not compiler_options:
-        lowered._compiled_default = out  # type: ignore[attr-defined]
+        # a weak reference: the compiled function holds its lowering, and a cycle between the
+        # two would keep both (and JAX's jaxpr under them) until a full GC collection
+        lowered._compiled_default = weakref.ref(out)  # type: ignore[attr-defined]
+    lowered.compiled_export_done()
     return out
 
 

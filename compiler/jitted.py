@@ -185,6 +185,7 @@ class Lowered:
         # the propagated IR; None once an export for compiling took it over (rebuilt on demand)
         self._ir: Module | None = module
         self._ir_shared = False  # `ir` was handed out: never export it in place
+        self._compile_export: tuple[str, bool] | None = None  # the export made in place
         self.mesh: Mesh = jitted.mesh
         self.in_tree = traced.in_tree
         self.out_tree = traced.out_tree
@@ -238,6 +239,19 @@ class Lowered:
         for module in modules:
             module.release()
 
+    def compiled_export_done(self) -> None:
+        """Once XLA compiled it: free the export `.compile()` made on the propagated IR itself
+        (nothing else holds it), so that a kept lowering holds no IR (a few hundred thousand
+        objects every GC collection would traverse); a later export propagates again."""
+        key = self._compile_export
+        if key is None:
+            return
+        self._compile_export = None
+        exp = self._exports.pop(key, None)
+        self.origin = None
+        if exp is not None:
+            exp.module.release()
+
     def _in_place_ok(self) -> bool:
         """Whether an export may take over the propagated IR instead of copying it: it was
         never handed out, and it can be propagated again from the traced module (not with
@@ -263,6 +277,7 @@ class Lowered:
             if for_compile and self._in_place_ok():
                 module, self._ir = self._ir, None
                 exp = export_in_place(module, mode, remove_redundant)  # type: ignore[arg-type]
+                self._compile_export = key
             else:
                 exp = export_copy(self._propagated(), mode, remove_redundant)  # type: ignore[arg-type]
             self._exports[key] = exp
@@ -383,6 +398,7 @@ class Lowered:
             list(pinned.in_shardings),
             list(pinned.out_shardings),
         )
+        self.compiled_export_done()
         return Compiled(self, exe)
 
 

@@ -66,9 +66,11 @@ def test_compile_exports_in_place_and_propagates_again_on_demand() -> None:
     low = f.lower(x, w)
     propagated = low._ir
     compiled = low.compile()
-    # the pin export took over the propagated IR (no copy), which is propagated again only
-    # when another export or `ir` is asked for, and comes out the same
-    assert low._ir is None and low.exported("pin", True).module is propagated
+    # the pin export took over the propagated IR (no copy) and was freed once XLA compiled it;
+    # the IR is propagated again only when an export or `ir` is asked for, and comes out the same
+    assert low._ir is None and not low._exports and low.origin is None
+    assert not propagated.op.regions  # released: its cycles broken, nothing waits for the GC
+    assert low.compile() is compiled  # compiled once while the compiled function is held
     assert (low.as_text(), low.as_text(mode="pin", remove_redundant=True), low.listing()) == texts
     assert low._ir is not None and low._ir is not propagated
     np.testing.assert_allclose(np.asarray(compiled(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
@@ -77,6 +79,23 @@ def test_compile_exports_in_place_and_propagates_again_on_demand() -> None:
     ir = held.ir
     held.compile()
     assert held._ir is ir and held.exported("pin", True).module is not ir
+
+
+def test_a_compiled_lowering_is_freed_without_the_cyclic_gc() -> None:
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+    low = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
+    compiled = low.compile()
+    refs = weakref.ref(low), weakref.ref(compiled)
+    gc.disable()
+    try:
+        del low, compiled  # no cycle between the two: reference counting frees both
+        assert refs[0]() is None and refs[1]() is None
+    finally:
+        gc.enable()
 
 
 def test_call_keeps_only_the_compiled_function() -> None:
