@@ -523,18 +523,43 @@ def dead_ops(module: Module) -> set[int]:
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline)."""
-    ops = [op for op in module.walk() if _removable(op)]
-    ops.reverse()  # users before producers, nested regions before the ops holding them
+    ops = [
+        op
+        for op in module.walk()
+        if op.results
+        and op.name not in _EFFECTFUL
+        and op.name.startswith(_EFFECT_FREE_DIALECTS)
+        and (not op.regions or _removable(op))
+    ]
+    removable = {id(op) for op in ops}
     dead: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for op in ops:
-            if id(op) in dead:
+
+    def users_dead(op: Operation) -> bool:
+        for r in op.results:
+            for user in r.users:
+                if id(user) not in dead:
+                    return False
+        return True
+
+    # The least fixed point, by a worklist: each op once, users before producers (in SSA
+    # order one sweep settles it), and when an op dies, the producers of what it and its
+    # regions read are looked at again (a producer seen earlier may have lost its last user).
+    for op in reversed(ops):  # users before producers, nested regions before their holders
+        if id(op) in dead or not users_dead(op):
+            continue
+        stack = [op]
+        while stack:
+            gone = stack.pop()
+            if id(gone) in dead:
                 continue
-            if all(id(user) in dead for r in op.results for user in r.users):
-                dead.update(id(inner) for inner in op.walk())  # the op and its regions' ops
-                changed = True
+            inner_ops = list(gone.walk())  # the op and its regions' ops
+            dead.update(id(inner) for inner in inner_ops)
+            for inner in inner_ops:
+                for v in inner.operands:
+                    if isinstance(v, OpResult):
+                        p = v.owner
+                        if id(p) in removable and id(p) not in dead and users_dead(p):
+                            stack.append(p)
     return dead
 
 
@@ -548,6 +573,9 @@ def _removable(op: Operation) -> bool:
     return True
 
 
+_EFFECT_FREE_DIALECTS = ("stablehlo.", "chlo.")
+
+
 def _effect_free(op: Operation) -> bool:
-    return op.name not in _EFFECTFUL and op.name.startswith(("stablehlo.", "chlo."))
+    return op.name not in _EFFECTFUL and op.name.startswith(_EFFECT_FREE_DIALECTS)
 
