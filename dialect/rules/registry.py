@@ -92,6 +92,14 @@ def rule_for(op: Operation) -> OpShardingRule | None:
     return fn(op) if fn is not None else None
 
 
+def rule_keyed_on_signature(name: str) -> bool:
+    """Whether every op named `name` with the same operand and result types and the same
+    attribute texts gets an equal rule: no registered rule (only an attached one), or one
+    memoized on shapes and attributes (`cache.shape_keyed`), not one that reads other ops."""
+    fn = _RULES.get(name)
+    return fn is None or hasattr(fn, "cache")
+
+
 def registered_ops() -> list[str]:
     return sorted(_RULES)
 

@@ -260,7 +260,8 @@ class Propagator:
                 order.append(u)
         order.reverse()
         self.queue.extend(order)
-        cap = self.options.max_steps or (64 * len(self.units) + 10_000)
+        # (the default cap counts the ops left without a unit because they move nothing)
+        cap = self.options.max_steps or (64 * (len(self.units) + self.graph.trivial) + 10_000)
         while self.queue:
             u = self.queue.pop()
             u.queued = False

@@ -23,7 +23,8 @@ from shardc.dialect.ir import (
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.builder import identity_rule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.model import OpShardingRule
+from shardc.dialect.rules.registry import rule_for, rule_keyed_on_signature
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -102,6 +103,13 @@ class ModuleUnits:
         self._redirected_uses: dict[int, list[tuple[Operation, int]]] = {}  # id(holder) -> uses
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
+        # ops alike (`_signature`) -> their rule's entry (`_rule_entry`): a module repeats a
+        # few hundred signatures over thousands of ops
+        self._by_signature: dict[tuple, tuple] = {}
+        # ops whose rule can move nothing get no unit (`_moves_nothing`), unless a step cap
+        # counts steps (`max_steps`): how many were left out (the default cap counts them)
+        self.skip_trivial = not options.max_steps
+        self.trivial = 0
 
     def build(self) -> None:
         funcs = self.module.funcs
@@ -305,40 +313,85 @@ class ModuleUnits:
             self._add_rule_unit(op)
 
     def _add_rule_unit(self, op: Operation) -> None:
-        try:
-            rule = rule_for(op)
-        except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
-            self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
-            rule = None
-        if rule is None:
-            if op.name not in CONSTANT_OPS and any(
-                isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
-            ):
+        key = self._signature(op)
+        entry = self._by_signature.get(key) if key is not None else None
+        if entry is None:
+            entry = self._rule_entry(op)
+            if entry is None:
+                return  # (a rule that failed: warned, not memoized)
+            if key is not None:
+                self._by_signature[key] = entry
+        rule, what, sizes, dims = entry
+        if what is not _UNIT:
+            if what is _NO_RULE:
                 self.report.ops_without_rules[op.name] = (
                     self.report.ops_without_rules.get(op.name, 0) + 1
                 )
+            elif what is _BAD_ARITY:
+                self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
+            elif what is _TRIVIAL:
+                self.trivial += 1
             return
-        n_ops = len(rule.operand_dims)
-        n_res = len(rule.result_dims)
-        if n_ops != len(op.operands) or n_res != len(op.results):
-            self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
-            return
+        assert rule is not None
         target = None
         if op.name == "stablehlo.custom_call":  # (reading attributes parses their text)
             target = op.attributes.get("call_target_name") or op.properties.get(
                 "call_target_name"
             )
+        operand_slot = self.operand_slot
         u = Unit(
             "op",
             op.name,
             rule,
-            [self.operand_slot(op, i) for i in range(n_ops)],
+            [operand_slot(op, i) for i in range(len(op.operands))],
             [self.held(r) for r in op.results],
             op=op,
             call_target=str(target).strip('"') if target else None,
             elementwise=op.name in ELEMENTWISE_OPS,
         )
-        self._finish_unit(u)
+        u.sizes = sizes
+        u.dims = dims
+        self._append_unit(u)
+
+    @staticmethod
+    def _signature(op: Operation) -> tuple | None:
+        """What decides an op's rule, when nothing else does (rule_keyed_on_signature): its
+        name, the identities of its operand and result types (the parser interns types, and
+        the module keeps them alive while units are built) and its attribute texts; None when
+        an attribute dict was changed since parsing."""
+        props = op.properties.text_key()
+        attrs = op.attributes.text_key()
+        if props is None or attrs is None or not rule_keyed_on_signature(op.name):
+            return None
+        return (
+            op.name,
+            props,
+            attrs,
+            *[id(v.type) for v in op.operands],
+            None,
+            *[id(r.type) for r in op.results],
+        )
+
+    def _rule_entry(self, op: Operation) -> tuple | None:
+        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
+        that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
+        failed (warned)."""
+        try:
+            rule = rule_for(op)
+        except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
+            self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
+            return None
+        if rule is None:
+            counted = op.name not in CONSTANT_OPS and any(
+                isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
+            )
+            return (None, _NO_RULE if counted else _NOTHING, (), ())
+        if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
+            return (None, _BAD_ARITY, (), ())
+        if self.skip_trivial and _moves_nothing(rule):
+            return (rule, _TRIVIAL, (), ())
+        sizes = tuple([self._num_elements(v.type) for v in (*op.operands, *op.results)])
+        return (rule, _UNIT, self._interned.setdefault(sizes, sizes), self._dims_of(rule))
 
     def _add_edge(self, op: Operation, sources: list[SlotLike], target: SlotLike) -> None:
         t = target.type
@@ -417,24 +470,27 @@ class ModuleUnits:
                 self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
     def _finish_unit(self, u: Unit) -> None:
-        elements = self._elements
-        sizes_list = []
-        for s in u.slots:
-            t = s.type
-            n = elements.get(id(t))  # types are interned by the parser: few distinct objects
-            if n is None:
-                n = elements[id(t)] = num_elements(t)
-                self._types.append(t)  # keeps the id valid while the builder lives
-            sizes_list.append(n)
-        sizes = tuple(sizes_list)
+        sizes = tuple([self._num_elements(s.type) for s in u.slots])
         u.sizes = self._interned.setdefault(sizes, sizes)
-        rule = u.rule
+        u.dims = self._dims_of(u.rule)
+        self._append_unit(u)
+
+    def _num_elements(self, t: object) -> int:
+        n = self._elements.get(id(t))  # types are interned by the parser: few distinct objects
+        if n is None:
+            n = self._elements[id(t)] = num_elements(t)
+            self._types.append(t)  # keeps the id valid while the builder lives
+        return n
+
+    def _dims_of(self, rule: OpShardingRule) -> tuple:
         dims = self._rule_dims.get(id(rule))
         if dims is None:
             dims = rule.operand_dims + rule.result_dims
             dims = self._rule_dims[id(rule)] = self._interned.setdefault(dims, dims)
             self._rules.append(rule)
-        u.dims = dims
+        return dims
+
+    def _append_unit(self, u: Unit) -> None:
         # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
         # never multi-use, whatever its sources' uses.
         u.multi_use = u.kind != "edge" and any(self._multi_use(s) for s in u.operands)
@@ -497,6 +553,23 @@ class ModuleUnits:
                 continue
             for m in aliased:
                 self.aliases[id(m)] = aliased
+
+
+# what `_rule_entry` says to do with an op
+_UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+
+
+def _moves_nothing(rule: OpShardingRule) -> bool:
+    """No factor is in two of the rule's tensors (a scalar op, a broadcast of a scalar): a
+    step through it never changes a sharding, whatever its directions and shardings (each
+    factor's candidate axes are a prefix of its one tensor's own: factor_propagation.py)."""
+    seen: set[int] = set()
+    for tensor in (*rule.operand_dims, *rule.result_dims):
+        factors = {f for dim in tensor for f in dim}
+        if not seen.isdisjoint(factors):
+            return False
+        seen |= factors
+    return True
 
 
 # stablehlo ops with effects (or that MLIR's dead-code rules keep): never dead
