@@ -193,3 +193,26 @@ def test_ops_alike_share_a_rule_ops_with_other_attributes_do_not() -> None:
     assert keep_a.rule is keep_b.rule  # same types, same dims = [0, 1]
     assert keep_a.rule.operand_dims != swap_b.rule.operand_dims
     assert keep_a.sizes is keep_b.sizes and keep_a.dims is keep_b.dims
+
+
+def test_a_write_makes_its_readers_step_again() -> None:
+    """A sweep skips a unit whose last step changed nothing at the same directions while
+    nothing it reads was written since; a write to any of its slots makes it step again."""
+    from shardc.passes.propagation.units import holder_of
+
+    prop = Propagator(_imported(_SCALARS), PropagationOptions())
+    prop.build()
+    prop.run(write_back=False)
+    add = next(u for u in prop.units if u.op_name == "stablehlo.add")
+    assert add.clean is add.dirs  # the last level's sweep found it settled
+    stepped = []
+    original = prop.step
+    prop.step = lambda u: (stepped.append(u), original(u))  # type: ignore[method-assign]
+    prop.run_to_fixed_point()
+    assert add not in stepped
+    operand = holder_of(add.slots[0])
+    assert operand.sharding is not None
+    prop.write(operand, operand.sharding)  # (the same sharding: only the readers are told)
+    assert add.clean is None
+    prop.run_to_fixed_point()
+    assert add in stepped

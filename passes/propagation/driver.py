@@ -95,6 +95,7 @@ class Propagator:
             if isinstance(users, Unit):  # (one reader: stored without a tuple, unit_builder)
                 users = (users,)
             for u in users:
+                u.clean = None
                 if u is not cur and not u.queued:
                     u.queued = True
                     self.queue.append(u)
@@ -110,6 +111,7 @@ class Propagator:
         stack): it returns at once."""
         dirs = u.dirs
         if not any(dirs):
+            u.clean = dirs
             return
         slots = u.slots
         shardings = [s.sharding for s in slots]  # (a `Slot` view reads through `.sharding`)
@@ -124,6 +126,11 @@ class Propagator:
             if len(self.step_memo) > 200_000:
                 self.step_memo.clear()
             self.step_memo[key] = changes
+        if not changes:
+            # (a call's argument edge is not woken, so not dirtied, by its operand: never clean)
+            if u.kind != "edge" or not is_call_arg_edge(u):
+                u.clean = dirs
+            return
         for i, new in changes:
             self.current = u
             slot = slots[i]
@@ -248,32 +255,45 @@ class Propagator:
         steps = 0
         self.queue = deque()
         self._step_func_result_links()
-        # Program order first (it decides conflicts as Shardy does), then whatever the links woke.
-        woken = list(self.queue)
+        # (what the links woke is among the units, all queued below: nothing to keep)
         self._drop_queue()
-        # Shardy's worklist (MLIR's greedy driver): the start units in program order, then a
-        # stack: a unit woken while not queued is run next, one still queued keeps its place.
-        order: list[Unit] = []
-        for u in (*self.units, *woken):
-            if not u.queued:
-                u.queued = True
-                order.append(u)
-        order.reverse()
-        self.queue.extend(order)
-        # (the default cap counts the ops left without a unit because they move nothing)
-        cap = self.options.max_steps or (64 * (len(self.units) + self.graph.trivial) + 10_000)
-        while self.queue:
-            u = self.queue.pop()
+        # Shardy's worklist (MLIR's greedy driver): every unit in program order, then a stack:
+        # a unit woken while not queued is run next, one still queued keeps its place. So each
+        # unit runs at its place in the sweep, and the stack is emptied after each: a unit
+        # still clean there (`Unit.clean`: its last step, at the same dirs, changed nothing,
+        # and nothing it reads was written since) would change nothing, and is not stepped.
+        units = self.units
+        for u in units:
+            u.queued = True
+        queue = self.queue
+        step = self.step
+        cap = self.options.max_steps or (64 * (len(units) + self.graph.trivial) + 10_000)
+        stopped = False
+        for u in units:
             u.queued = False
-            self.current = u
-            self.step(u)
+            if u.clean is not u.dirs:
+                self.current = u
+                step(u)
             steps += 1
             if steps > cap:
-                self.report.warnings.append(f"worklist stopped after {steps} steps")
-                for rest in self.queue:
-                    rest.queued = False
-                self.queue.clear()
+                stopped = True
                 break
+            while queue:
+                w = queue.pop()
+                w.queued = False
+                self.current = w
+                step(w)
+                steps += 1
+                if steps > cap:
+                    stopped = True
+                    break
+            if stopped:
+                break
+        if stopped:
+            self.report.warnings.append(f"worklist stopped after {steps} steps")
+            for rest in (*queue, *units):
+                rest.queued = False
+            queue.clear()
         self._step_func_result_links()
         self._drop_queue()
         self.report.steps += steps
@@ -304,6 +324,8 @@ class Propagator:
         for p in user_priority_rounds(set(priorities)):
             if p > 0:
                 self._restore_priority(p, priorities[p])
+                for u in self.units:  # (written quietly: no reader was told)
+                    u.clean = None
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
                 self.set_directions(schedule, level)
