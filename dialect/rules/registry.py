@@ -93,11 +93,11 @@ def rule_for(op: Operation) -> OpShardingRule | None:
 
 
 def rule_keyed_on_signature(name: str) -> bool:
-    """Whether every op named `name` with the same operand and result types and the same
-    attribute texts gets an equal rule: no registered rule (only an attached one), or one
-    memoized on shapes and attributes (`cache.shape_keyed`), not one that reads other ops."""
-    fn = _RULES.get(name)
-    return fn is None or hasattr(fn, "cache")
+    """Whether ops named `name` get their rule from a registered builder memoized on shapes and
+    attribute texts (`cache.shape_keyed`): then every such op with the same operand and result
+    types and the same attribute texts (an attached `sdy.sharding_rule` included) gets an
+    equal rule. False without a registered rule, or for one that reads other ops."""
+    return hasattr(_RULES.get(name), "cache")
 
 
 def registered_ops() -> list[str]:

@@ -11,7 +11,8 @@ the driver's `write_back` writes into that op at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from operator import attrgetter
 
 from shardc.dialect.ir import (
     Module,
@@ -40,6 +41,7 @@ from .units import (
     ManualArgSlot,
     ManualBoundarySlot,
     ManualResultSlot,
+    Slot,
     SlotLike,
     Unit,
     holder_of,
@@ -64,6 +66,19 @@ STRUCTURAL_OPS = frozenset(
 
 # ops whose result edges Shardy places after the op, its regions included
 _EDGES_AFTER_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+
+# ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
+_SPECIAL_OPS = STRUCTURAL_OPS | {
+    "stablehlo.while",
+    "stablehlo.case",
+    "stablehlo.optimization_barrier",
+    "sdy.manual_computation",
+    "func.call",
+    "sdy.reshard",
+    "sdy.sharding_constraint",
+    "sdy.propagation_barrier",
+    "sdy.data_flow_edge",
+}
 
 
 class ModuleUnits:
@@ -103,13 +118,15 @@ class ModuleUnits:
         self._redirected_uses: dict[int, list[tuple[Operation, int]]] = {}  # id(holder) -> uses
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
-        # ops alike (`_signature`) -> their rule's entry (`_rule_entry`): a module repeats a
-        # few hundred signatures over thousands of ops
+        # ops alike (the key in `_add_rule_unit`) -> their rule's entry (`_rule_entry`): a
+        # module repeats a few hundred signatures over thousands of ops
         self._by_signature: dict[tuple, tuple] = {}
         # ops whose rule can move nothing get no unit (`_moves_nothing`), unless a step cap
         # counts steps (`max_steps`): how many were left out (the default cap counts them)
         self.skip_trivial = not options.max_steps
         self.trivial = 0
+        self._keyed: dict[str, bool] = {}  # op name -> rule_keyed_on_signature(name)
+        self._has_manual = False  # a manual computation anywhere (value_slot has more to do)
 
     def build(self) -> None:
         funcs = self.module.funcs
@@ -126,8 +143,6 @@ class ModuleUnits:
             if name not in self._loaded:
                 self._load_func(name, func, funcs)
         self._build_aliases()
-        for u in self.units:
-            self._index(u)
 
     def _load_func(self, name: str, func: Operation, funcs: dict[str, Operation]) -> None:
         self._loaded.add(name)
@@ -138,22 +153,41 @@ class ModuleUnits:
         if name not in self._callees:
             self._add_func_result_links(name, func)
         # pre-order, but a while's or case's edges after its regions, where Shardy's
-        # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative
-        stack: list[tuple[bool, Operation]] = [(False, op) for op in reversed(body.ops)]
+        # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative: a
+        # stack of (a block's ops still to load, the op whose unit comes when they are done)
+        holders = self.holders
+        stand_ins = self.stand_ins
+        dead = self.dead
+        add_rule_unit = self._add_rule_unit
+        add_units_of = self._add_units_of
+        stack: list[tuple[Iterator[Operation], Operation | None]] = [(iter(body.ops), None)]
         while stack:
-            after, op = stack.pop()
-            if after:
-                self._add_unit_for(op, funcs)
-                continue
-            self._load_op(op)
-            if id(op) not in self.dead:
-                if op.name in _EDGES_AFTER_REGIONS:
-                    stack.append((True, op))
-                else:
-                    self._add_unit_for(op, funcs)
-            for region in reversed(op.regions):
-                for block in reversed(region.blocks):
-                    stack.extend((False, o) for o in reversed(block.ops))
+            ops, after = stack[-1]
+            for op in ops:
+                for r in op.results:
+                    holders.append(stand_ins.get(id(r), r))
+                live = id(op) not in dead
+                if op.regions:
+                    deferred = live and op.name in _EDGES_AFTER_REGIONS
+                    if live and not deferred:
+                        self._add_unit_for(op, funcs)
+                    # its regions' ops next, then (for a while or case) its own unit
+                    stack.append((iter(()), op if deferred else None))
+                    for region in reversed(op.regions):
+                        for block in reversed(region.blocks):
+                            stack.append((iter(block.ops), None))
+                    break
+                if live:
+                    if op.name in _SPECIAL_OPS:
+                        add_units_of(op, funcs)
+                    else:
+                        add_rule_unit(op)
+                    if self._made_constraints:
+                        self._add_made_constraints(op)
+            else:
+                stack.pop()
+                if after is not None:
+                    self._add_unit_for(after, funcs)
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -171,6 +205,7 @@ class ModuleUnits:
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
             elif op.name == "sdy.manual_computation":
+                self._has_manual = True
                 for i, v in enumerate(op.operands):
                     s = redirects_manual_operand(op, i)
                     if s is not None and id(v) not in self.redirects:
@@ -242,9 +277,6 @@ class ModuleUnits:
                 return ManualBoundarySlot(self.held(v), frozenset(axes))
         return self.held(v)
 
-    def _load_op(self, op: Operation) -> None:
-        self.holders.extend(self.held(r) for r in op.results)
-
     def _add_func_result_links(self, name: str, func: Operation) -> None:
         body = func_body(func)
         assert body is not None
@@ -313,7 +345,26 @@ class ModuleUnits:
             self._add_rule_unit(op)
 
     def _add_rule_unit(self, op: Operation) -> None:
-        key = self._signature(op)
+        name = op.name
+        key = None
+        keyed = self._keyed.get(name)
+        if keyed is None:
+            keyed = self._keyed[name] = rule_keyed_on_signature(name)
+        if keyed:
+            # what decides the rule (rule_keyed_on_signature): the name, the attribute texts
+            # (None once a dict was changed since parsing) and the operand and result types, by
+            # identity (the parser interns types; the module keeps them alive meanwhile)
+            props = op.properties.text_key()
+            attrs = op.attributes.text_key()
+            if props is not None and attrs is not None:
+                key = (
+                    name,
+                    props,
+                    attrs,
+                    *map(id, map(_type_of, op.operands)),
+                    None,
+                    *map(id, map(_type_of, op.results)),
+                )
         entry = self._by_signature.get(key) if key is not None else None
         if entry is None:
             entry = self._rule_entry(op)
@@ -324,53 +375,41 @@ class ModuleUnits:
         rule, what, sizes, dims = entry
         if what is not _UNIT:
             if what is _NO_RULE:
-                self.report.ops_without_rules[op.name] = (
-                    self.report.ops_without_rules.get(op.name, 0) + 1
-                )
+                self.report.ops_without_rules[name] = self.report.ops_without_rules.get(name, 0) + 1
             elif what is _BAD_ARITY:
-                self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
+                self.report.warnings.append(f"sharding rule of {name} does not match its arity")
             elif what is _TRIVIAL:
                 self.trivial += 1
             return
-        assert rule is not None
         target = None
-        if op.name == "stablehlo.custom_call":  # (reading attributes parses their text)
+        if name == "stablehlo.custom_call":  # (reading attributes parses their text)
             target = op.attributes.get("call_target_name") or op.properties.get(
                 "call_target_name"
             )
-        operand_slot = self.operand_slot
+        stand_ins = self.stand_ins
+        if self.redirects or self._has_manual:
+            operands = [self.value_slot(v, op) for v in op.operands]
+        else:
+            operands = [stand_ins.get(id(v), v) for v in op.operands]
         u = Unit(
             "op",
-            op.name,
+            name,
             rule,
-            [operand_slot(op, i) for i in range(len(op.operands))],
-            [self.held(r) for r in op.results],
-            op=op,
-            call_target=str(target).strip('"') if target else None,
-            elementwise=op.name in ELEMENTWISE_OPS,
+            operands,
+            [stand_ins.get(id(r), r) for r in op.results],
+            op,
+            str(target).strip('"') if target else None,
+            name in ELEMENTWISE_OPS,
         )
         u.sizes = sizes
         u.dims = dims
-        self._append_unit(u)
-
-    @staticmethod
-    def _signature(op: Operation) -> tuple | None:
-        """What decides an op's rule, when nothing else does (rule_keyed_on_signature): its
-        name, the identities of its operand and result types (the parser interns types, and
-        the module keeps them alive while units are built) and its attribute texts; None when
-        an attribute dict was changed since parsing."""
-        props = op.properties.text_key()
-        attrs = op.attributes.text_key()
-        if props is None or attrs is None or not rule_keyed_on_signature(op.name):
-            return None
-        return (
-            op.name,
-            props,
-            attrs,
-            *[id(v.type) for v in op.operands],
-            None,
-            *[id(r.type) for r in op.results],
-        )
+        multi_use = self._multi_use
+        for s in operands:
+            if multi_use(s):
+                u.multi_use = True
+                break
+        self.units.append(u)
+        self._index(u)
 
     def _rule_entry(self, op: Operation) -> tuple | None:
         """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
@@ -496,9 +535,12 @@ class ModuleUnits:
         u.multi_use = u.kind != "edge" and any(self._multi_use(s) for s in u.operands)
         if u.kind != "func_result":
             self.units.append(u)
+            self._index(u)
 
     def _multi_use(self, s: SlotLike) -> bool:
         """A non-scalar value that more than one live op reads."""
+        if isinstance(s, Value) and s.num_uses < 2 and not self._redirected_uses:
+            return False  # (most operands: a value with one use)
         h = holder_of(s)
         redirected = self._redirected_uses.get(id(h)) if self._redirected_uses else None
         users: Iterable[Operation]
@@ -524,13 +566,15 @@ class ModuleUnits:
         return False
 
     def _index(self, u: Unit) -> None:
+        """`u` among the readers of each of its holders (as it joins `units`: each holder's
+        readers in unit order)."""
         # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
         slots = u.slots
-        if is_call_arg_edge(u):
+        if u.kind == "edge" and is_call_arg_edge(u):
             slots = u.results
         readers = self.readers
         for s in slots:
-            key = holder_of(s)  # (values and holders hash by identity)
+            key = s.holder if isinstance(s, Slot) else s  # (hashed by identity)
             users = readers.get(key)
             if users is None:
                 readers[key] = u  # most holders have one or two readers: no list for them
@@ -554,6 +598,8 @@ class ModuleUnits:
             for m in aliased:
                 self.aliases[id(m)] = aliased
 
+
+_type_of = attrgetter("type")
 
 # what `_rule_entry` says to do with an op
 _UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
