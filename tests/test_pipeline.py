@@ -211,3 +211,28 @@ def test_split_constants_are_merged_back_after_propagation() -> None:
     assert off == names and copies == 0
     assert str(shared) == '#sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>'
     assert "split-constants" in PASS_NAMES and "merge-constants" in PASS_NAMES
+
+
+def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> None:
+    """The verifier looks at every op once: a sharding error anywhere comes before a dynamic
+    dimension or a tuple, whichever op comes first; those come in op order."""
+    from shardc.dialect.errors import ShardingError, VerificationError
+    from shardc.dialect.shardings import TensorSharding
+    from shardc.importer import import_text
+    from shardc.passes.pipeline import run_pipeline
+
+    head = 'sdy.mesh @mesh = <["X"=2]>\nfunc.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n'
+    const = "  %c = stablehlo.constant dense<8> : tensor<1xi32>\n"
+    tuple_op = "  %t = stablehlo.tuple %a : tuple<tensor<8xf32>>\n"
+    dynamic = "  %d = stablehlo.dynamic_reshape %a, %c : (tensor<8xf32>, tensor<1xi32>) -> tensor<?xf32>\n"
+    neg = "  %n = stablehlo.negate %a : tensor<8xf32>\n"
+    tail = "  return %a : tensor<8xf32>\n}\n"
+    module = import_text(head + const + tuple_op + neg + tail)
+    negate = next(op for op in module.walk() if op.name == "stablehlo.negate")
+    negate.results[0].sharding = TensorSharding.open("nowhere", 1)  # (no such mesh)
+    with pytest.raises(ShardingError, match="unknown mesh: @nowhere"):
+        run_pipeline(module, PipelineOptions())
+    with pytest.raises(VerificationError, match="tuple type"):
+        shardc.propagate(head + const + tuple_op + dynamic + tail)
+    with pytest.raises(VerificationError, match="dynamic dimension"):
+        shardc.propagate(head + const + dynamic + tuple_op + tail)
