@@ -72,17 +72,24 @@ def constant_expressions(module: Module) -> list[Operation]:
     const: set[int] = set()
     ops: list[Operation] = []
     for op in module.walk():
-        if op.name in CONSTANT_OPS:
-            is_const = True
-        elif op.name in CONSTANT_EXPR_OPS and op.operands and not op.regions:
-            is_const = all(id(v) in const for v in op.operands) or (
-                op.name == "stablehlo.broadcast_in_dim" and _rank(op.operands[0]) == 0
-            )
+        name = op.name
+        if name in CONSTANT_OPS:
+            pass
+        elif name in CONSTANT_EXPR_OPS and op.operands and not op.regions:
+            of_constants = True
+            for v in op.operands:
+                if id(v) not in const:
+                    of_constants = False
+                    break
+            if not of_constants and not (
+                name == "stablehlo.broadcast_in_dim" and _rank(op.operands[0]) == 0
+            ):
+                continue
         else:
-            is_const = False
-        if is_const:
-            const.update(id(r) for r in op.results)
-            ops.append(op)
+            continue
+        for r in op.results:
+            const.add(id(r))
+        ops.append(op)
     return ops
 
 
@@ -94,8 +101,10 @@ def split_constants(module: Module) -> int:
     splitter = _Splitter({id(op) for op in const_ops})
     for op in const_ops:
         for r in op.results:
+            if r.num_uses < 2 or _rank(r) == 0:
+                continue
             uses = [u for u in r.uses if u[0].name != SHARDING_GROUP]
-            if _rank(r) == 0 or len(uses) < 2:
+            if len(uses) < 2:
                 continue
             for user, index in uses[1:]:
                 user.set_operand(index, splitter.copy_of(r))
