@@ -86,16 +86,21 @@ class PassContext:
             self._variance = analyze_variance(module, View.VALUE, self.manual_regions(module))
         return self._variance
 
-    def invalidate(self) -> None:
-        """Forget cached analyses (after a pass that changed the IR)."""
+    def invalidate(self, ops: bool = True) -> None:
+        """Forget cached analyses (after a pass that changed the IR); `ops=False` keeps the op
+        list (`ops`, `has_op`): the pass added, removed and moved no op."""
         self._variance = None
-        self._ops = None
-        self._op_names = None
         self._regions = None
+        if ops:
+            self._ops = None
+            self._op_names = None
 
 
 class Pass(Protocol):
-    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`."""
+    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`. A pass
+    that changes the IR but never adds, removes or moves an op (only shardings and attributes)
+    may say so with a class attribute `keeps_ops = True`: the op list the passes share
+    (`PassContext.ops`) then outlives it."""
 
     name: ClassVar[str]
     changes_ir: ClassVar[bool]

@@ -236,3 +236,38 @@ def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> No
         shardc.propagate(head + const + tuple_op + dynamic + tail)
     with pytest.raises(VerificationError, match="dynamic dimension"):
         shardc.propagate(head + const + dynamic + tuple_op + tail)
+
+
+@pytest.mark.parametrize("subdir", ["import", "manual", "propagate"])
+def test_passes_that_keep_the_op_list_add_remove_and_move_no_op(subdir: str) -> None:
+    """A pass that says `keeps_ops` leaves the shared op list (`PassContext.ops`) valid: the
+    module's ops are the same objects in the same order after it."""
+    from shardc.dialect.errors import ShardcError
+    from shardc.importer import import_text
+    from shardc.passes.context import PassContext
+
+    keeping = {p.name for p in build_pipeline(PipelineOptions()) if getattr(p, "keeps_ops", False)}
+    assert {"apply-sharding-constraints", "import-sharding-groups", "propagate"} <= keeping
+    looked_at = 0
+    for path in sorted((LIT / subdir).glob("*.mlir")):
+        for chunk in path.read_text().split("// -----"):
+            if "func.func" not in chunk:
+                continue
+            try:
+                module = import_text(chunk)
+            except ShardcError:
+                continue
+            ctx = PassContext()
+            try:
+                for p in build_pipeline(PipelineOptions()):
+                    before = [id(op) for op in module.walk()]
+                    p.run(module, ctx)
+                    if p.name in keeping:
+                        assert [id(op) for op in module.walk()] == before, (path.name, p.name)
+                        assert ctx.ops(module) == list(module.walk())
+                        looked_at += 1
+                    if p.changes_ir:
+                        ctx.invalidate(ops=p.name not in keeping)
+            except ShardcError:
+                continue  # (a chunk that tests an error)
+    assert looked_at > 20

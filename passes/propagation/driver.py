@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from shardc.dialect.ir import (
     Module,
+    Operation,
     Value,
     func_body,
     release_free_heap,
@@ -50,13 +51,15 @@ __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", 
 class Propagator:
     """Runs the rounds of user and op priority over a module's units (built once by `build`)."""
 
-    def __init__(self, module: Module, options: PropagationOptions):
+    def __init__(
+        self, module: Module, options: PropagationOptions, ops: list[Operation] | None = None
+    ):
         self.module = module
         self.options = options
         self.report = PropagationReport()
         self.observer = OriginRecorder() if options.debug_origins else None
         self.report.origins = self.observer
-        self.graph = ModuleUnits(module, options, self.report)
+        self.graph = ModuleUnits(module, options, self.report, ops)
         self.current: Unit | None = None
         self.round = ""
         self.strategy = STRATEGIES[options.strategy]
@@ -430,21 +433,27 @@ class PropagatePass:
 
     name: ClassVar[str] = "propagate"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True  # (it writes shardings, never ops)
     options: PropagationOptions = field(default_factory=PropagationOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ctx.report = propagate(module, self.options)
+        ctx.report = propagate(module, self.options, ctx.ops(module))
         ctx.report.warnings.extend(ctx.warnings)
         # the units and rounds are freed by now: give their C heap pages back, else they stay
         # resident under the export's text (at 1000 distinct layers about 24 MiB of the peak)
         release_free_heap()
 
 
-def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
+def propagate(
+    module: Module,
+    options: PropagationOptions | None = None,
+    ops: list[Operation] | None = None,
+) -> PropagationReport:
     """Run the propagation on `module` (mutates it) and report what happened; the import steps
-    (passes/import_steps/) are the pipeline's, run before."""
+    (passes/import_steps/) are the pipeline's, run before. `ops`: `list(module.walk())`, when
+    the caller has it."""
     with suspended_gc():
-        prop = Propagator(module, options or PropagationOptions())
+        prop = Propagator(module, options or PropagationOptions(), ops)
         prop.build()
         return prop.run()
 

@@ -84,8 +84,16 @@ _SPECIAL_OPS = STRUCTURAL_OPS | {
 class ModuleUnits:
     """The units of one module and the indexes the driver runs them with, built once."""
 
-    def __init__(self, module: Module, options: PropagationOptions, report: PropagationReport):
+    def __init__(
+        self,
+        module: Module,
+        options: PropagationOptions,
+        report: PropagationReport,
+        ops: list[Operation] | None = None,
+    ):
         self.module = module
+        # every op, pre-order (`list(module.walk())`; the pipeline's shared list when given)
+        self._ops = ops
         self.options = options
         self.report = report
         self.meshes: dict[str, Mesh] = module.meshes
@@ -130,9 +138,11 @@ class ModuleUnits:
 
     def build(self) -> None:
         funcs = self.module.funcs
-        callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
+        if self._ops is None:
+            self._ops = list(self.module.walk())
+        callees = {callee_name(op) for op in self._ops if op.name == "func.call"}
         self._make_stand_ins()
-        self.dead = dead_ops(self.module)
+        self.dead = dead_ops(self.module, self._ops)
         self._callees = callees
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
@@ -197,7 +207,8 @@ class ModuleUnits:
     def _make_stand_ins(self) -> None:
         """Holders for the values whose sharding lives on an op, made before any slot reads one
         (a func's result link or a while's body may read a value defined later in the walk)."""
-        for op in self.module.walk():
+        assert self._ops is not None
+        for op in self._ops:
             if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
@@ -591,7 +602,7 @@ class ModuleUnits:
         """Sharding-group members and a while loop's value chain are one holder to propagation:
         a write to one writes them all (import-sharding-groups gave each class one sharding,
         or warned and left the members apart where they disagree)."""
-        for members in sharding_classes(self.module):
+        for members in sharding_classes(self.module, self._ops):
             aliased: list[Value | Holder] = [self.held(m) for m in members]
             if disagree(aliased):
                 continue
@@ -633,7 +644,7 @@ _EFFECTFUL = frozenset({
 _KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
 
 
-def dead_ops(module: Module) -> set[int]:
+def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
@@ -641,10 +652,10 @@ def dead_ops(module: Module) -> set[int]:
     output (the same ops in the same order) but lets them decide nothing. An op with regions
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
-    jaxlib's pipeline)."""
+    jaxlib's pipeline). `ops`: `list(module.walk())`, when the caller has it."""
     ops = [
         op
-        for op in module.walk()
+        for op in (module.walk() if ops is None else ops)
         if op.results
         and op.name not in _EFFECTFUL
         and op.name.startswith(_EFFECT_FREE_DIALECTS)
