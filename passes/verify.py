@@ -182,7 +182,7 @@ def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> Non
     groups: dict[str, list[tuple[Value, Operation]]] = {}
     static: set[int] = set()  # ids of the types looked at (parsed types are shared objects)
     not_static: tuple[object, Operation] | None = None  # the first type refused, and its op
-    calls = False
+    calls: list[Operation] = []
     seen = checked.seen if checked is not None else None
     for op in ops:
         name = op.name
@@ -207,7 +207,7 @@ def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> Non
                 gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
                 groups.setdefault(gid, []).append((op.operands[0], op))
             elif name == "func.call":
-                calls = True
+                calls.append(op)
         if op.regions and not_static is None:
             for region in op.regions:
                 # (a func's entry arguments: the others' are not looked at)
@@ -223,7 +223,7 @@ def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> Non
     for gid, members in groups.items():
         _check_group(module, gid, members)
     if calls:  # (without a call there is no call graph to have a cycle)
-        _check_no_recursion(module)
+        _check_no_recursion(module, calls)
 
 
 # the ops `_scan` looks at by name
@@ -300,12 +300,21 @@ def _check_group(module: Module, gid: str, members: list[tuple[Value, Operation]
             )
 
 
-def _check_no_recursion(module: Module) -> None:
-    """A call graph with a cycle cannot be propagated (Shardy inlines or clones callees)."""
+def _check_no_recursion(module: Module, call_ops: list[Operation] | None = None) -> None:
+    """A call graph with a cycle cannot be propagated (Shardy inlines or clones callees).
+    `call_ops`: every `func.call` of the module in pre-order, when the caller has them."""
     funcs = module.funcs
     calls: dict[str, list[tuple[str, Operation]]] = {}
-    for name, f in funcs.items():
-        calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+    if call_ops is None:
+        for name, f in funcs.items():
+            calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+    else:
+        for op in call_ops:
+            func = op.parent_op
+            while func is not None and func.name != "func.func":
+                func = func.parent_op
+            if func is not None:
+                calls.setdefault(symbol_name(func), []).append((callee_name(op), op))
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     for root in funcs:
         if state.get(root):
