@@ -216,3 +216,15 @@ def test_a_write_makes_its_readers_step_again() -> None:
     assert add.clean is None
     prop.run_to_fixed_point()
     assert add in stepped
+    # a func-result link is stepped by the driver, not woken: a write still unsettles it
+    (link,) = prop.func_result_units
+    assert link.clean is link.dirs
+    stepped.clear()
+    prop.run_to_fixed_point()
+    assert link not in stepped
+    returned = holder_of(link.slots[0])
+    assert returned.sharding is not None
+    prop.write(returned, returned.sharding)
+    assert link.clean is None
+    prop.run_to_fixed_point()
+    assert link in stepped

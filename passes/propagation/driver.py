@@ -66,6 +66,7 @@ class Propagator:
         self.queue: deque[Unit] = deque()
         self.step_memo: dict[tuple, tuple[tuple[int, TensorSharding], ...]] = {}
         self.step_kinds: dict[tuple, int] = {}  # what besides shardings decides a step -> id
+        self.shardings: dict[TensorSharding, TensorSharding] = {}  # the steps' new ones
         # units alike in what decides their directions (set_directions), grouped once
         self._direction_classes: list[tuple[Unit, list[Unit]]] | None = None
 
@@ -75,6 +76,7 @@ class Propagator:
         g.build()
         self.units = g.units
         self.func_result_units = g.func_result_units
+        self.result_watchers = g.result_watchers
         self.readers = g.readers
         self.aliases = g.aliases
         self.holders = g.holders
@@ -91,7 +93,13 @@ class Propagator:
         self.report.updates += 1
         cur = self.current
         readers = self.readers
+        watchers = self.result_watchers
         for t in targets:
+            if watchers:
+                links = watchers.get(t)
+                if links is not None:
+                    for u in links:
+                        u.clean = None
             users = readers.get(t)
             if users is None:
                 continue
@@ -185,7 +193,8 @@ class Propagator:
                     continue
             elif new == old:
                 continue
-            out.append((i, new))
+            # one object per distinct sharding: memo keys holding it then compare by identity
+            out.append((i, self.shardings.setdefault(new, new)))
         return tuple(out)
 
     # -- rounds --------------------------------------------------------------------------------
@@ -304,8 +313,9 @@ class Propagator:
 
     def _step_func_result_links(self) -> None:
         for u in self.func_result_units:
-            self.current = u
-            self.step(u)
+            if u.clean is not u.dirs:  # (else settled: `Unit.clean`)
+                self.current = u
+                self.step(u)
 
     def _drop_queue(self) -> None:
         for u in self.queue:
@@ -327,7 +337,7 @@ class Propagator:
         for p in user_priority_rounds(set(priorities)):
             if p > 0:
                 self._restore_priority(p, priorities[p])
-                for u in self.units:  # (written quietly: no reader was told)
+                for u in (*self.units, *self.func_result_units):  # (written quietly)
                     u.clean = None
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
@@ -396,9 +406,10 @@ class Propagator:
         """Write the result the IR keeps on ops: func results, constraints, reshards and manual
         in/out shardings (from their holders; every value's own sharding is on it already)."""
         g = self.graph
+        funcs = self.module.funcs  # (a property that lists them: once)
         for (name, i), h in self.func_results.items():
             if h.sharding is not None:
-                Func(self.module.funcs[name]).set_result_sharding(i, h.sharding)
+                Func(funcs[name]).set_result_sharding(i, h.sharding)
         for callee, i, v in g.callee_returns:
             if v.sharding is not None:
                 Func(callee).set_result_sharding(i, v.sharding)

@@ -99,6 +99,9 @@ class ModuleUnits:
         self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
+        # holder -> the func-result links that read it (they are stepped by the driver, not
+        # woken: a write only tells them they may change again, `Unit.clean`)
+        self.result_watchers: dict[Value | Holder, list[Unit]] = {}
         # holder -> the units that read it: one unit, a tuple of a few, or a list of many
         self.readers: dict[Value | Holder, Unit | tuple[Unit, ...] | list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
@@ -313,6 +316,8 @@ class ModuleUnits:
             )
             self._finish_unit(u)
             self.func_result_units.append(u)
+            for s in u.slots:
+                self.result_watchers.setdefault(holder_of(s), []).append(u)
 
     def _add_unit_for(self, op: Operation, funcs: dict[str, Operation]) -> None:
         self._add_units_of(op, funcs)
