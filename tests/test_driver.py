@@ -138,7 +138,7 @@ def test_dead_ops_revisits_a_producer_seen_first() -> None:
     body = func_body(module.funcs["main"])
     assert body is not None
     negs = body.ops[:4]
-    assert {id(op) for op in negs[:3]} == dead_ops(module)  # in SSA order: one sweep
+    assert {id(op) for op in negs[:3]} == dead_ops(module)
     body.ops[:3] = negs[:3][::-1]  # producers after their users: each found on a revisit
     assert {id(op) for op in negs[:3]} == dead_ops(module)
 

@@ -658,15 +658,23 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `ops`: `list(module.walk())`, when the caller has it."""
-    ops = [
-        op
-        for op in (module.walk() if ops is None else ops)
-        if op.results
-        and op.name not in _EFFECTFUL
-        and op.name.startswith(_EFFECT_FREE_DIALECTS)
-        and (not op.regions or _removable(op))
-    ]
-    removable = {id(op) for op in ops}
+    removable: set[int] = set()
+    unused: list[Operation] = []  # removable ops none of whose results has a use
+    for op in module.walk() if ops is None else ops:
+        results = op.results
+        if not results:
+            continue
+        name = op.name
+        if name in _EFFECTFUL or not name.startswith(_EFFECT_FREE_DIALECTS):
+            continue
+        if op.regions and not _removable(op):
+            continue
+        removable.add(id(op))
+        for r in results:
+            if r.num_uses:
+                break
+        else:
+            unused.append(op)
     dead: set[int] = set()
 
     def users_dead(op: Operation) -> bool:
@@ -676,25 +684,22 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
                     return False
         return True
 
-    # The least fixed point, by a worklist: each op once, users before producers (in SSA
-    # order one sweep settles it), and when an op dies, the producers of what it and its
-    # regions read are looked at again (a producer seen earlier may have lost its last user).
-    for op in reversed(ops):  # users before producers, nested regions before their holders
-        if id(op) in dead or not users_dead(op):
+    # The least fixed point ("every user is dead"), by a worklist from the ops with no use at
+    # all (every dead op is one, or reached from one): when an op dies, with its regions' ops,
+    # the producers of what they read are looked at again.
+    stack = unused[::-1]
+    while stack:
+        gone = stack.pop()
+        if id(gone) in dead:
             continue
-        stack = [op]
-        while stack:
-            gone = stack.pop()
-            if id(gone) in dead:
-                continue
-            inner_ops = list(gone.walk())  # the op and its regions' ops
-            dead.update(id(inner) for inner in inner_ops)
-            for inner in inner_ops:
-                for v in inner.operands:
-                    if isinstance(v, OpResult):
-                        p = v.owner
-                        if id(p) in removable and id(p) not in dead and users_dead(p):
-                            stack.append(p)
+        inner_ops = list(gone.walk())  # the op and its regions' ops
+        dead.update(id(inner) for inner in inner_ops)
+        for inner in inner_ops:
+            for v in inner.operands:
+                if isinstance(v, OpResult):
+                    p = v.owner
+                    if id(p) in removable and id(p) not in dead and users_dead(p):
+                        stack.append(p)
     return dead
 
 
