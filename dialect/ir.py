@@ -121,6 +121,14 @@ class AttrDict:
         assert self._items is not None
         return self._items
 
+    def text_key(self) -> str | None:
+        """The entries' text while unchanged since parsing ("" when empty), else None: two
+        dicts with the same key have the same entries (a cheap memo key)."""
+        raw = self._raw
+        if raw is not None:
+            return raw
+        return None if self._items else ""
+
     def __contains__(self, key: str) -> bool:
         if self._raw is not None and key not in self._raw:
             return False

@@ -56,6 +56,7 @@ class PassContext:
     _ops: list[Operation] | None = None
     _op_names: frozenset[str] | None = None
     _regions: list[ManualRegion] | None = None
+    _keep_ops_once: bool = False  # the running pass added, removed and moved no op this time
 
     def ops(self, module: Module) -> list[Operation]:
         """Every op of `module` in pre-order (`module.walk()`), listed once for the passes
@@ -86,16 +87,27 @@ class PassContext:
             self._variance = analyze_variance(module, View.VALUE, self.manual_regions(module))
         return self._variance
 
-    def invalidate(self) -> None:
-        """Forget cached analyses (after a pass that changed the IR)."""
+    def keep_ops(self) -> None:
+        """Say that the running pass added, removed and moved no op this time (it had nothing
+        to do): the op list outlives it, as it outlives a `keeps_ops` pass."""
+        self._keep_ops_once = True
+
+    def invalidate(self, ops: bool = True) -> None:
+        """Forget cached analyses (after a pass that changed the IR); `ops=False` keeps the op
+        list (`ops`, `has_op`): the pass added, removed and moved no op."""
         self._variance = None
-        self._ops = None
-        self._op_names = None
         self._regions = None
+        keep, self._keep_ops_once = self._keep_ops_once, False
+        if ops and not keep:
+            self._ops = None
+            self._op_names = None
 
 
 class Pass(Protocol):
-    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`."""
+    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`. A pass
+    that changes the IR but never adds, removes or moves an op (only shardings and attributes)
+    may say so with a class attribute `keeps_ops = True`: the op list the passes share
+    (`PassContext.ops`) then outlives it."""
 
     name: ClassVar[str]
     changes_ir: ClassVar[bool]

@@ -169,7 +169,7 @@ def run_pipeline(
             start = clock()
             p.run(module, ctx)
             if p.changes_ir:
-                ctx.invalidate()
+                ctx.invalidate(ops=not getattr(p, "keeps_ops", False))
             ctx.timings.append((p.name, clock() - start))
             if dump is not None and (p.name in wanted or "all" in wanted):
                 dump(p.name, module)

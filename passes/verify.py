@@ -89,10 +89,7 @@ def verify_module(module: Module, ops: list[Operation] | None = None) -> None:
         if op.name == "func.func":
             _verify_func(module, op, meshes)
     all_ops = list(module.walk()) if ops is None else ops
-    checked = _Checked(meshes)
-    for op in all_ops:
-        _verify_op(module, op, checked)
-    verify_propagatable(module, all_ops)
+    _scan(module, all_ops, _Checked(meshes))
 
 
 def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> None:
@@ -123,18 +120,6 @@ def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> No
         s = view.result_sharding(i)
         if s is not None:
             check_sharding(module, s, v.type, f"@{name} result {i}", func, meshes)
-
-
-def _verify_op(module: Module, op: Operation, checked: _Checked) -> None:
-    for i, r in enumerate(op.results):
-        if r.sharding is not None:
-            checked.check(module, r.sharding, r.type, f"{op.name} result {i}", op)
-    name = op.name
-    if name in ("sdy.sharding_constraint", "sdy.reshard"):
-        s = ShardingConstraint(op).sharding
-        checked.check(module, s, op.results[0].type, f"{name} sharding", op)
-    elif name == "sdy.manual_computation":
-        _verify_manual(module, op, checked.meshes)
 
 
 def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> None:
@@ -188,31 +173,71 @@ def _axes(names: list[str]) -> str:
 def verify_propagatable(module: Module, ops: list[Operation] | None = None) -> None:
     """Reject what Shardy's pipeline rejects: dynamic dims, tuples, recursive calls, sharding
     groups whose members differ in shape or sit on both sides of a manual computation."""
+    _scan(module, list(module.walk()) if ops is None else ops, None)
+
+
+def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> None:
+    """One pass over `ops`: every sharding on an op (with `checked`: errors at once), then what
+    `verify_propagatable` rejects (its errors after every sharding was checked)."""
     groups: dict[str, list[tuple[Value, Operation]]] = {}
-    static: set[int] = set()  # ids of the types checked (parsed types are shared objects)
-    calls = False
-    for op in module.walk() if ops is None else ops:
-        values = list(op.results)
-        if op.name == "func.func" and op.regions and op.regions[0].blocks:
-            values += op.regions[0].entry.args
-        for v in values:
-            if id(v.type) not in static:
-                _check_static_tensor(v.type, op, module)
-                static.add(id(v.type))
-        for region in op.regions:
-            for block in region.blocks:
-                if op.name != "func.func":
+    static: set[int] = set()  # ids of the types looked at (parsed types are shared objects)
+    not_static: tuple[object, Operation] | None = None  # the first type refused, and its op
+    calls: list[Operation] = []
+    seen = checked.seen if checked is not None else None
+    for op in ops:
+        name = op.name
+        for r in op.results:
+            t = r.type
+            s = r.sharding
+            if s is not None and seen is not None and (id(s), id(t)) not in seen:
+                assert checked is not None
+                checked.check(module, s, t, f"{name} result {r.index}", op)
+            if id(t) not in static:
+                static.add(id(t))
+                if not_static is None and not _is_static_tensor(t):
+                    not_static = (t, op)
+        if name in _SPECIAL:
+            if checked is not None:
+                if name in ("sdy.sharding_constraint", "sdy.reshard"):
+                    sc = ShardingConstraint(op).sharding
+                    checked.check(module, sc, op.results[0].type, f"{name} sharding", op)
+                elif name == "sdy.manual_computation":
+                    _verify_manual(module, op, checked.meshes)
+            if name == "sdy.sharding_group":
+                gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
+                groups.setdefault(gid, []).append((op.operands[0], op))
+            elif name == "func.call":
+                calls.append(op)
+        if op.regions and not_static is None:
+            for region in op.regions:
+                # (a func's entry arguments: the others' are not looked at)
+                blocks = region.blocks if name != "func.func" else region.blocks[:1]
+                for block in blocks:
                     for a in block.args:
-                        _check_static_tensor(a.type, op, module)
-        if op.name == "sdy.sharding_group":
-            gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
-            groups.setdefault(gid, []).append((op.operands[0], op))
-        elif op.name == "func.call":
-            calls = True
+                        if id(a.type) not in static:
+                            static.add(id(a.type))
+                            if not_static is None and not _is_static_tensor(a.type):
+                                not_static = (a.type, op)
+    if not_static is not None:
+        _check_static_tensor(not_static[0], not_static[1], module)
     for gid, members in groups.items():
         _check_group(module, gid, members)
     if calls:  # (without a call there is no call graph to have a cycle)
-        _check_no_recursion(module)
+        _check_no_recursion(module, calls)
+
+
+# the ops `_scan` looks at by name
+_SPECIAL = frozenset({
+    "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation", "sdy.sharding_group",
+    "func.call",
+})  # fmt: skip
+
+
+def _is_static_tensor(t: object) -> bool:
+    """What `_check_static_tensor` accepts."""
+    if isinstance(t, TensorType):
+        return all(d >= 0 for d in t.shape)
+    return not (isinstance(t, OpaqueType) and t.text.startswith("tuple<"))
 
 
 def _check_static_tensor(t: object, op: Operation, module: Module) -> None:
@@ -275,12 +300,21 @@ def _check_group(module: Module, gid: str, members: list[tuple[Value, Operation]
             )
 
 
-def _check_no_recursion(module: Module) -> None:
-    """A call graph with a cycle cannot be propagated (Shardy inlines or clones callees)."""
+def _check_no_recursion(module: Module, call_ops: list[Operation] | None = None) -> None:
+    """A call graph with a cycle cannot be propagated (Shardy inlines or clones callees).
+    `call_ops`: every `func.call` of the module in pre-order, when the caller has them."""
     funcs = module.funcs
     calls: dict[str, list[tuple[str, Operation]]] = {}
-    for name, f in funcs.items():
-        calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+    if call_ops is None:
+        for name, f in funcs.items():
+            calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+    else:
+        for op in call_ops:
+            func = op.parent_op
+            while func is not None and func.name != "func.func":
+                func = func.parent_op
+            if func is not None:
+                calls.setdefault(symbol_name(func), []).append((callee_name(op), op))
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     for root in funcs:
         if state.get(root):

@@ -118,3 +118,113 @@ def test_mlp_dot_chain() -> None:
 
     out = shardc.propagate(open(MLP).read())
     assert '[{"data"}, {"model"}]' in out  # first dot result: batch on data, hidden on model
+
+
+def test_dead_ops_revisits_a_producer_seen_first() -> None:
+    """Dead code is the least fixed point of "every user is dead" whatever the block order: a
+    producer looked at before its last user died is looked at again when that user dies."""
+    from shardc.dialect.ir import func_body
+    from shardc.passes.propagation.unit_builder import dead_ops
+
+    module = import_text(
+        "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %0 = stablehlo.negate %a : tensor<8xf32>\n"
+        "  %1 = stablehlo.negate %0 : tensor<8xf32>\n"
+        "  %2 = stablehlo.negate %1 : tensor<8xf32>\n"
+        "  %3 = stablehlo.negate %a : tensor<8xf32>\n"
+        "  return %3 : tensor<8xf32>\n"
+        "}\n"
+    )
+    body = func_body(module.funcs["main"])
+    assert body is not None
+    negs = body.ops[:4]
+    assert {id(op) for op in negs[:3]} == dead_ops(module)
+    body.ops[:3] = negs[:3][::-1]  # producers after their users: each found on a revisit
+    assert {id(op) for op in negs[:3]} == dead_ops(module)
+
+
+_SCALARS = """
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %s: tensor<f32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.multiply %s, %s : tensor<f32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
+  %2 = stablehlo.add %a, %1 : tensor<8x16xf32>
+  %3 = stablehlo.transpose %2, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %4 = stablehlo.transpose %3, dims = [1, 0] : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %5 = stablehlo.reshape %4 : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %6 = stablehlo.transpose %5, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %7 = stablehlo.transpose %6, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %7 : tensor<8x16xf32>
+}
+"""
+
+
+def test_ops_that_move_nothing_get_no_unit() -> None:
+    """A scalar op or a broadcast of a scalar has no factor in two tensors: no step through
+    it can change a sharding, so it gets no unit, and the result is the same as with one
+    (which it gets when `max_steps` counts steps)."""
+    results = {}
+    for cap in (0, 10_000):
+        prop = Propagator(_imported(_SCALARS), PropagationOptions(max_steps=cap))
+        prop.build()
+        names = [u.op_name for u in prop.units]
+        prop.run()
+        results[cap] = {k: str(v) for k, v in all_shardings(prop.module)}
+        if cap:
+            assert prop.graph.trivial == 0
+            assert "stablehlo.multiply" in names and "stablehlo.broadcast_in_dim" in names
+        else:
+            assert prop.graph.trivial == 2
+            assert "stablehlo.multiply" not in names and "stablehlo.broadcast_in_dim" not in names
+            assert "stablehlo.add" in names
+    assert results[0] == results[10_000]
+    assert results[0]["@main op 8 stablehlo.transpose result 0"].endswith('[{"x", ?}, {"y", ?}]>')
+
+
+def test_ops_alike_share_a_rule_ops_with_other_attributes_do_not() -> None:
+    """Units of ops with the same name, types and attribute texts share one rule object (the
+    builder's memo); the same types with another `dims` attribute get their own rule."""
+    prop = Propagator(_imported(_SCALARS), PropagationOptions())
+    prop.build()
+    transposes = [u for u in prop.units if u.op_name == "stablehlo.transpose"]
+    swap_a, swap_b, keep_a, keep_b = transposes
+    assert swap_a.rule is not swap_b.rule  # other types
+    assert keep_a.rule is keep_b.rule  # same types, same dims = [0, 1]
+    assert keep_a.rule.operand_dims != swap_b.rule.operand_dims
+    assert keep_a.sizes is keep_b.sizes and keep_a.dims is keep_b.dims
+
+
+def test_a_write_makes_its_readers_step_again() -> None:
+    """A sweep skips a unit whose last step changed nothing at the same directions while
+    nothing it reads was written since; a write to any of its slots makes it step again."""
+    from shardc.passes.propagation.units import holder_of
+
+    prop = Propagator(_imported(_SCALARS), PropagationOptions())
+    prop.build()
+    prop.run(write_back=False)
+    add = next(u for u in prop.units if u.op_name == "stablehlo.add")
+    assert add.clean is add.dirs  # the last level's sweep found it settled
+    stepped = []
+    original = prop.step
+    prop.step = lambda u: (stepped.append(u), original(u))  # type: ignore[method-assign]
+    prop.run_to_fixed_point()
+    assert add not in stepped
+    operand = holder_of(add.slots[0])
+    assert operand.sharding is not None
+    prop.write(operand, operand.sharding)  # (the same sharding: only the readers are told)
+    assert add.clean is None
+    prop.run_to_fixed_point()
+    assert add in stepped
+    # a func-result link is stepped by the driver, not woken: a write still unsettles it
+    (link,) = prop.func_result_units
+    assert link.clean is link.dirs
+    stepped.clear()
+    prop.run_to_fixed_point()
+    assert link not in stepped
+    returned = holder_of(link.slots[0])
+    assert returned.sharding is not None
+    prop.write(returned, returned.sharding)
+    assert link.clean is None
+    prop.run_to_fixed_point()
+    assert link in stepped

@@ -211,3 +211,64 @@ def test_split_constants_are_merged_back_after_propagation() -> None:
     assert off == names and copies == 0
     assert str(shared) == '#sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>'
     assert "split-constants" in PASS_NAMES and "merge-constants" in PASS_NAMES
+
+
+def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> None:
+    """The verifier looks at every op once: a sharding error anywhere comes before a dynamic
+    dimension or a tuple, whichever op comes first; those come in op order."""
+    from shardc.dialect.errors import ShardingError, VerificationError
+    from shardc.dialect.shardings import TensorSharding
+    from shardc.importer import import_text
+    from shardc.passes.pipeline import run_pipeline
+
+    head = 'sdy.mesh @mesh = <["X"=2]>\nfunc.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n'
+    const = "  %c = stablehlo.constant dense<8> : tensor<1xi32>\n"
+    tuple_op = "  %t = stablehlo.tuple %a : tuple<tensor<8xf32>>\n"
+    dynamic = "  %d = stablehlo.dynamic_reshape %a, %c : (tensor<8xf32>, tensor<1xi32>) -> tensor<?xf32>\n"
+    neg = "  %n = stablehlo.negate %a : tensor<8xf32>\n"
+    tail = "  return %a : tensor<8xf32>\n}\n"
+    module = import_text(head + const + tuple_op + neg + tail)
+    negate = next(op for op in module.walk() if op.name == "stablehlo.negate")
+    negate.results[0].sharding = TensorSharding.open("nowhere", 1)  # (no such mesh)
+    with pytest.raises(ShardingError, match="unknown mesh: @nowhere"):
+        run_pipeline(module, PipelineOptions())
+    with pytest.raises(VerificationError, match="tuple type"):
+        shardc.propagate(head + const + tuple_op + dynamic + tail)
+    with pytest.raises(VerificationError, match="dynamic dimension"):
+        shardc.propagate(head + const + dynamic + tuple_op + tail)
+
+
+@pytest.mark.parametrize("subdir", ["import", "manual", "propagate"])
+def test_passes_that_keep_the_op_list_add_remove_and_move_no_op(subdir: str) -> None:
+    """A pass that says `keeps_ops`, or calls `ctx.keep_ops()` in a run, leaves the shared op
+    list (`PassContext.ops`) valid: the module's ops are the same objects in the same order."""
+    from shardc.dialect.errors import ShardcError
+    from shardc.importer import import_text
+    from shardc.passes.context import PassContext
+
+    keeping = {p.name for p in build_pipeline(PipelineOptions()) if getattr(p, "keeps_ops", False)}
+    assert {"apply-sharding-constraints", "import-sharding-groups", "propagate"} <= keeping
+    looked_at = 0
+    for path in sorted((LIT / subdir).glob("*.mlir")):
+        for chunk in path.read_text().split("// -----"):
+            if "func.func" not in chunk:
+                continue
+            try:
+                module = import_text(chunk)
+            except ShardcError:
+                continue
+            ctx = PassContext()
+            try:
+                for p in build_pipeline(PipelineOptions()):
+                    before = [id(op) for op in module.walk()]
+                    p.run(module, ctx)
+                    if p.name in keeping or ctx._keep_ops_once:  # (set by ctx.keep_ops())
+                        assert [id(op) for op in module.walk()] == before, (path.name, p.name)
+                        assert ctx.ops(module) == list(module.walk())
+                        looked_at += 1
+                    if p.changes_ir:
+                        ctx.invalidate(ops=p.name not in keeping)
+                    assert ctx.ops(module) == list(module.walk())
+            except ShardcError:
+                continue  # (a chunk that tests an error)
+    assert looked_at > 40

@@ -92,6 +92,14 @@ def rule_for(op: Operation) -> OpShardingRule | None:
     return fn(op) if fn is not None else None
 
 
+def rule_keyed_on_signature(name: str) -> bool:
+    """Whether ops named `name` get their rule from a registered builder memoized on shapes and
+    attribute texts (`cache.shape_keyed`): then every such op with the same operand and result
+    types and the same attribute texts (an attached `sdy.sharding_rule` included) gets an
+    equal rule. False without a registered rule, or for one that reads other ops."""
+    return hasattr(_RULES.get(name), "cache")
+
+
 def registered_ops() -> list[str]:
     return sorted(_RULES)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.ir import Module, callee_name
+from shardc.dialect.ir import Module, Operation, callee_name
 from shardc.dialect.op_views import Func
 
 from ..context import PassContext
@@ -27,15 +27,20 @@ class SplitCallSites:
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if not ctx.has_op(module, "func.call"):  # (the checks before listed the ops)
+            ctx.keep_ops()
             return
-        split_call_sites(module)
-        seed_call_results(module)
+        if split_call_sites(module, ctx.ops(module)):
+            seed_call_results(module)
+        else:  # (every callee has one call site: no op was added)
+            seed_call_results(module, ctx.ops(module))
+            ctx.keep_ops()
 
 
-def seed_call_results(module: Module) -> None:
-    """Each call result without a sharding takes its callee's result sharding."""
+def seed_call_results(module: Module, ops: list[Operation] | None = None) -> None:
+    """Each call result without a sharding takes its callee's result sharding (`ops`:
+    `list(module.walk())`, when the caller has it)."""
     funcs = module.funcs
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         if op.name != "func.call":
             continue
         callee = funcs.get(callee_name(op))

@@ -45,7 +45,8 @@ class SplitConstants:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        split_constants(module)
+        if not split_constants(module, ctx.ops(module)):
+            ctx.keep_ops()
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class MergeConstants:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        folded = merge_constants(module)
+        folded = merge_constants(module, ctx.ops(module))
         origins = ctx.report.origins if ctx.report is not None else None
         if folded and origins is not None:
             origins.fold(folded)  # an origin traced to a copy traces to its original
@@ -66,36 +67,47 @@ def _rank(v: Value) -> int:
     return v.type.rank if isinstance(v.type, TensorType) else 0
 
 
-def constant_expressions(module: Module) -> list[Operation]:
+def constant_expressions(module: Module, ops: list[Operation] | None = None) -> list[Operation]:
     """The ops whose results are constant expressions, in program order (a broadcast of a
-    scalar counts, whatever the scalar: Shardy's scalar expansion)."""
+    scalar counts, whatever the scalar: Shardy's scalar expansion). `ops`:
+    `list(module.walk())`, when the caller has it."""
     const: set[int] = set()
-    ops: list[Operation] = []
-    for op in module.walk():
-        if op.name in CONSTANT_OPS:
-            is_const = True
-        elif op.name in CONSTANT_EXPR_OPS and op.operands and not op.regions:
-            is_const = all(id(v) in const for v in op.operands) or (
-                op.name == "stablehlo.broadcast_in_dim" and _rank(op.operands[0]) == 0
-            )
+    found: list[Operation] = []
+    for op in module.walk() if ops is None else ops:
+        name = op.name
+        if name in CONSTANT_OPS:
+            pass
+        elif name in CONSTANT_EXPR_OPS and op.operands and not op.regions:
+            of_constants = True
+            for v in op.operands:
+                if id(v) not in const:
+                    of_constants = False
+                    break
+            if not of_constants and not (
+                name == "stablehlo.broadcast_in_dim" and _rank(op.operands[0]) == 0
+            ):
+                continue
         else:
-            is_const = False
-        if is_const:
-            const.update(id(r) for r in op.results)
-            ops.append(op)
-    return ops
+            continue
+        for r in op.results:
+            const.add(id(r))
+        found.append(op)
+    return found
 
 
-def split_constants(module: Module) -> int:
+def split_constants(module: Module, ops: list[Operation] | None = None) -> int:
     """Give every use but the first of each constant expression its own copy; returns the
     number of ops copied. `sdy.sharding_group` uses are not uses here: a copy joins the groups
-    of what it copies (Shardy clones the group ops along)."""
-    const_ops = constant_expressions(module)
+    of what it copies (Shardy clones the group ops along). `ops`: `list(module.walk())`, when
+    the caller has it."""
+    const_ops = constant_expressions(module, ops)
     splitter = _Splitter({id(op) for op in const_ops})
     for op in const_ops:
         for r in op.results:
+            if r.num_uses < 2 or _rank(r) == 0:
+                continue
             uses = [u for u in r.uses if u[0].name != SHARDING_GROUP]
-            if _rank(r) == 0 or len(uses) < 2:
+            if len(uses) < 2:
                 continue
             for user, index in uses[1:]:
                 user.set_operand(index, splitter.copy_of(r))
@@ -155,12 +167,13 @@ def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Oper
         block.ops = ops
 
 
-def merge_constants(module: Module) -> dict[int, Value]:
+def merge_constants(module: Module, ops: list[Operation] | None = None) -> dict[int, Value]:
     """Fold every `shardc.split_copy` op into the op it copies (the nearest unmarked op before
-    it in its block); returns id(copy's result) -> the original's result."""
+    it in its block); returns id(copy's result) -> the original's result. `ops`:
+    `list(module.walk())`, when the caller has it."""
     folded: dict[int, Value] = {}
     blocks: dict[int, Block] = {}
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         if SPLIT_COPY in op.attributes and op.parent is not None:
             blocks[id(op.parent)] = op.parent
     for block in blocks.values():

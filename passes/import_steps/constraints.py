@@ -38,15 +38,17 @@ class ApplyShardingConstraints:
 
     name: ClassVar[str] = "apply-sharding-constraints"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        apply_closed_constraints(module)
+        if ctx.has_op(module, SHARDING_CONSTRAINT) or ctx.has_op(module, MANUAL_COMPUTATION):
+            apply_closed_constraints(module, ctx.ops(module))
 
 
-def apply_closed_constraints(module: Module) -> None:
+def apply_closed_constraints(module: Module, ops: list[Operation] | None = None) -> None:
     """Copy each fully closed constraint's (or manual computation in_sharding's) sharding onto
-    its input when nothing disagrees."""
-    for op in module.walk():
+    its input when nothing disagrees (`ops`: `list(module.walk())`, when the caller has it)."""
+    for op in module.walk() if ops is None else ops:
         if op.name == SHARDING_CONSTRAINT:
             v = op.operands[0]
             if isinstance(v, OpResult) and v.owner.name in ShardingConstraint.OP_NAMES:

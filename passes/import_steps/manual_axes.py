@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Module, Operation
 from shardc.dialect.op_views import ManualComputation
 
 from ..context import PassContext
@@ -18,14 +18,17 @@ class ManualAxesCleanup:
 
     name: ClassVar[str] = "manual-axes-cleanup"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        cleanup_manual_axes(module)
+        if ctx.has_op(module, "sdy.manual_computation"):
+            cleanup_manual_axes(module, ctx.ops(module))
 
 
-def cleanup_manual_axes(module: Module) -> None:
-    """Sort every region's manual axes in mesh order and drop axes of size 1."""
-    for op in module.walk():
+def cleanup_manual_axes(module: Module, ops: list[Operation] | None = None) -> None:
+    """Sort every region's manual axes in mesh order and drop axes of size 1 (`ops`: the
+    module's ops, `list(module.walk())`, when the caller has them)."""
+    for op in module.walk() if ops is None else ops:
         if op.name != "sdy.manual_computation":
             continue
         view = ManualComputation(op)

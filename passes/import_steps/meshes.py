@@ -31,8 +31,10 @@ class DedupMeshes:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        dedup_meshes(module)
-        lift_inlined_meshes(module)
+        renamed = dedup_meshes(module)
+        lifted = lift_inlined_meshes(module)
+        if not renamed and not lifted:
+            ctx.keep_ops()  # (no mesh erased, none added)
 
 
 def dedup_meshes(module: Module) -> dict[str, str]:

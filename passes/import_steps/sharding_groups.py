@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from shardc.dialect.ir import Module, Value
+from shardc.dialect.ir import Module, Operation, Value
 from shardc.dialect.op_views import SHARDING_GROUP, ShardingGroup
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
@@ -33,15 +33,18 @@ class ImportShardingGroups:
 
     name: ClassVar[str] = "import-sharding-groups"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ctx.warnings.extend(import_sharding_groups(module))
+        if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, "stablehlo.while"):
+            ctx.warnings.extend(import_sharding_groups(module, ctx.ops(module)))
 
 
-def import_sharding_groups(module: Module) -> list[str]:
-    """Give each agreeing class one sharding; returns a warning per disagreeing class."""
+def import_sharding_groups(module: Module, ops: list[Operation] | None = None) -> list[str]:
+    """Give each agreeing class one sharding; returns a warning per disagreeing class (`ops`:
+    `list(module.walk())`, when the caller has it)."""
     warnings = []
-    for members in sharding_classes(module):
+    for members in sharding_classes(module, ops):
         if disagree(members):
             warnings.append(
                 "sharding group members disagree; keeping them apart: "
@@ -74,8 +77,9 @@ def disagree(members: Sequence[Value | _Held]) -> bool:
     return bool(found) and any(s != found[0] for s in found[1:])
 
 
-def sharding_classes(module: Module) -> list[list[Value]]:
-    """Every class of two or more values tied by sharding groups or while loops, in IR order."""
+def sharding_classes(module: Module, ops: list[Operation] | None = None) -> list[list[Value]]:
+    """Every class of two or more values tied by sharding groups or while loops, in IR order
+    (`ops`: `list(module.walk())`, when the caller has it)."""
     parent: dict[int, int] = {}
     objs: dict[int, Value] = {}
 
@@ -98,7 +102,7 @@ def sharding_classes(module: Module) -> list[list[Value]]:
             union(id(members[0]), id(m))
 
     group_first: dict[int, int] = {}
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         if op.name == SHARDING_GROUP:
             v = op.operands[0]
             add([v])

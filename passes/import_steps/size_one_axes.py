@@ -22,6 +22,7 @@ class RemoveSizeOneAxes:
 
     name: ClassVar[str] = "remove-size-one-axes"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
         remove_size_one_axes(module)

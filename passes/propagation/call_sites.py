@@ -24,12 +24,13 @@ from shardc.dialect.ir import (
 MARK = "shardc.call_site_copy_of"
 
 
-def split_call_sites(module: Module) -> int:
-    """Give every call site but the first of each callee a private, marked clone of it."""
+def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
+    """Give every call site but the first of each callee a private, marked clone of it;
+    returns how many clones were made (`ops`: `list(module.walk())`, when the caller has it)."""
     funcs = module.funcs
     seen: set[str] = set()
     made = 0
-    pending = [op for op in module.walk() if op.name == "func.call"]
+    pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
     while pending:
         call = pending.pop(0)
         name = callee_name(call)

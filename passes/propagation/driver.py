@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from shardc.dialect.ir import (
     Module,
+    Operation,
     Value,
     func_body,
     release_free_heap,
@@ -50,19 +51,22 @@ __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", 
 class Propagator:
     """Runs the rounds of user and op priority over a module's units (built once by `build`)."""
 
-    def __init__(self, module: Module, options: PropagationOptions):
+    def __init__(
+        self, module: Module, options: PropagationOptions, ops: list[Operation] | None = None
+    ):
         self.module = module
         self.options = options
         self.report = PropagationReport()
         self.observer = OriginRecorder() if options.debug_origins else None
         self.report.origins = self.observer
-        self.graph = ModuleUnits(module, options, self.report)
+        self.graph = ModuleUnits(module, options, self.report, ops)
         self.current: Unit | None = None
         self.round = ""
         self.strategy = STRATEGIES[options.strategy]
         self.queue: deque[Unit] = deque()
         self.step_memo: dict[tuple, tuple[tuple[int, TensorSharding], ...]] = {}
         self.step_kinds: dict[tuple, int] = {}  # what besides shardings decides a step -> id
+        self.shardings: dict[TensorSharding, TensorSharding] = {}  # the steps' new ones
         # units alike in what decides their directions (set_directions), grouped once
         self._direction_classes: list[tuple[Unit, list[Unit]]] | None = None
 
@@ -72,6 +76,7 @@ class Propagator:
         g.build()
         self.units = g.units
         self.func_result_units = g.func_result_units
+        self.result_watchers = g.result_watchers
         self.readers = g.readers
         self.aliases = g.aliases
         self.holders = g.holders
@@ -88,13 +93,20 @@ class Propagator:
         self.report.updates += 1
         cur = self.current
         readers = self.readers
+        watchers = self.result_watchers
         for t in targets:
+            if watchers:
+                links = watchers.get(t)
+                if links is not None:
+                    for u in links:
+                        u.clean = None
             users = readers.get(t)
             if users is None:
                 continue
             if isinstance(users, Unit):  # (one reader: stored without a tuple, unit_builder)
                 users = (users,)
             for u in users:
+                u.clean = None
                 if u is not cur and not u.queued:
                     u.queued = True
                     self.queue.append(u)
@@ -110,6 +122,7 @@ class Propagator:
         stack): it returns at once."""
         dirs = u.dirs
         if not any(dirs):
+            u.clean = dirs
             return
         slots = u.slots
         shardings = [s.sharding for s in slots]  # (a `Slot` view reads through `.sharding`)
@@ -124,6 +137,11 @@ class Propagator:
             if len(self.step_memo) > 200_000:
                 self.step_memo.clear()
             self.step_memo[key] = changes
+        if not changes:
+            # (a call's argument edge is not woken, so not dirtied, by its operand: never clean)
+            if u.kind != "edge" or not is_call_arg_edge(u):
+                u.clean = dirs
+            return
         for i, new in changes:
             self.current = u
             slot = slots[i]
@@ -175,7 +193,8 @@ class Propagator:
                     continue
             elif new == old:
                 continue
-            out.append((i, new))
+            # one object per distinct sharding: memo keys holding it then compare by identity
+            out.append((i, self.shardings.setdefault(new, new)))
         return tuple(out)
 
     # -- rounds --------------------------------------------------------------------------------
@@ -248,31 +267,45 @@ class Propagator:
         steps = 0
         self.queue = deque()
         self._step_func_result_links()
-        # Program order first (it decides conflicts as Shardy does), then whatever the links woke.
-        woken = list(self.queue)
+        # (what the links woke is among the units, all queued below: nothing to keep)
         self._drop_queue()
-        # Shardy's worklist (MLIR's greedy driver): the start units in program order, then a
-        # stack: a unit woken while not queued is run next, one still queued keeps its place.
-        order: list[Unit] = []
-        for u in (*self.units, *woken):
-            if not u.queued:
-                u.queued = True
-                order.append(u)
-        order.reverse()
-        self.queue.extend(order)
-        cap = self.options.max_steps or (64 * len(self.units) + 10_000)
-        while self.queue:
-            u = self.queue.pop()
+        # Shardy's worklist (MLIR's greedy driver): every unit in program order, then a stack:
+        # a unit woken while not queued is run next, one still queued keeps its place. So each
+        # unit runs at its place in the sweep, and the stack is emptied after each: a unit
+        # still clean there (`Unit.clean`: its last step, at the same dirs, changed nothing,
+        # and nothing it reads was written since) would change nothing, and is not stepped.
+        units = self.units
+        for u in units:
+            u.queued = True
+        queue = self.queue
+        step = self.step
+        cap = self.options.max_steps or (64 * (len(units) + self.graph.trivial) + 10_000)
+        stopped = False
+        for u in units:
             u.queued = False
-            self.current = u
-            self.step(u)
+            if u.clean is not u.dirs:
+                self.current = u
+                step(u)
             steps += 1
             if steps > cap:
-                self.report.warnings.append(f"worklist stopped after {steps} steps")
-                for rest in self.queue:
-                    rest.queued = False
-                self.queue.clear()
+                stopped = True
                 break
+            while queue:
+                w = queue.pop()
+                w.queued = False
+                self.current = w
+                step(w)
+                steps += 1
+                if steps > cap:
+                    stopped = True
+                    break
+            if stopped:
+                break
+        if stopped:
+            self.report.warnings.append(f"worklist stopped after {steps} steps")
+            for rest in (*queue, *units):
+                rest.queued = False
+            queue.clear()
         self._step_func_result_links()
         self._drop_queue()
         self.report.steps += steps
@@ -280,8 +313,9 @@ class Propagator:
 
     def _step_func_result_links(self) -> None:
         for u in self.func_result_units:
-            self.current = u
-            self.step(u)
+            if u.clean is not u.dirs:  # (else settled: `Unit.clean`)
+                self.current = u
+                self.step(u)
 
     def _drop_queue(self) -> None:
         for u in self.queue:
@@ -303,6 +337,8 @@ class Propagator:
         for p in user_priority_rounds(set(priorities)):
             if p > 0:
                 self._restore_priority(p, priorities[p])
+                for u in (*self.units, *self.func_result_units):  # (written quietly)
+                    u.clean = None
             for level in range(len(schedule)):
                 self.round = f"p{p}" + (f" op-priority {level}" if len(schedule) > 1 else "")
                 self.set_directions(schedule, level)
@@ -370,9 +406,10 @@ class Propagator:
         """Write the result the IR keeps on ops: func results, constraints, reshards and manual
         in/out shardings (from their holders; every value's own sharding is on it already)."""
         g = self.graph
+        funcs = self.module.funcs  # (a property that lists them: once)
         for (name, i), h in self.func_results.items():
             if h.sharding is not None:
-                Func(self.module.funcs[name]).set_result_sharding(i, h.sharding)
+                Func(funcs[name]).set_result_sharding(i, h.sharding)
         for callee, i, v in g.callee_returns:
             if v.sharding is not None:
                 Func(callee).set_result_sharding(i, v.sharding)
@@ -407,21 +444,27 @@ class PropagatePass:
 
     name: ClassVar[str] = "propagate"
     changes_ir: ClassVar[bool] = True
+    keeps_ops: ClassVar[bool] = True  # (it writes shardings, never ops)
     options: PropagationOptions = field(default_factory=PropagationOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ctx.report = propagate(module, self.options)
+        ctx.report = propagate(module, self.options, ctx.ops(module))
         ctx.report.warnings.extend(ctx.warnings)
         # the units and rounds are freed by now: give their C heap pages back, else they stay
         # resident under the export's text (at 1000 distinct layers about 24 MiB of the peak)
         release_free_heap()
 
 
-def propagate(module: Module, options: PropagationOptions | None = None) -> PropagationReport:
+def propagate(
+    module: Module,
+    options: PropagationOptions | None = None,
+    ops: list[Operation] | None = None,
+) -> PropagationReport:
     """Run the propagation on `module` (mutates it) and report what happened; the import steps
-    (passes/import_steps/) are the pipeline's, run before."""
+    (passes/import_steps/) are the pipeline's, run before. `ops`: `list(module.walk())`, when
+    the caller has it."""
     with suspended_gc():
-        prop = Propagator(module, options or PropagationOptions())
+        prop = Propagator(module, options or PropagationOptions(), ops)
         prop.build()
         return prop.run()
 

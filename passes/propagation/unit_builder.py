@@ -11,7 +11,8 @@ the driver's `write_back` writes into that op at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from operator import attrgetter
 
 from shardc.dialect.ir import (
     Module,
@@ -23,7 +24,8 @@ from shardc.dialect.ir import (
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.builder import identity_rule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.model import OpShardingRule
+from shardc.dialect.rules.registry import rule_for, rule_keyed_on_signature
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -39,6 +41,7 @@ from .units import (
     ManualArgSlot,
     ManualBoundarySlot,
     ManualResultSlot,
+    Slot,
     SlotLike,
     Unit,
     holder_of,
@@ -64,17 +67,41 @@ STRUCTURAL_OPS = frozenset(
 # ops whose result edges Shardy places after the op, its regions included
 _EDGES_AFTER_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
 
+# ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
+_SPECIAL_OPS = STRUCTURAL_OPS | {
+    "stablehlo.while",
+    "stablehlo.case",
+    "stablehlo.optimization_barrier",
+    "sdy.manual_computation",
+    "func.call",
+    "sdy.reshard",
+    "sdy.sharding_constraint",
+    "sdy.propagation_barrier",
+    "sdy.data_flow_edge",
+}
+
 
 class ModuleUnits:
     """The units of one module and the indexes the driver runs them with, built once."""
 
-    def __init__(self, module: Module, options: PropagationOptions, report: PropagationReport):
+    def __init__(
+        self,
+        module: Module,
+        options: PropagationOptions,
+        report: PropagationReport,
+        ops: list[Operation] | None = None,
+    ):
         self.module = module
+        # every op, pre-order (`list(module.walk())`; the pipeline's shared list when given)
+        self._ops = ops
         self.options = options
         self.report = report
         self.meshes: dict[str, Mesh] = module.meshes
         self.units: list[Unit] = []
         self.func_result_units: list[Unit] = []
+        # holder -> the func-result links that read it (they are stepped by the driver, not
+        # woken: a write only tells them they may change again, `Unit.clean`)
+        self.result_watchers: dict[Value | Holder, list[Unit]] = {}
         # holder -> the units that read it: one unit, a tuple of a few, or a list of many
         self.readers: dict[Value | Holder, Unit | tuple[Unit, ...] | list[Unit]] = {}
         self.aliases: dict[int, list[Value | Holder]] = {}
@@ -102,12 +129,23 @@ class ModuleUnits:
         self._redirected_uses: dict[int, list[tuple[Operation, int]]] = {}  # id(holder) -> uses
         self._loaded: set[str] = set()  # funcs whose ops have units
         self._callees: set[str] = set()
+        # ops alike (the key in `_add_rule_unit`) -> their rule's entry (`_rule_entry`): a
+        # module repeats a few hundred signatures over thousands of ops
+        self._by_signature: dict[tuple, tuple] = {}
+        # ops whose rule can move nothing get no unit (`_moves_nothing`), unless a step cap
+        # counts steps (`max_steps`): how many were left out (the default cap counts them)
+        self.skip_trivial = not options.max_steps
+        self.trivial = 0
+        self._keyed: dict[str, bool] = {}  # op name -> rule_keyed_on_signature(name)
+        self._has_manual = False  # a manual computation anywhere (value_slot has more to do)
 
     def build(self) -> None:
         funcs = self.module.funcs
-        callees = {callee_name(op) for op in self.module.walk() if op.name == "func.call"}
+        if self._ops is None:
+            self._ops = list(self.module.walk())
+        callees = {callee_name(op) for op in self._ops if op.name == "func.call"}
         self._make_stand_ins()
-        self.dead = dead_ops(self.module)
+        self.dead = dead_ops(self.module, self._ops)
         self._callees = callees
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
@@ -118,8 +156,6 @@ class ModuleUnits:
             if name not in self._loaded:
                 self._load_func(name, func, funcs)
         self._build_aliases()
-        for u in self.units:
-            self._index(u)
 
     def _load_func(self, name: str, func: Operation, funcs: dict[str, Operation]) -> None:
         self._loaded.add(name)
@@ -130,22 +166,41 @@ class ModuleUnits:
         if name not in self._callees:
             self._add_func_result_links(name, func)
         # pre-order, but a while's or case's edges after its regions, where Shardy's
-        # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative
-        stack: list[tuple[bool, Operation]] = [(False, op) for op in reversed(body.ops)]
+        # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative: a
+        # stack of (a block's ops still to load, the op whose unit comes when they are done)
+        holders = self.holders
+        stand_ins = self.stand_ins
+        dead = self.dead
+        add_rule_unit = self._add_rule_unit
+        add_units_of = self._add_units_of
+        stack: list[tuple[Iterator[Operation], Operation | None]] = [(iter(body.ops), None)]
         while stack:
-            after, op = stack.pop()
-            if after:
-                self._add_unit_for(op, funcs)
-                continue
-            self._load_op(op)
-            if id(op) not in self.dead:
-                if op.name in _EDGES_AFTER_REGIONS:
-                    stack.append((True, op))
-                else:
-                    self._add_unit_for(op, funcs)
-            for region in reversed(op.regions):
-                for block in reversed(region.blocks):
-                    stack.extend((False, o) for o in reversed(block.ops))
+            ops, after = stack[-1]
+            for op in ops:
+                for r in op.results:
+                    holders.append(stand_ins.get(id(r), r))
+                live = id(op) not in dead
+                if op.regions:
+                    deferred = live and op.name in _EDGES_AFTER_REGIONS
+                    if live and not deferred:
+                        self._add_unit_for(op, funcs)
+                    # its regions' ops next, then (for a while or case) its own unit
+                    stack.append((iter(()), op if deferred else None))
+                    for region in reversed(op.regions):
+                        for block in reversed(region.blocks):
+                            stack.append((iter(block.ops), None))
+                    break
+                if live:
+                    if op.name in _SPECIAL_OPS:
+                        add_units_of(op, funcs)
+                    else:
+                        add_rule_unit(op)
+                    if self._made_constraints:
+                        self._add_made_constraints(op)
+            else:
+                stack.pop()
+                if after is not None:
+                    self._add_unit_for(after, funcs)
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         if isinstance(s.mesh, Mesh):
@@ -155,7 +210,8 @@ class ModuleUnits:
     def _make_stand_ins(self) -> None:
         """Holders for the values whose sharding lives on an op, made before any slot reads one
         (a func's result link or a while's body may read a value defined later in the walk)."""
-        for op in self.module.walk():
+        assert self._ops is not None
+        for op in self._ops:
             if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
@@ -163,6 +219,7 @@ class ModuleUnits:
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
             elif op.name == "sdy.manual_computation":
+                self._has_manual = True
                 for i, v in enumerate(op.operands):
                     s = redirects_manual_operand(op, i)
                     if s is not None and id(v) not in self.redirects:
@@ -234,9 +291,6 @@ class ModuleUnits:
                 return ManualBoundarySlot(self.held(v), frozenset(axes))
         return self.held(v)
 
-    def _load_op(self, op: Operation) -> None:
-        self.holders.extend(self.held(r) for r in op.results)
-
     def _add_func_result_links(self, name: str, func: Operation) -> None:
         body = func_body(func)
         assert body is not None
@@ -262,6 +316,8 @@ class ModuleUnits:
             )
             self._finish_unit(u)
             self.func_result_units.append(u)
+            for s in u.slots:
+                self.result_watchers.setdefault(holder_of(s), []).append(u)
 
     def _add_unit_for(self, op: Operation, funcs: dict[str, Operation]) -> None:
         self._add_units_of(op, funcs)
@@ -305,40 +361,92 @@ class ModuleUnits:
             self._add_rule_unit(op)
 
     def _add_rule_unit(self, op: Operation) -> None:
+        name = op.name
+        key = None
+        keyed = self._keyed.get(name)
+        if keyed is None:
+            keyed = self._keyed[name] = rule_keyed_on_signature(name)
+        if keyed:
+            # what decides the rule (rule_keyed_on_signature): the name, the attribute texts
+            # (None once a dict was changed since parsing) and the operand and result types, by
+            # identity (the parser interns types; the module keeps them alive meanwhile)
+            props = op.properties.text_key()
+            attrs = op.attributes.text_key()
+            if props is not None and attrs is not None:
+                key = (
+                    name,
+                    props,
+                    attrs,
+                    *map(id, map(_type_of, op.operands)),
+                    None,
+                    *map(id, map(_type_of, op.results)),
+                )
+        entry = self._by_signature.get(key) if key is not None else None
+        if entry is None:
+            entry = self._rule_entry(op)
+            if entry is None:
+                return  # (a rule that failed: warned, not memoized)
+            if key is not None:
+                self._by_signature[key] = entry
+        rule, what, sizes, dims = entry
+        if what is not _UNIT:
+            if what is _NO_RULE:
+                self.report.ops_without_rules[name] = self.report.ops_without_rules.get(name, 0) + 1
+            elif what is _BAD_ARITY:
+                self.report.warnings.append(f"sharding rule of {name} does not match its arity")
+            elif what is _TRIVIAL:
+                self.trivial += 1
+            return
+        target = None
+        if name == "stablehlo.custom_call":  # (reading attributes parses their text)
+            target = op.attributes.get("call_target_name") or op.properties.get(
+                "call_target_name"
+            )
+        stand_ins = self.stand_ins
+        if self.redirects or self._has_manual:
+            operands = [self.value_slot(v, op) for v in op.operands]
+        else:
+            operands = [stand_ins.get(id(v), v) for v in op.operands]
+        u = Unit(
+            "op",
+            name,
+            rule,
+            operands,
+            [stand_ins.get(id(r), r) for r in op.results],
+            op,
+            str(target).strip('"') if target else None,
+            name in ELEMENTWISE_OPS,
+        )
+        u.sizes = sizes
+        u.dims = dims
+        multi_use = self._multi_use
+        for s in operands:
+            if multi_use(s):
+                u.multi_use = True
+                break
+        self.units.append(u)
+        self._index(u)
+
+    def _rule_entry(self, op: Operation) -> tuple | None:
+        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
+        that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
+        failed (warned)."""
         try:
             rule = rule_for(op)
         except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
             self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
-            rule = None
+            return None
         if rule is None:
-            if op.name not in CONSTANT_OPS and any(
+            counted = op.name not in CONSTANT_OPS and any(
                 isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
-            ):
-                self.report.ops_without_rules[op.name] = (
-                    self.report.ops_without_rules.get(op.name, 0) + 1
-                )
-            return
-        n_ops = len(rule.operand_dims)
-        n_res = len(rule.result_dims)
-        if n_ops != len(op.operands) or n_res != len(op.results):
-            self.report.warnings.append(f"sharding rule of {op.name} does not match its arity")
-            return
-        target = None
-        if op.name == "stablehlo.custom_call":  # (reading attributes parses their text)
-            target = op.attributes.get("call_target_name") or op.properties.get(
-                "call_target_name"
             )
-        u = Unit(
-            "op",
-            op.name,
-            rule,
-            [self.operand_slot(op, i) for i in range(n_ops)],
-            [self.held(r) for r in op.results],
-            op=op,
-            call_target=str(target).strip('"') if target else None,
-            elementwise=op.name in ELEMENTWISE_OPS,
-        )
-        self._finish_unit(u)
+            return (None, _NO_RULE if counted else _NOTHING, (), ())
+        if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
+            return (None, _BAD_ARITY, (), ())
+        if self.skip_trivial and _moves_nothing(rule):
+            return (rule, _TRIVIAL, (), ())
+        sizes = tuple([self._num_elements(v.type) for v in (*op.operands, *op.results)])
+        return (rule, _UNIT, self._interned.setdefault(sizes, sizes), self._dims_of(rule))
 
     def _add_edge(self, op: Operation, sources: list[SlotLike], target: SlotLike) -> None:
         t = target.type
@@ -417,32 +525,38 @@ class ModuleUnits:
                 self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
     def _finish_unit(self, u: Unit) -> None:
-        elements = self._elements
-        sizes_list = []
-        for s in u.slots:
-            t = s.type
-            n = elements.get(id(t))  # types are interned by the parser: few distinct objects
-            if n is None:
-                n = elements[id(t)] = num_elements(t)
-                self._types.append(t)  # keeps the id valid while the builder lives
-            sizes_list.append(n)
-        sizes = tuple(sizes_list)
+        sizes = tuple([self._num_elements(s.type) for s in u.slots])
         u.sizes = self._interned.setdefault(sizes, sizes)
-        rule = u.rule
+        u.dims = self._dims_of(u.rule)
+        self._append_unit(u)
+
+    def _num_elements(self, t: object) -> int:
+        n = self._elements.get(id(t))  # types are interned by the parser: few distinct objects
+        if n is None:
+            n = self._elements[id(t)] = num_elements(t)
+            self._types.append(t)  # keeps the id valid while the builder lives
+        return n
+
+    def _dims_of(self, rule: OpShardingRule) -> tuple:
         dims = self._rule_dims.get(id(rule))
         if dims is None:
             dims = rule.operand_dims + rule.result_dims
             dims = self._rule_dims[id(rule)] = self._interned.setdefault(dims, dims)
             self._rules.append(rule)
-        u.dims = dims
+        return dims
+
+    def _append_unit(self, u: Unit) -> None:
         # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
         # never multi-use, whatever its sources' uses.
         u.multi_use = u.kind != "edge" and any(self._multi_use(s) for s in u.operands)
         if u.kind != "func_result":
             self.units.append(u)
+            self._index(u)
 
     def _multi_use(self, s: SlotLike) -> bool:
         """A non-scalar value that more than one live op reads."""
+        if isinstance(s, Value) and s.num_uses < 2 and not self._redirected_uses:
+            return False  # (most operands: a value with one use)
         h = holder_of(s)
         redirected = self._redirected_uses.get(id(h)) if self._redirected_uses else None
         users: Iterable[Operation]
@@ -468,13 +582,15 @@ class ModuleUnits:
         return False
 
     def _index(self, u: Unit) -> None:
+        """`u` among the readers of each of its holders (as it joins `units`: each holder's
+        readers in unit order)."""
         # a call's argument edge is not woken by its operand (units.is_call_arg_edge)
         slots = u.slots
-        if is_call_arg_edge(u):
+        if u.kind == "edge" and is_call_arg_edge(u):
             slots = u.results
         readers = self.readers
         for s in slots:
-            key = holder_of(s)  # (values and holders hash by identity)
+            key = s.holder if isinstance(s, Slot) else s  # (hashed by identity)
             users = readers.get(key)
             if users is None:
                 readers[key] = u  # most holders have one or two readers: no list for them
@@ -491,12 +607,31 @@ class ModuleUnits:
         """Sharding-group members and a while loop's value chain are one holder to propagation:
         a write to one writes them all (import-sharding-groups gave each class one sharding,
         or warned and left the members apart where they disagree)."""
-        for members in sharding_classes(self.module):
+        for members in sharding_classes(self.module, self._ops):
             aliased: list[Value | Holder] = [self.held(m) for m in members]
             if disagree(aliased):
                 continue
             for m in aliased:
                 self.aliases[id(m)] = aliased
+
+
+_type_of = attrgetter("type")
+
+# what `_rule_entry` says to do with an op
+_UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+
+
+def _moves_nothing(rule: OpShardingRule) -> bool:
+    """No factor is in two of the rule's tensors (a scalar op, a broadcast of a scalar): a
+    step through it never changes a sharding, whatever its directions and shardings (each
+    factor's candidate axes are a prefix of its one tensor's own: factor_propagation.py)."""
+    seen: set[int] = set()
+    for tensor in (*rule.operand_dims, *rule.result_dims):
+        factors = {f for dim in tensor for f in dim}
+        if not seen.isdisjoint(factors):
+            return False
+        seen |= factors
+    return True
 
 
 # stablehlo ops with effects (or that MLIR's dead-code rules keep): never dead
@@ -514,7 +649,7 @@ _EFFECTFUL = frozenset({
 _KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
 
 
-def dead_ops(module: Module) -> set[int]:
+def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
@@ -522,19 +657,49 @@ def dead_ops(module: Module) -> set[int]:
     output (the same ops in the same order) but lets them decide nothing. An op with regions
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
-    jaxlib's pipeline)."""
-    ops = [op for op in module.walk() if _removable(op)]
-    ops.reverse()  # users before producers, nested regions before the ops holding them
+    jaxlib's pipeline). `ops`: `list(module.walk())`, when the caller has it."""
+    removable: set[int] = set()
+    unused: list[Operation] = []  # removable ops none of whose results has a use
+    for op in module.walk() if ops is None else ops:
+        results = op.results
+        if not results:
+            continue
+        name = op.name
+        if name in _EFFECTFUL or not name.startswith(_EFFECT_FREE_DIALECTS):
+            continue
+        if op.regions and not _removable(op):
+            continue
+        removable.add(id(op))
+        for r in results:
+            if r.num_uses:
+                break
+        else:
+            unused.append(op)
     dead: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for op in ops:
-            if id(op) in dead:
-                continue
-            if all(id(user) in dead for r in op.results for user in r.users):
-                dead.update(id(inner) for inner in op.walk())  # the op and its regions' ops
-                changed = True
+
+    def users_dead(op: Operation) -> bool:
+        for r in op.results:
+            for user in r.users:
+                if id(user) not in dead:
+                    return False
+        return True
+
+    # The least fixed point ("every user is dead"), by a worklist from the ops with no use at
+    # all (every dead op is one, or reached from one): when an op dies, with its regions' ops,
+    # the producers of what they read are looked at again.
+    stack = unused[::-1]
+    while stack:
+        gone = stack.pop()
+        if id(gone) in dead:
+            continue
+        inner_ops = list(gone.walk())  # the op and its regions' ops
+        dead.update(id(inner) for inner in inner_ops)
+        for inner in inner_ops:
+            for v in inner.operands:
+                if isinstance(v, OpResult):
+                    p = v.owner
+                    if id(p) in removable and id(p) not in dead and users_dead(p):
+                        stack.append(p)
     return dead
 
 
@@ -548,6 +713,9 @@ def _removable(op: Operation) -> bool:
     return True
 
 
+_EFFECT_FREE_DIALECTS = ("stablehlo.", "chlo.")
+
+
 def _effect_free(op: Operation) -> bool:
-    return op.name not in _EFFECTFUL and op.name.startswith(("stablehlo.", "chlo."))
+    return op.name not in _EFFECTFUL and op.name.startswith(_EFFECT_FREE_DIALECTS)
 

@@ -206,6 +206,7 @@ class Unit:
         "dirs",
         "queued",
         "step_key",
+        "clean",
     )
 
     def __init__(
@@ -236,6 +237,9 @@ class Unit:
         self.dirs: tuple[Direction, ...] = ()
         self.queued = False
         self.step_key: int | None = None  # what besides shardings and dirs decides a step
+        # the dirs of this unit's last step if it changed nothing and no slot of it was written
+        # since (the driver's sweeps skip it then: the step would change nothing again)
+        self.clean: tuple[Direction, ...] | None = None
 
     @property
     def operands(self) -> tuple[SlotLike, ...]:
