@@ -23,13 +23,15 @@ from collections.abc import Callable, Iterable
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, callee_name
 from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.rules.builder import pointwise_rule
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
 from .context import Caller, PassContext
-from .propagation.projection import TensorFactorShardings, project
+from .propagation.projection import TensorFactorShardings, axes_size, project
 
 # ops whose shardings live in properties XLA reads (kept as they are)
 KEPT_OPS = frozenset(
@@ -180,6 +182,11 @@ OPAQUE_OPS = frozenset(
     }
 )
 
+# chlo ops XLA rewrites into one element-wise StableHLO op before its Shardy runs
+# (reference/export-and-xla.md, 3: `chlo.square` is a multiply of the operand by itself); not
+# `chlo.erf`, which becomes an `mhlo.erf` that Shardy has no rule for
+LEGALISED_ELEMENTWISE = frozenset({"chlo.square"})
+
 Layout = Callable[[Value], "TensorSharding | Wild | None"]
 
 
@@ -212,7 +219,11 @@ class NeighbourSelection:
         self.returned = returned
         self._exact: dict[int, bool] = {}
         self._proj: dict[int, list[TensorFactorShardings | None] | None] = {}
+        self._rules: dict[int, OpShardingRule | None] = {}
+        self._same: dict[int, list[TensorSharding | None] | None] = {}
+        self._fits: dict[tuple[TensorSharding, tuple[int, ...]], bool] = {}
         self._decided: set[int] = set()
+        self._must: set[int] = set()
 
     def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[int]:
         """`id`s of the values of `rest` (in program order: operands before their users) that
@@ -237,6 +248,62 @@ class NeighbourSelection:
             return self.returned(user, index) == s
         return self.exact(user)
 
+    def rule(self, op: Operation) -> OpShardingRule | None:
+        """The factor rule XLA's Shardy applies to `op` (None: none, or not applied as
+        shardc's)."""
+        key = id(op)
+        if key in self._rules:
+            return self._rules[key]
+        rule = None
+        if op.name in LEGALISED_ELEMENTWISE:
+            rule = pointwise_rule(op)
+        elif op.name not in OPAQUE_OPS:
+            rule = rule_for(op)
+        self._rules[key] = rule
+        return rule
+
+    def same_shape_layouts(self, op: Operation) -> list[TensorSharding | None] | None:
+        """For an element-wise `op` whose tensors all have one shape, each tensor's layout
+        (None: wild), where every layout divides that shape evenly: then a factor is a dim, and
+        two tensors agree on every factor exactly when their layouts are equal (no projection
+        needed). None for any other op (the general path projects)."""
+        key = id(op)
+        if key in self._same:
+            return self._same[key]
+        out: list[TensorSharding | None] | None = None
+        if op.name in SAME_SHAPE_OPS:
+            values = (*op.operands, *op.results)
+            shape = None
+            out = []
+            for v in values:
+                t = v.type
+                s = self.layout(v) if isinstance(t, TensorType) else None
+                if s is None or not isinstance(t, TensorType) or shape not in (None, t.shape):
+                    out = None
+                    break
+                shape = t.shape
+                if isinstance(s, Wild):
+                    out.append(None)
+                    continue
+                if s.unreduced or not self._divides(s, shape):
+                    out = None
+                    break
+                out.append(s)
+        self._same[key] = out
+        return out
+
+    def _divides(self, s: TensorSharding, shape: tuple[int, ...]) -> bool:
+        key = (s, shape)
+        got = self._fits.get(key)
+        if got is None:
+            mesh = self.resolve(s)
+            got = mesh is not None and all(
+                d < len(shape) and shape[d] >= 0 and shape[d] % axes_size(dim.axes, mesh) == 0
+                for d, dim in enumerate(s.dims)
+            )
+            self._fits[key] = got
+        return got
+
     def projections(self, op: Operation) -> list[TensorFactorShardings | None] | None:
         """Each operand's then each result's layout on `op`'s factors (None: wild or not a
         tensor); None when `op` has no rule XLA applies as shardc does, or a tensor of it has
@@ -245,7 +312,7 @@ class NeighbourSelection:
         if key in self._proj:
             return self._proj[key]
         out: list[TensorFactorShardings | None] | None = None
-        rule = None if op.name in OPAQUE_OPS else rule_for(op)
+        rule = self.rule(op)
         if (
             rule is not None
             and rule.num_operands == len(op.operands)
@@ -279,10 +346,16 @@ class NeighbourSelection:
         got = self._exact.get(key)
         if got is not None:
             return got
+        same = self.same_shape_layouts(op)
+        if same is not None:
+            present = [s for s in same if s is not None]
+            ok = all(s == present[0] for s in present)
+            self._exact[key] = ok
+            return ok
         ok = False
         projs = self.projections(op)
         if projs is not None:
-            rule = rule_for(op)
+            rule = self.rule(op)
             assert rule is not None
             ok = _agree(projs, rule)
         self._exact[key] = ok
@@ -308,7 +381,13 @@ class NeighbourSelection:
         """Whether the tensors of exact `op` other than the one at `pos` (operands, then
         results), those XLA holds at their layout, give every factor of dim `d` of the tensor at
         `pos` its axes."""
-        rule = rule_for(op)
+        values = (*op.operands, *op.results)
+        same = self.same_shape_layouts(op)
+        if same is not None:  # (exact: every layout present is this one)
+            return any(
+                k != pos and s is not None and self._known(values[k]) for k, s in enumerate(same)
+            )
+        rule = self.rule(op)
         projs = self.projections(op)
         if rule is None or projs is None:
             return False
@@ -316,7 +395,6 @@ class NeighbourSelection:
         dims = (*rule.operand_dims, *rule.result_dims)[pos]
         if mine is None or d >= len(dims):
             return False
-        values = (*op.operands, *op.results)
         for f in dims[d]:
             fs = mine.factors.get(f)
             if fs is None or not fs.axes:
@@ -351,4 +429,7 @@ def _agree(projs: list[TensorFactorShardings | None], rule: OpShardingRule) -> b
     return True
 
 
+# element-wise ops (one factor per dim, in every tensor alike): when all their tensors have one
+# shape, their layouts are compared directly
+SAME_SHAPE_OPS = (ELEMENTWISE_OPS - {"stablehlo.map"}) | LEGALISED_ELEMENTWISE
 STILL_KINDS = frozenset({FactorKind.NEED_REPLICATION, FactorKind.PERMUTATION})

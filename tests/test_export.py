@@ -229,10 +229,30 @@ def test_pin_pins_a_dim_only_a_later_value_gives() -> None:
     assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}, {"y"}]>' in out
 
 
+SQUARE = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = chlo.square %arg0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+"""
+
+
+def test_pin_reads_chlo_square_as_element_wise() -> None:
+    out = shardc.propagate(SQUARE, mode="pin")
+    # XLA rewrites chlo.square into a multiply before its Shardy runs: the square agrees with
+    # the argument on both dims, the dot with it and the weight (contracting on "y")
+    assert 'chlo.square %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}' in out
+    assert "sdy.sharding_constraint" not in out
+
+
 def test_pin_selection_compiles_to_every_value_pinned() -> None:
     from tests.differential import harness as H
 
-    for text in (TEXT, OP_SHARDED, CHANGE, LATER):
+    for text in (TEXT, OP_SHARDED, CHANGE, LATER, SQUARE):
         chosen = H.hlo_text(H.compile_mlir(shardc.propagate(text, mode="pin"), 8))
         everything = H.hlo_text(H.compile_mlir(_pin_every_value(text), 8))
         assert _collectives(chosen) == _collectives(everything)
