@@ -24,6 +24,7 @@ from typing import ClassVar, Literal
 
 from shardc.dialect.ir import (
     Block,
+    BlockArgument,
     Module,
     Operation,
     OpResult,
@@ -42,7 +43,14 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import pinnable
-from shardc.passes.pin_select import constrain_after, splice_after, xla_view_layouts
+from shardc.passes.pin_select import (
+    WILD,
+    NeighbourSelection,
+    Wild,
+    constrain_after,
+    splice_after,
+    xla_view_layouts,
+)
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
 from .concat_result import concat_redirects, recompute_concat_results
@@ -88,6 +96,9 @@ PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stabl
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
 # constants and scalar broadcasts per use, so each copy takes its user's layout)
 LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+# ops whose results' layouts XLA keeps as written: a closed constraint (every constraint is
+# closed once exported), a manual computation's out_shardings
+KEPT_BY_XLA = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
 # element-wise ops a layout passes through unchanged (no communication of their own): inside a
 # run of them whose every neighbour carries one layout, XLA has no other layout to give a value
 CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
@@ -185,6 +196,8 @@ def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
 
 
 class _Exporter:
+    pin_all = False  # (export_module's `pin_all`)
+
     def __init__(self, module: Module, mode: Mode, keep_open: bool, rederive: bool = False):
         self.module = module
         self.rederive = rederive
@@ -338,10 +351,65 @@ class _Exporter:
             and c[1].name not in VIEW_UNTRUSTED
             and not _rederived_here(c[1], c[0], c[2])
         ]
+        if self.pin_all:
+            self.insert_pins(pins + rest)
+            return
         chosen = self.select_by_view(pins, rest) if self.rederive else None
+        if chosen is None and not self.keep_open:
+            free = self.settled_by_neighbours(candidates, pins, rest)
+            chosen = pins + [c for c in rest if id(c[0]) not in free]
         if chosen is None:
             chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
         self.insert_pins(chosen)
+
+    def settled_by_neighbours(
+        self, candidates: list[Candidate], pins: list[Candidate], rest: list[Candidate]
+    ) -> set[int]:
+        """`id`s of the values of `rest` that XLA lays out as shardc did from their
+        neighbours alone (`pin_select.NeighbourSelection`)."""
+        layouts = {id(c[0]): c[2] for c in candidates}
+        pinned = {id(c[0]) for c in pins}
+        mains = {
+            id(body): func
+            for name, func in self.module.funcs.items()
+            if (body := func_body(func)) is not None and self.is_main(name, func)
+        }
+
+        def layout(v: Value) -> TensorSharding | Wild | None:
+            if isinstance(v, OpResult):
+                op = v.owner
+                if op.name in LOCAL_OPS or _scalar_broadcast(op):
+                    return WILD
+                got = layouts.get(id(v))
+                if got is not None:
+                    return got
+                if op.name == "sdy.sharding_constraint":
+                    return ShardingConstraint(op).sharding
+                if op.name == "sdy.manual_computation":
+                    return self.manual_out(op, v.index)
+                s = self.layout_of(v)
+                return None if s is None else finalize(s, False)
+            if isinstance(v, BlockArgument) and id(v.block) in mains:
+                return v.sharding
+            return None  # a region's or a callee's argument: XLA derives it
+
+        def fixed(v: Value) -> bool:
+            if isinstance(v, OpResult):
+                return id(v) in pinned or v.owner.name in KEPT_BY_XLA
+            return isinstance(v, BlockArgument) and id(v.block) in mains
+
+        def returned(ret: Operation, index: int) -> TensorSharding | None:
+            func = mains.get(id(ret.parent))
+            return None if func is None else Func(func).result_sharding(index)
+
+        select = NeighbourSelection(layout, fixed, self.resolve, returned)
+        return select.unpinned([(c[0], c[1], c[2]) for c in rest])  # type: ignore[misc]
+
+    def is_main(self, name: str, func: Operation) -> bool:
+        """Whether `func` is an entry (not called, not private): XLA keeps its I/O layouts."""
+        return name not in self.callees and '"private"' not in str(
+            func.properties.get("sym_visibility", "")
+        )
 
     def select_by_view(
         self, pins: list[Candidate], rest: list[Candidate]
@@ -494,10 +562,14 @@ def export_module(
     mode: Mode = "annotate",
     keep_open: bool = False,
     rederive: bool | None = None,
+    pin_all: bool = False,
 ) -> None:
     """Rewrite `module`'s shardings into their exported form (mutates it). `rederive` (default
     `PIN_BY_VIEW`): `pin` leaves unpinned what XLA's view of the export derives the same way
-    (`pin_select`); without it, the local rules alone decide."""
+    (`pin_select`); without it, the local rules alone decide. `pin_all`: `pin` pins every value
+    but those XLA cannot lay out otherwise (constants, iotas, scalar broadcasts, values whose
+    every use is a constraint to their layout, manual computations' results): the reference a
+    selection is checked against."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
@@ -506,7 +578,10 @@ def export_module(
     redirects = concat_redirects(module) if mode == "annotate" and not keep_open else None
     if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
-    _Exporter(module, mode, keep_open, PIN_BY_VIEW if rederive is None else rederive).run()
+    exporter = _Exporter(module, mode, keep_open, PIN_BY_VIEW if rederive is None else rederive)
+    if pin_all:
+        exporter.pin_all = True
+    exporter.run()
     if mode == "annotate":
         if not keep_open:
             recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
@@ -544,10 +619,15 @@ def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
         return True
     if op.name in LOCAL_OPS or op.name == "sdy.manual_computation":
         return True  # (a manual computation's results have its out_shardings, which XLA keeps)
-    if op.name == "stablehlo.broadcast_in_dim":
-        t = op.operands[0].type
-        return isinstance(t, TensorType) and not t.shape
-    return False
+    return _scalar_broadcast(op)
+
+
+def _scalar_broadcast(op: Operation) -> bool:
+    """A broadcast of a scalar (XLA's Shardy clones it per use)."""
+    if op.name != "stablehlo.broadcast_in_dim":
+        return False
+    t = op.operands[0].type
+    return isinstance(t, TensorType) and not t.shape
 
 
 def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:

@@ -23,9 +23,15 @@ from collections.abc import Callable, Iterable
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, callee_name
 from shardc.dialect.op_views import Func, ShardingConstraint
-from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.rules.builder import pointwise_rule
+from shardc.dialect.rules.model import FactorKind, OpShardingRule
+from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
+from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.shardings import Mesh, TensorSharding
+from shardc.dialect.types import TensorType
 
 from .context import Caller, PassContext
+from .propagation.projection import TensorFactorShardings, axes_size, project
 
 # ops whose shardings live in properties XLA reads (kept as they are)
 KEPT_OPS = frozenset(
@@ -136,3 +142,294 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
             ops.append(op)
             ops.extend(after.get(id(op), ()))
         block.ops = ops
+
+
+# -- the local selection: pin only where a neighbour could move a value -----------------------
+
+
+class Wild:
+    """The layout of a value XLA's Shardy clones per use (a constant, an iota, a broadcast
+    scalar): each copy takes its user's layout, so it neither asks for nor gives one."""
+
+
+WILD = Wild()
+
+# ops whose results XLA does not derive through a factor rule from their operands (data flow
+# edges, calls, regions, kept op shardings, groups and barriers), or whose rule XLA was seen
+# to apply otherwise than shardc (a gather's result, fuzzer seed 1313 #35): their operands and
+# results are always pinned
+OPAQUE_OPS = frozenset(
+    {
+        "stablehlo.while",
+        "stablehlo.case",
+        "stablehlo.if",
+        "stablehlo.optimization_barrier",
+        "stablehlo.custom_call",
+        "stablehlo.send",
+        "stablehlo.recv",
+        "stablehlo.after_all",
+        "stablehlo.gather",
+        "stablehlo.scatter",
+        "func.call",
+        "func.return",
+        "stablehlo.return",
+        "sdy.return",
+        "sdy.manual_computation",
+        "sdy.sharding_group",
+        "sdy.propagation_barrier",
+        "sdy.sharding_constraint",
+        "sdy.named_computation",
+    }
+)
+
+# chlo ops XLA rewrites into one element-wise StableHLO op before its Shardy runs
+# (reference/export-and-xla.md, 3: `chlo.square` is a multiply of the operand by itself); not
+# `chlo.erf`, which becomes an `mhlo.erf` that Shardy has no rule for
+LEGALISED_ELEMENTWISE = frozenset({"chlo.square"})
+
+Layout = Callable[[Value], "TensorSharding | Wild | None"]
+
+
+class NeighbourSelection:
+    """Which values XLA lays out as shardc did without a pin, judged from their neighbours.
+
+    In XLA every value that is not pinned starts without a sharding and takes axes only from
+    the ops next to it, factor by factor. An op is *exact* when all its tensors (at the layouts
+    shardc chose; a `Wild` one aside) give each factor the same axes, and shard no factor that
+    needs replication, permutes data or is blocked: such an op never gives a neighbour more
+    than shardc's layout, whatever order XLA visits it in (a conflict settled by priority, a
+    dot with two candidate factors, a reshape whose split did not fit all show up as an op
+    that is not exact). A value may go unpinned when its producer and every user are exact
+    (or the user is a closed constraint or `@main`'s return to its very layout), and each of
+    its sharded dims is given in full by a tensor XLA already holds at its layout: an operand
+    of its producer or a tensor of a user, pinned, kept by XLA (a constraint, an `@main`
+    argument, a manual computation's result) or itself left unpinned earlier on these grounds
+    (so no cycle of unpinned values can keep each other empty)."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        fixed: Callable[[Value], bool],
+        resolve: Callable[[TensorSharding], Mesh | None],
+        returned: Callable[[Operation, int], TensorSharding | None],
+    ) -> None:
+        self.layout = layout
+        self.fixed = fixed
+        self.resolve = resolve
+        self.returned = returned
+        self._exact: dict[int, bool] = {}
+        self._proj: dict[int, list[TensorFactorShardings | None] | None] = {}
+        self._rules: dict[int, OpShardingRule | None] = {}
+        self._same: dict[int, list[TensorSharding | None] | None] = {}
+        self._fits: dict[tuple[TensorSharding, tuple[int, ...]], bool] = {}
+        self._decided: set[int] = set()
+        self._must: set[int] = set()
+
+    def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[int]:
+        """`id`s of the values of `rest` (in program order: operands before their users) that
+        need no pin."""
+        out: set[int] = set()
+        must: set[int] = set()
+        for r, op, s in rest:
+            if not self.exact(op) or not all(self._user_ok(u, i, s) for u, i in r.uses):
+                must.add(id(r))
+        self._must = must
+        for r, op, s in rest:
+            if id(r) not in must and self._supported(r, op, s):
+                out.add(id(r))
+            self._decided.add(id(r))
+        return out
+
+    # -- exactness ------------------------------------------------------------------------------
+    def _user_ok(self, user: Operation, index: int, s: TensorSharding) -> bool:
+        if user.name == "sdy.sharding_constraint":
+            return ShardingConstraint(user).sharding == s
+        if user.name == "func.return":
+            return self.returned(user, index) == s
+        return self.exact(user)
+
+    def rule(self, op: Operation) -> OpShardingRule | None:
+        """The factor rule XLA's Shardy applies to `op` (None: none, or not applied as
+        shardc's)."""
+        key = id(op)
+        if key in self._rules:
+            return self._rules[key]
+        rule = None
+        if op.name in LEGALISED_ELEMENTWISE:
+            rule = pointwise_rule(op)
+        elif op.name not in OPAQUE_OPS:
+            rule = rule_for(op)
+        self._rules[key] = rule
+        return rule
+
+    def same_shape_layouts(self, op: Operation) -> list[TensorSharding | None] | None:
+        """For an element-wise `op` whose tensors all have one shape, each tensor's layout
+        (None: wild), where every layout divides that shape evenly: then a factor is a dim, and
+        two tensors agree on every factor exactly when their layouts are equal (no projection
+        needed). None for any other op (the general path projects)."""
+        key = id(op)
+        if key in self._same:
+            return self._same[key]
+        out: list[TensorSharding | None] | None = None
+        if op.name in SAME_SHAPE_OPS:
+            values = (*op.operands, *op.results)
+            shape = None
+            out = []
+            for v in values:
+                t = v.type
+                s = self.layout(v) if isinstance(t, TensorType) else None
+                if s is None or not isinstance(t, TensorType) or shape not in (None, t.shape):
+                    out = None
+                    break
+                shape = t.shape
+                if isinstance(s, Wild):
+                    out.append(None)
+                    continue
+                if s.unreduced or not self._divides(s, shape):
+                    out = None
+                    break
+                out.append(s)
+        self._same[key] = out
+        return out
+
+    def _divides(self, s: TensorSharding, shape: tuple[int, ...]) -> bool:
+        key = (s, shape)
+        got = self._fits.get(key)
+        if got is None:
+            mesh = self.resolve(s)
+            got = mesh is not None and all(
+                d < len(shape) and shape[d] >= 0 and shape[d] % axes_size(dim.axes, mesh) == 0
+                for d, dim in enumerate(s.dims)
+            )
+            self._fits[key] = got
+        return got
+
+    def projections(self, op: Operation) -> list[TensorFactorShardings | None] | None:
+        """Each operand's then each result's layout on `op`'s factors (None: wild or not a
+        tensor); None when `op` has no rule XLA applies as shardc does, or a tensor of it has
+        no layout XLA holds."""
+        key = id(op)
+        if key in self._proj:
+            return self._proj[key]
+        out: list[TensorFactorShardings | None] | None = None
+        rule = self.rule(op)
+        if (
+            rule is not None
+            and rule.num_operands == len(op.operands)
+            and rule.num_results == len(op.results)
+        ):
+            out = []
+            mesh_ref: object = None
+            dims_of = (*rule.operand_dims, *rule.result_dims)
+            for v, dims in zip((*op.operands, *op.results), dims_of, strict=True):
+                if not isinstance(v.type, TensorType):
+                    out.append(None)
+                    continue
+                s = self.layout(v)
+                if isinstance(s, Wild):
+                    out.append(None)
+                    continue
+                mesh = self.resolve(s) if s is not None else None
+                if s is None or mesh is None or s.unreduced or (
+                    mesh_ref is not None and s.mesh != mesh_ref
+                ):
+                    out = None
+                    break
+                mesh_ref = s.mesh
+                out.append(project(s, dims, rule.factor_sizes, mesh))
+        self._proj[key] = out
+        return out
+
+    def exact(self, op: Operation) -> bool:
+        """Whether every tensor of `op` gives each factor the same axes (see the class)."""
+        key = id(op)
+        got = self._exact.get(key)
+        if got is not None:
+            return got
+        same = self.same_shape_layouts(op)
+        if same is not None:
+            present = [s for s in same if s is not None]
+            ok = all(s == present[0] for s in present)
+            self._exact[key] = ok
+            return ok
+        ok = False
+        projs = self.projections(op)
+        if projs is not None:
+            rule = self.rule(op)
+            assert rule is not None
+            ok = _agree(projs, rule)
+        self._exact[key] = ok
+        return ok
+
+    # -- support ------------------------------------------------------------------------------
+    def _known(self, v: Value) -> bool:
+        return self.fixed(v) or id(v) in self._must or id(v) in self._decided
+
+    def _supported(self, r: OpResult, op: Operation, s: TensorSharding) -> bool:
+        """Each sharded dim of `r` is given in full by a tensor XLA holds at its layout."""
+        want = [d for d, dim in enumerate(s.dims) if dim.axes]
+        if not want:
+            return True
+        sides: list[tuple[Operation, int]] = [(op, len(op.operands) + r.index)]
+        for user, i in r.uses:
+            if user.name in ("sdy.sharding_constraint", "func.return"):
+                return True  # (a closed constraint or @main's result to `s` itself: `_user_ok`)
+            sides.append((user, i))
+        return all(any(self._gives(o, pos, d) for o, pos in sides) for d in want)
+
+    def _gives(self, op: Operation, pos: int, d: int) -> bool:
+        """Whether the tensors of exact `op` other than the one at `pos` (operands, then
+        results), those XLA holds at their layout, give every factor of dim `d` of the tensor at
+        `pos` its axes."""
+        values = (*op.operands, *op.results)
+        same = self.same_shape_layouts(op)
+        if same is not None:  # (exact: every layout present is this one)
+            return any(
+                k != pos and s is not None and self._known(values[k]) for k, s in enumerate(same)
+            )
+        rule = self.rule(op)
+        projs = self.projections(op)
+        if rule is None or projs is None:
+            return False
+        mine = projs[pos]
+        dims = (*rule.operand_dims, *rule.result_dims)[pos]
+        if mine is None or d >= len(dims):
+            return False
+        for f in dims[d]:
+            fs = mine.factors.get(f)
+            if fs is None or not fs.axes:
+                continue
+            if not any(
+                k != pos
+                and p is not None
+                and f in p.factors
+                and p.factors[f].axes == fs.axes
+                and self._known(values[k])
+                for k, p in enumerate(projs)
+            ):
+                return False
+        return True
+
+
+def _agree(projs: list[TensorFactorShardings | None], rule: OpShardingRule) -> bool:
+    """Every factor has one axis list over the tensors that have it, none overflows, and no
+    factor that must stay replicated, permutes data or is blocked is sharded."""
+    seen: dict[int, tuple] = {}
+    for p in projs:
+        if p is None:
+            continue
+        for f, fs in p.factors.items():
+            if fs.overflow:
+                return False
+            if fs.axes and (rule.kinds[f] in STILL_KINDS or f in rule.blocked):
+                return False
+            prev = seen.setdefault(f, fs.axes)
+            if prev != fs.axes:
+                return False
+    return True
+
+
+# element-wise ops (one factor per dim, in every tensor alike): when all their tensors have one
+# shape, their layouts are compared directly
+SAME_SHAPE_OPS = (ELEMENTWISE_OPS - {"stablehlo.map"}) | LEGALISED_ELEMENTWISE
+STILL_KINDS = frozenset({FactorKind.NEED_REPLICATION, FactorKind.PERMUTATION})

@@ -1,6 +1,6 @@
 """Export modes: annotate puts a sharding on every value; pin adds a constraint after each op
-result XLA would lay out otherwise (by the local rules; with `PIN_BY_VIEW`, by XLA's view of
-the export, passes/pin_select.py)."""
+result XLA would lay out otherwise (judged from its neighbours, pin_select.NeighbourSelection;
+with `PIN_BY_VIEW`, by XLA's view of the export, passes/pin_select.py)."""
 
 import pytest
 
@@ -27,15 +27,6 @@ def test_annotate_every_value_closed() -> None:
 def test_keep_open() -> None:
     out = shardc.propagate(TEXT, options=shardc.PropagationOptions(keep_open=True))
     assert '{"x", ?}' in out
-
-
-@pytest.fixture
-def local_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pin selection without XLA's view of the export (as when propagating that view fails
-    or does not settle): only the local rules decide what is left unpinned."""
-    import shardc.passes.export as export
-
-    monkeypatch.setattr(export, "xla_view_layouts", lambda module, pins: None)
 
 
 @pytest.fixture
@@ -103,20 +94,48 @@ def _collectives(hlo: str) -> list[str]:
     return sorted(re.findall(r"= (\S+) (all-gather|all-reduce|all-to-all|reduce-scatter|collective-permute)", hlo))
 
 
-@pytest.mark.usefixtures("local_rules")
-def test_pin_adds_constraints() -> None:
+def test_pin_leaves_values_their_neighbours_settle_unpinned() -> None:
     out = shardc.propagate(TEXT, mode="pin")
-    # the tanh and the dot are both pinned (an element-wise op too: left to XLA, a chain of
-    # them can be resharded where the tensors are larger), uses rewired to the constraints
-    assert out.count("sdy.sharding_constraint") == 2
+    # the tanh and the dot agree with the argument on every factor, and @main's result takes
+    # the dot's layout: XLA derives both from the closed argument, nothing to pin
+    assert "sdy.sharding_constraint" not in out
+    assert out == shardc.propagate(TEXT)
+
+
+def test_pin_pins_both_sides_of_a_layout_change() -> None:
+    out = shardc.propagate(OP_SHARDED, mode="pin")
+    # the tanh moves "x" off dim 0 and "y" onto dim 1: it is pinned; the dot agrees with its
+    # operands (contracting dim on "y" on both sides) and with @main's result: unpinned
+    assert out.count("sdy.sharding_constraint") == 1
+    assert 'sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]>' in out
+    assert "stablehlo.dot_general %1, %arg1" in out
+
+
+def test_pin_pins_a_value_whose_user_reshards_it() -> None:
+    text = TEXT.replace('{"x", ?}, {?}', '{"x"}, {}').replace(
+        "%arg1: tensor<16x4xf32>)",
+        '%arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>})',
+    )
+    out = shardc.propagate(text, mode="pin")
+    # the dot's rows (from the tanh) and columns (from the weight) both ask for "x": a conflict
+    # shardc's propagation settled; XLA could settle it otherwise, so the tanh feeding the dot
+    # and the dot are pinned
     assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]>' in out
-    assert 'stablehlo.dot_general %1, %arg1' in out
-    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]>' in out
-    assert "sdy.reshard" not in out
-    assert "return %3" in out
+    assert "stablehlo.dot_general %1, %arg1" in out
+    assert out.count("sdy.sharding_constraint") == 2
 
 
-@pytest.mark.usefixtures("local_rules")
+def test_pin_pins_a_value_main_returns_in_another_layout() -> None:
+    text = TEXT.replace(
+        "-> tensor<8x4xf32> {",
+        "-> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {",
+    )
+    out = shardc.propagate(text, mode="pin")
+    # the dot is {"x"}, {} and @main returns it replicated: pinned, the reshard stays after it
+    assert 'sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]>' in out
+    assert out.count("sdy.sharding_constraint") == 1
+
+
 def test_pin_skips_values_a_constraint_already_pins() -> None:
     text = TEXT.replace(
         "return %1 : tensor<8x4xf32>",
@@ -124,23 +143,130 @@ def test_pin_skips_values_a_constraint_already_pins() -> None:
         "  return %2 : tensor<8x4xf32>",
     )
     out = shardc.propagate(text, mode="pin")
-    # the dot's only use is a closed constraint to its own layout: no second one (the tanh is
-    # pinned, the constraint's own result is pinned by itself)
-    assert out.count("sdy.sharding_constraint") == 2
-    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]>' in out
-    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
+    # the dot's only use is a closed constraint to its own layout, and the tanh agrees with
+    # its neighbours: the user's constraint is the only one
+    assert out.count("sdy.sharding_constraint") == 1
+    assert 'sdy.sharding_constraint %1 <@mesh, [{"x"}, {"y"}]>' in out
 
 
-@pytest.mark.usefixtures("local_rules")
-def test_pin_keeps_type_changing_elementwise() -> None:
+def test_pin_skips_constants_and_scalar_broadcasts() -> None:
     text = TEXT.replace(
         "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
-        "%c = stablehlo.convert %arg0 : (tensor<8x16xf32>) -> tensor<8x16xbf16>\n"
-        "  %0 = stablehlo.convert %c : (tensor<8x16xbf16>) -> tensor<8x16xf32>",
+        "%c = stablehlo.constant dense<2.0> : tensor<f32>\n"
+        "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>\n"
+        "  %k = stablehlo.constant dense<1.0> : tensor<8x16xf32>\n"
+        "  %s = stablehlo.add %b, %k : tensor<8x16xf32>\n"
+        "  %m = stablehlo.multiply %arg0, %s : tensor<8x16xf32>\n"
+        "  %0 = stablehlo.tanh %m : tensor<8x16xf32>",
     )
     out = shardc.propagate(text, mode="pin")
-    # a convert changes the element size: where XLA reshards around it decides the bytes
-    assert out.count("sdy.sharding_constraint") == 3
+    # XLA clones a constant or a broadcast scalar per use, each copy in its user's layout: they
+    # ask for nothing; the add of two of them takes its {"x"} from the multiply's other operand
+    # (the closed argument), and the multiply, the tanh and the dot agree with their neighbours
+    assert "sdy.sharding_constraint" not in out
+    assert "stablehlo.multiply %arg0, %1" in out
+
+
+CHAIN = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.negate %0 : tensor<8x16xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x16xf32>
+  %3 = stablehlo.dot_general %2, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %3 : tensor<8x4xf32>
+}
+"""
+
+CHANGE = CHAIN.replace(
+    "%2 = stablehlo.exponential %1 : tensor<8x16xf32>",
+    '%e = stablehlo.exponential %1 : tensor<8x16xf32>\n'
+    '  %2 = sdy.sharding_constraint %e <@mesh, [{}, {"y"}]> : tensor<8x16xf32>',
+)
+
+
+def test_pin_skips_an_element_wise_chain_of_one_layout() -> None:
+    out = shardc.propagate(CHAIN, mode="pin")
+    # every op of the chain agrees with its neighbours on {"x"}, {}: nothing pinned
+    assert "sdy.sharding_constraint" not in out
+
+
+def test_pin_keeps_both_sides_of_a_layout_change_in_a_chain() -> None:
+    out = shardc.propagate(CHANGE, mode="pin")
+    # the chain goes from the argument's {"x"}, {} through tanh and negate at {"x"}, {"y"} to the
+    # exponential at the user's {}, {"y"}: tanh (operand of another layout) and negate (user of
+    # another layout) stay pinned, so XLA cannot move either reshard into the chain; the
+    # exponential's only use is the user's constraint to its layout, and the dot agrees with it
+    # and the weight on the contracting "y"
+    assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}' in out
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>' in out
+    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
+    assert 'stablehlo.exponential %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in out
+    assert out.count("sdy.sharding_constraint") == 3  # tanh, negate, the user's
+
+
+LATER = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<8x16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>})
+    -> (tensor<8x16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>}) {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<8x16xf32>) -> tensor<8x16x2xf32>
+  %1 = stablehlo.tanh %arg1 : tensor<8x16x2xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x16x2xf32>
+  return %2 : tensor<8x16x2xf32>
+}
+"""
+
+
+def test_pin_pins_a_dim_only_a_later_value_gives() -> None:
+    out = shardc.propagate(LATER, mode="pin")
+    # the broadcast's new dim is on "y": its operand has no such dim, and the add's other
+    # operand is decided after it (values go unpinned in program order, each on values decided
+    # before it, so no cycle of unpinned values can leave each other empty): pinned; the tanh
+    # and the add agree with their neighbours
+    assert out.count("sdy.sharding_constraint") == 1
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}, {"y"}]>' in out
+
+
+SQUARE = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = chlo.square %arg0 : tensor<8x16xf32> -> tensor<8x16xf32>
+  %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+"""
+
+
+def test_pin_reads_chlo_square_as_element_wise() -> None:
+    out = shardc.propagate(SQUARE, mode="pin")
+    # XLA rewrites chlo.square into a multiply before its Shardy runs: the square agrees with
+    # the argument on both dims, the dot with it and the weight (contracting on "y")
+    assert 'chlo.square %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}' in out
+    assert "sdy.sharding_constraint" not in out
+
+
+def test_pin_selection_compiles_to_every_value_pinned() -> None:
+    from tests.differential import harness as H
+
+    for text in (TEXT, OP_SHARDED, CHANGE, LATER, SQUARE):
+        chosen = H.hlo_text(H.compile_mlir(shardc.propagate(text, mode="pin"), 8))
+        everything = H.hlo_text(H.compile_mlir(_pin_every_value(text), 8))
+        assert _collectives(chosen) == _collectives(everything)
+
+
+def _pin_every_value(text: str) -> str:
+    """shardc's propagated layout with every value pinned (`export_module(pin_all=True)`)."""
+    from shardc.exporter import export_text
+    from shardc.importer import import_text
+    from shardc.passes.export import export_module
+
+    module = import_text(shardc.propagate(text, options=shardc.PropagationOptions(keep_open=True)))
+    export_module(module, "pin", pin_all=True)
+    return export_text(module, "pretty")
 
 
 def test_pin_compiles_through_jaxlib() -> None:
@@ -160,66 +286,3 @@ def test_while_gets_no_op_sharding() -> None:
     for line in out.splitlines():
         if "stablehlo.while" in line:
             assert "sdy.sharding" not in line
-
-
-@pytest.mark.usefixtures("local_rules")
-def test_pin_skips_constants_and_scalar_broadcasts() -> None:
-    text = TEXT.replace(
-        "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
-        "%c = stablehlo.constant dense<2.0> : tensor<f32>\n"
-        "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>\n"
-        "  %k = stablehlo.constant dense<1.0> : tensor<8x16xf32>\n"
-        "  %s = stablehlo.add %b, %k : tensor<8x16xf32>\n"
-        "  %m = stablehlo.multiply %arg0, %s : tensor<8x16xf32>\n"
-        "  %0 = stablehlo.tanh %m : tensor<8x16xf32>",
-    )
-    out = shardc.propagate(text, mode="pin")
-    # each device makes a constant or a broadcast scalar in any layout without communication:
-    # neither is pinned; nor are the add and multiply, whose operands and users all carry their
-    # layout; the tanh (used by the dot) and the dot are (2 constraints)
-    assert out.count("sdy.sharding_constraint") == 2
-    for name in ("%c", "%b", "%k", "%s", "%m"):
-        assert f"sdy.sharding_constraint {name} " not in out
-    first = out.split("sdy.sharding_constraint")[0]
-    assert "stablehlo.broadcast_in_dim" in first and "stablehlo.tanh" in first
-
-
-CHAIN = """
-sdy.mesh @mesh = <["x"=4, "y"=2]>
-func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
-                %arg1: tensor<16x4xf32>) -> tensor<8x4xf32> {
-  %0 = stablehlo.tanh %arg0 : tensor<8x16xf32>
-  %1 = stablehlo.negate %0 : tensor<8x16xf32>
-  %2 = stablehlo.exponential %1 : tensor<8x16xf32>
-  %3 = stablehlo.dot_general %2, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
-  return %3 : tensor<8x4xf32>
-}
-"""
-
-
-@pytest.mark.usefixtures("local_rules")
-def test_pin_skips_inside_an_element_wise_chain_of_one_layout() -> None:
-    out = shardc.propagate(CHAIN, mode="pin")
-    # tanh and negate sit between neighbours of their own layout {"x"}: unpinned; the exponential
-    # (used by the dot) and the dot are pinned
-    assert out.count("sdy.sharding_constraint") == 2
-    assert "stablehlo.negate %0 " in out and "stablehlo.exponential %1 " in out
-    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {}]>' in out
-
-
-@pytest.mark.usefixtures("local_rules")
-def test_pin_keeps_both_sides_of_a_layout_change_in_a_chain() -> None:
-    text = CHAIN.replace(
-        "%2 = stablehlo.exponential %1 : tensor<8x16xf32>",
-        '%e = stablehlo.exponential %1 : tensor<8x16xf32>\n'
-        '  %2 = sdy.sharding_constraint %e <@mesh, [{}, {"y"}]> : tensor<8x16xf32>',
-    )
-    out = shardc.propagate(text, mode="pin")
-    # the chain goes from the argument's {"x"}, {} through tanh and negate at {"x"}, {"y"} to the
-    # exponential at the user's {}, {"y"}: tanh (operand of another layout) and negate (user of
-    # another layout) stay pinned, so XLA cannot move either reshard into the chain
-    assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}' in out
-    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>' in out
-    assert 'sdy.sharding_constraint %2 <@mesh, [{"x"}, {"y"}]>' in out
-    assert 'stablehlo.exponential %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in out
-    assert out.count("sdy.sharding_constraint") == 4  # tanh, negate, the user's, the dot

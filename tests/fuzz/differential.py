@@ -61,8 +61,7 @@ def _numbers_ok(outs: list[np.ndarray], ref: list[np.ndarray]) -> bool:
 
 def _pin_without_propagation(text: str) -> str:
     """Shardy's output pinned by shardc's own `pin` export (its shardings kept as they are,
-    pinned by the local rules: which values XLA re-derives is judged by shardc's propagation,
-    not Shardy's).
+    every value pinned: the reference for the values shardc's pin selection leaves to XLA).
 
     `stablehlo.while` keeps its op-level sharding into the export, which drops it (XLA rejects
     it) and pins the loop results to it, as it does for shardc's own loops; stripped before
@@ -72,7 +71,7 @@ def _pin_without_propagation(text: str) -> str:
     from shardc.passes.export import export_module
 
     module = import_text(text.replace("sdy.reshard", "sdy.sharding_constraint"), "<shardy output>")
-    export_module(module, "pin", rederive=False)  # Shardy's layout, not shardc's view of it
+    export_module(module, "pin", pin_all=True)  # Shardy's layout, every value pinned
     return export_text(module, "pretty")
 
 

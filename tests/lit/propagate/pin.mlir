@@ -2,19 +2,16 @@
 
 // Export mode pin: XLA keeps exactly shardc's layout.
 
-// pin: a closed constraint after every op result XLA would not re-derive the same way, uses
-// rewired; an element-wise op is pinned unless every operand and every user carries its layout
-// (the negate, between the argument and the tanh at {"x"}, {}); the tanh is pinned (its user, the
-// transpose, has another layout), so XLA cannot move that reshard into the chain
+// pin: a closed constraint after every op result XLA could lay out otherwise. The negate, the
+// tanh and the transpose each agree with their neighbours on every factor (the transpose moves
+// "x" with its dim), so XLA derives each from the argument: nothing pinned
 // CHECK-LABEL: func.func @pin_chain(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
 // CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
 // CHECK-NEXT: %1 = stablehlo.tanh %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
-// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-// CHECK-NEXT: %3 = stablehlo.transpose %2, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT: %4 = sdy.sharding_constraint %3 <@mesh, [{}, {"x"}]> : tensor<16x8xf32>
-// CHECK-NEXT: return %4 : tensor<16x8xf32>
+// CHECK-NEXT: %2 = stablehlo.transpose %1, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: return %2 : tensor<16x8xf32>
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> tensor<16x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
@@ -25,31 +22,40 @@ func.func @pin_chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
 
 // -----
 
-// pin: a dot result is pinned to the propagated sharding
+// pin: a dot whose operands both ask for "x" (rows from %arg0, columns from %arg1): shardc's
+// propagation settled the conflict (columns win), XLA could settle it otherwise, so the dot's
+// result and the negate (the dot's operand, which its reader reshards) are pinned; the tanh
+// agrees with the dot's pinned layout and @main's result
 // CHECK-LABEL: func.func @pin_dot(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
-// CHECK-SAME: %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}
-// CHECK-SAME: -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
-// CHECK-NEXT: %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
-// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<8x32xf32>
-// CHECK-NEXT: return %1 : tensor<8x32xf32>
+// CHECK-SAME: %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}
+// CHECK-SAME: -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+// CHECK-NEXT: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+// CHECK-NEXT: %2 = stablehlo.dot_general %1, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{}, {"x"}]> : tensor<8x32xf32>
+// CHECK-NEXT: %4 = stablehlo.tanh %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<8x32xf32>
+// CHECK-NEXT: return %4 : tensor<8x32xf32>
 sdy.mesh @mesh = <["x"=4, "y"=2]>
-func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x32xf32> {
-  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
-  return %0 : tensor<8x32xf32>
+func.func @pin_dot(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> tensor<8x32xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %2 = stablehlo.tanh %1 : tensor<8x32xf32>
+  return %2 : tensor<8x32xf32>
 }
 
 // -----
 
-// pin: an unsharded value is pinned replicated
+// pin: a value whose producer reshards it is pinned: the transpose of the replicated argument
+// takes "y" from @main's result
 // CHECK-LABEL: func.func @pin_replicated(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
-// CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
-// CHECK-NEXT: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<16x8xf32>
+// CHECK-SAME: -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
+// CHECK-NEXT: %0 = stablehlo.transpose %arg0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{"y"}, {}]> : tensor<16x8xf32>
 // CHECK-NEXT: return %1 : tensor<16x8xf32>
 sdy.mesh @mesh = <["x"=4, "y"=2]>
-func.func @pin_replicated(%arg0: tensor<8x16xf32>) -> tensor<16x8xf32> {
+func.func @pin_replicated(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
   %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>
 }
@@ -91,8 +97,9 @@ func.func @pin_manual(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mes
 
 // -----
 
-// pin: ops in a while body and the while results are pinned; no op-level sharding on while;
-// the constant (each device makes it in any layout) is not
+// pin: ops in a while body that read the loop's arguments (whose layouts XLA derives through
+// the loop) and the while results are pinned; no op-level sharding on while; the constant
+// (each device makes it in any layout) is not
 // CHECK-LABEL: func.func @pin_while(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
