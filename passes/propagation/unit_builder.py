@@ -3,10 +3,12 @@
 `ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
 put it in the form propagation expects (constants split per use by `split-constants`): one unit
 per op with a rule and per data-flow edge, edge targets and sharding-group members aliased, and
-for every holder the units that read it. Building changes nothing on the IR: a value whose
-sharding the IR keeps on an op (a constraint's or reshard's result, a manual computation's body
-arguments and results) is held during propagation by a stand-in `Holder` (`stand_ins`), which
-the driver's `write_back` writes into that op at the end.
+for every holder the units that read it. An op whose rule has no factor in two tensors (a scalar
+op, a broadcast of a scalar) gets no unit: no step through it could change anything. Ops alike
+(name, types, attribute texts) share one rule lookup. Building changes nothing on the IR: a
+value whose sharding the IR keeps on an op (a constraint's or reshard's result, a manual
+computation's body arguments and results) is held during propagation by a stand-in `Holder`
+(`stand_ins`), which the driver's `write_back` writes into that op at the end.
 """
 
 from __future__ import annotations
