@@ -119,8 +119,9 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         ).trace(*call_args, **call_kw)
         jax_lowered = traced.lower()
 
-    out_avals, out_tree = jax.tree.flatten(traced.out_info)
-    out_paths = leaf_paths(traced.out_info, "output")
+    out_info = traced.out_info  # (JAX builds it anew on every read)
+    out_avals, out_tree = jax.tree.flatten(out_info)
+    out_paths = leaf_paths(out_info, "output")
     # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
     jax_lowered = _fresh_copy(jax_lowered)
     module = jax_lowered._lowering.stablehlo().operation.clone().opview  # a detached copy
@@ -128,7 +129,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         symbol = _mesh_symbol(module, mesh)
         ins_sym = [None if s is None else TensorSharding(symbol, s.dims, s.replicated, s.unreduced)
                    for s in ins]
-        outs = flat_shardings(jitted.out_shardings, traced.out_info, out_avals, mesh,
+        outs = flat_shardings(jitted.out_shardings, out_info, out_avals, mesh,
                               "out_shardings", symbol)
         for s, a, p in zip(outs, out_avals, out_paths, strict=True):
             check_divisible(s, tuple(a.shape), mesh, f"{p} (out_shardings = {s.body() if s else None})")

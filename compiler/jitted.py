@@ -257,8 +257,7 @@ class Lowered:
         never handed out, and it can be propagated again from the traced module (not with
         `auto`, whose choice may depend on XLA's memory figures)."""
         return (
-            self._ir is not None
-            and not self._ir_shared
+            not self._ir_shared
             and self.plan_source is not None
             and getattr(self.report, "auto", None) is None
         )
@@ -275,7 +274,8 @@ class Lowered:
         key = (mode, remove_redundant)
         if key not in self._exports:
             if for_compile and self._in_place_ok():
-                module, self._ir = self._ir, None
+                module = self._propagated()  # (propagated again if an earlier compile took it)
+                self._ir = None
                 exp = export_in_place(module, mode, remove_redundant)  # type: ignore[arg-type]
                 self._compile_export = key
             else:

@@ -30,6 +30,7 @@ class Origin:
 
     jax_module: Any
     ops: list[Operation]  # walk order (pre-order), the module op first
+    parents: list[Any]  # each op's block
     operands: list[Value]  # every op's operands, one after another (one list, not one per op)
     offsets: array  # op k's operands: operands[offsets[k]:offsets[k + 1]]
     properties: list[str]
@@ -62,6 +63,7 @@ def record_origin(module: Module, jax_module: Any) -> Origin:
     return Origin(
         jax_module,
         ops,
+        [op.parent for op in ops],
         operands,
         offsets,
         [op.properties.body() for op in ops],
@@ -88,7 +90,7 @@ class _Plan:
 
 
 def _plan(origin: Origin, export: Module) -> _Plan | None:
-    ops, operands, offsets = origin.ops, origin.operands, origin.offsets
+    ops, parents, operands, offsets = origin.ops, origin.parents, origin.operands, origin.offsets
     props, attrs, special = origin.properties, origin.attributes, origin.special
     n = len(ops)
     if not n or export.op is not ops[0]:
@@ -110,6 +112,8 @@ def _plan(origin: Origin, export: Module) -> _Plan | None:
         prev = before[-1]
         before[-1] = op
         if k < n and op is ops[k]:
+            if op.parent is not parents[k]:
+                return None  # moved to another block (even where the walk order is the same)
             original = operands[offsets[k] : offsets[k + 1]]
             if op.operands != original:
                 current = op.operands

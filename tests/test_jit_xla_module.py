@@ -87,3 +87,21 @@ def test_ir_handed_out_before_compile_takes_the_text_route() -> None:
     compiled = low.compile()
     assert low.xla_route == "text"
     np.testing.assert_allclose(np.asarray(compiled(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+
+
+def test_ops_added_erased_or_moved_send_the_export_to_the_text_route() -> None:
+    f, args, kw = programs.PROGRAMS["mlp"]()
+    low = shardc.jit(f, mesh=programs.mesh(), **kw).lower(*args)
+    module = low.exported("pin", True, for_compile=True).module
+    assert build_xla_module(low.origin, module) is not None
+    block = module.funcs["main"].regions[0].entry
+    first = block.ops[0]
+    extra = first.clone()  # an op of shardc's own (not a constraint)
+    extra.parent = block
+    block.ops.insert(1, extra)
+    assert build_xla_module(low.origin, module) is None
+    block.ops.remove(extra)
+    block.ops.remove(first)  # an op of JAX's module missing
+    assert build_xla_module(low.origin, module) is None
+    block.ops.insert(0, first)
+    assert build_xla_module(low.origin, module) is not None
