@@ -5,12 +5,13 @@ module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after each
-op result outside manual regions whose layout XLA would not derive the same way by itself: the
-layout shardc's propagation gives it from what XLA keeps of the export (`pin_select`), asked
-again with the pins chosen so far until nothing more differs (where that view cannot be
-propagated: after every value but constants, iotas, scalar broadcasts, values already
-constrained to their layout and element-wise values all of whose neighbours carry their
-layout). A layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
+op result outside manual regions whose layout XLA could derive otherwise by itself: every value
+but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
+whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
+holds gives their axes (`pin_select.NeighbourSelection`: a pin stays on each side of every
+reshard shardc's layout implies). With `PIN_BY_VIEW`, the layout shardc's propagation gives a
+value from what XLA keeps of the export decides instead (`xla_view_layouts`, unsound: off). A
+layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
 call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
 result the result layout Shardy's explicit reshards compute it at (`concat_result`).
@@ -337,10 +338,12 @@ class _Exporter:
     # -- pin -----------------------------------------------------------------------------------
     def pin(self) -> None:
         """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
-        would lay out otherwise: what `pin_select.xla_view_layouts` derives, asked again with
-        the pins chosen so far until nothing more differs (at most `PIN_ROUNDS` times; past
-        that, or where that view cannot be propagated, the local rules of `_rederived_here`
-        and `_inside_chain`)."""
+        could lay out otherwise: all but those `_rederived_here` and those its neighbours settle
+        (`settled_by_neighbours`); with `rederive` (`PIN_BY_VIEW`), those that
+        `pin_select.xla_view_layouts` derives otherwise, asked again with the pins chosen so
+        far until nothing more differs (at most `PIN_ROUNDS` times); with `keep_open`, the
+        element-wise chains of `_inside_chain` alone are left unpinned; with `pin_all`, every
+        value but those `_rederived_here`."""
         candidates = self.pin_candidates()
         # hazards (with the safe layout), redirects, and ops whose view is not to be trusted
         pins = [c for c in candidates if c[3] or c[1].name in VIEW_UNTRUSTED]

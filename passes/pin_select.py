@@ -1,4 +1,15 @@
-"""Which values the `pin` export must pin: those XLA's own propagation would lay out otherwise.
+"""Which values the `pin` export must pin: those XLA's own propagation could lay out otherwise.
+
+The default, `NeighbourSelection`, judges each value from the ops next to it: where shardc's
+layouts agree factor by factor on every op around a value and a tensor XLA holds gives its
+axes, XLA's propagation has nothing else to give it, whatever order it runs in; everywhere
+else (a reshard, a conflict shardc settled, an op XLA treats otherwise) the value is pinned.
+It costs one pass over the ops and no propagation. Checked on random programs: shardc's layout
+compiled with this selection moves the bytes it moves fully pinned (tests/test_pin_select.py),
+and the differential fuzzer compares it with Shardy's layout fully pinned.
+
+The rest of this module is the selection by XLA's view (`export.PIN_BY_VIEW`, off: unsound,
+see there).
 
 XLA keeps only `@main`'s argument and result shardings, sharding constraints, manual
 computations' in/out shardings and sharding groups of a module, and re-runs Shardy's
