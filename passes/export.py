@@ -112,6 +112,10 @@ CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
     }
 )
 
+# ops that extend a constant sub-computation when all their operands are in one (with
+# LOCAL_OPS at its roots; reference/propagation.md, import step 5)
+CONSTANT_SUB_OPS = CHAIN_OPS | {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"}
+
 
 @dataclass(frozen=True)
 class ExportPass:
@@ -372,6 +376,7 @@ class _Exporter:
         neighbours alone (`pin_select.NeighbourSelection`)."""
         layouts = {id(c[0]): c[2] for c in candidates}
         pinned = {id(c[0]) for c in pins}
+        constant = self.constant_values(pinned)
         mains = {
             id(body): func
             for name, func in self.module.funcs.items()
@@ -381,7 +386,7 @@ class _Exporter:
         def layout(v: Value) -> TensorSharding | Wild | None:
             if isinstance(v, OpResult):
                 op = v.owner
-                if op.name in LOCAL_OPS or _scalar_broadcast(op):
+                if id(v) in constant or _scalar_broadcast(op):
                     return WILD
                 got = layouts.get(id(v))
                 if got is not None:
@@ -406,7 +411,23 @@ class _Exporter:
             return None if func is None else Func(func).result_sharding(index)
 
         select = NeighbourSelection(layout, fixed, self.resolve, returned)
-        return select.unpinned([(c[0], c[1], c[2]) for c in rest])  # type: ignore[misc]
+        judged = [(c[0], c[1], c[2]) for c in rest if id(c[0]) not in constant]
+        return select.unpinned(judged) | {id(c[0]) for c in rest if id(c[0]) in constant}  # type: ignore[arg-type]
+
+    def constant_values(self, pinned: set[int]) -> set[int]:
+        """`id`s of the results of constant sub-computations not in `pinned`: constants, iotas
+        and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
+        clones per use (reference/propagation.md, import step 5), each copy in its user's
+        layout: never pinned, and no neighbour of theirs reads a layout from them."""
+        out: set[int] = set()
+        for op in self.module.walk():
+            if op.name in LOCAL_OPS or (
+                op.name in CONSTANT_SUB_OPS
+                and op.operands
+                and all(id(v) in out for v in op.operands)
+            ):
+                out.update(id(r) for r in op.results if id(r) not in pinned)
+        return out
 
     def is_main(self, name: str, func: Operation) -> bool:
         """Whether `func` is an entry (not called, not private): XLA keeps its I/O layouts."""
