@@ -5,12 +5,13 @@ module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
 does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
 gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after each
-op result outside manual regions whose layout XLA would not derive the same way by itself: the
-layout shardc's propagation gives it from what XLA keeps of the export (`pin_select`), asked
-again with the pins chosen so far until nothing more differs (where that view cannot be
-propagated: after every value but constants, iotas, scalar broadcasts, values already
-constrained to their layout and element-wise values all of whose neighbours carry their
-layout). A layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
+op result outside manual regions whose layout XLA could derive otherwise by itself: every value
+but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
+whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
+holds gives their axes (`pin_select.NeighbourSelection`: a pin stays on each side of every
+reshard shardc's layout implies). With `PIN_BY_VIEW`, the layout shardc's propagation gives a
+value from what XLA keeps of the export decides instead (`xla_view_layouts`, unsound: off). A
+layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
 call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
 result the result layout Shardy's explicit reshards compute it at (`concat_result`).
@@ -70,8 +71,8 @@ VIEW_UNTRUSTED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 # shardc's propagation standing in for XLA's Shardy, and where the two differ on the stripped
 # module (rare, but 4 of 59 random programs of fuzzer seed 5151, 3/60 of 6262, 4/60 of 8484)
 # the values left unpinned came out otherwise in XLA and moved more bytes than the layout shardc
-# chose and reports. The local rules (`_rederived_here`, `_inside_chain`) pin more and are sound
-# on every fuzzer seed tried.
+# chose and reports. The selection by neighbours (`pin_select.NeighbourSelection`) pins a few
+# hundred more values on a 24-layer train step and is sound on every fuzzer seed tried.
 PIN_BY_VIEW = False
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
@@ -110,6 +111,10 @@ CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
         "stablehlo.map",
     }
 )
+
+# ops that extend a constant sub-computation when all their operands are in one (with
+# LOCAL_OPS at its roots; reference/propagation.md, import step 5)
+CONSTANT_SUB_OPS = CHAIN_OPS | {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"}
 
 
 @dataclass(frozen=True)
@@ -254,9 +259,7 @@ class _Exporter:
             body = func_body(func)
             if body is None:
                 continue
-            is_main = name not in self.callees and '"private"' not in str(
-                func.properties.get("sym_visibility", "")
-            )
+            is_main = self.is_main(name, func)
             for a in body.args:
                 a.sharding = self.io(a.sharding, a.type, is_main)
             ret = body.terminator
@@ -337,10 +340,12 @@ class _Exporter:
     # -- pin -----------------------------------------------------------------------------------
     def pin(self) -> None:
         """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
-        would lay out otherwise: what `pin_select.xla_view_layouts` derives, asked again with
-        the pins chosen so far until nothing more differs (at most `PIN_ROUNDS` times; past
-        that, or where that view cannot be propagated, the local rules of `_rederived_here`
-        and `_inside_chain`)."""
+        could lay out otherwise: all but those `_rederived_here` and those its neighbours settle
+        (`settled_by_neighbours`); with `rederive` (`PIN_BY_VIEW`), those that
+        `pin_select.xla_view_layouts` derives otherwise, asked again with the pins chosen so
+        far until nothing more differs (at most `PIN_ROUNDS` times); with `keep_open`, the
+        element-wise chains of `_inside_chain` alone are left unpinned; with `pin_all`, every
+        value but those `_rederived_here`."""
         candidates = self.pin_candidates()
         # hazards (with the safe layout), redirects, and ops whose view is not to be trusted
         pins = [c for c in candidates if c[3] or c[1].name in VIEW_UNTRUSTED]
@@ -369,6 +374,7 @@ class _Exporter:
         neighbours alone (`pin_select.NeighbourSelection`)."""
         layouts = {id(c[0]): c[2] for c in candidates}
         pinned = {id(c[0]) for c in pins}
+        constant = self.constant_values(pinned)
         mains = {
             id(body): func
             for name, func in self.module.funcs.items()
@@ -378,7 +384,7 @@ class _Exporter:
         def layout(v: Value) -> TensorSharding | Wild | None:
             if isinstance(v, OpResult):
                 op = v.owner
-                if op.name in LOCAL_OPS or _scalar_broadcast(op):
+                if id(v) in constant or _scalar_broadcast(op):
                     return WILD
                 got = layouts.get(id(v))
                 if got is not None:
@@ -403,7 +409,27 @@ class _Exporter:
             return None if func is None else Func(func).result_sharding(index)
 
         select = NeighbourSelection(layout, fixed, self.resolve, returned)
-        return select.unpinned([(c[0], c[1], c[2]) for c in rest])  # type: ignore[misc]
+        judged = [
+            (r, op, s)
+            for r, op, s, _ in rest
+            if isinstance(r, OpResult) and id(r) not in constant
+        ]
+        return select.unpinned(judged) | {id(c[0]) for c in rest if id(c[0]) in constant}
+
+    def constant_values(self, pinned: set[int]) -> set[int]:
+        """`id`s of the results of constant sub-computations not in `pinned`: constants, iotas
+        and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
+        clones per use (reference/propagation.md, import step 5), each copy in its user's
+        layout: never pinned, and no neighbour of theirs reads a layout from them."""
+        out: set[int] = set()
+        for op in self.module.walk():
+            if op.name in LOCAL_OPS or (
+                op.name in CONSTANT_SUB_OPS
+                and op.operands
+                and all(id(v) in out for v in op.operands)
+            ):
+                out.update(id(r) for r in op.results if id(r) not in pinned)
+        return out
 
     def is_main(self, name: str, func: Operation) -> bool:
         """Whether `func` is an entry (not called, not private): XLA keeps its I/O layouts."""
