@@ -76,8 +76,12 @@ def _promote_young() -> None:
     otherwise traverse every one of them at the next allocation, and again when they age, a
     whole-IR scan on the hot path. Garbage cycles among them are found by the next full
     collection: one is forced once more objects were promoted than the last one left alive
-    (at least half a million), which bounds the garbage and amortizes the collections' cost."""
+    (at least half a million), which bounds the garbage and amortizes the collections' cost.
+    Where the program has frozen objects (`gc.freeze`, as servers do before forking), the
+    objects stay young and the GC ages them as usual."""
     global _promoted, _live_after_collect
+    if gc.get_freeze_count():
+        return  # the program froze objects of its own: `unfreeze` would thaw them too
     _promoted += gc.get_count()[0]  # net tracked allocations since the last collection
     gc.freeze()
     gc.unfreeze()

@@ -34,3 +34,18 @@ def test_objects_made_while_suspended_live_on() -> None:
         kept[0].other = kept[1]
     gc.collect()
     assert kept[0].other is kept[1] and len(kept) == 1000
+
+
+def test_objects_the_program_froze_stay_frozen() -> None:
+    gc.collect()
+    mine = [_Node() for _ in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= 100
+        with suspended_gc():
+            _cycles(1000)
+        assert gc.get_freeze_count() == frozen  # the program's frozen objects were not thawed
+        assert mine[0].other is None
+    finally:
+        gc.unfreeze()
