@@ -160,11 +160,40 @@ def test_pin_skips_constants_and_scalar_broadcasts() -> None:
         "  %0 = stablehlo.tanh %m : tensor<8x16xf32>",
     )
     out = shardc.propagate(text, mode="pin")
-    # XLA clones a constant or a broadcast scalar per use, each copy in its user's layout: they
-    # ask for nothing; the add of two of them takes its {"x"} from the multiply's other operand
-    # (the closed argument), and the multiply, the tanh and the dot agree with their neighbours
+    # XLA clones a constant, a broadcast scalar and the add of two of them (a constant
+    # sub-computation) per use, each copy in its user's layout: they ask for nothing, and are
+    # not pinned; the multiply, the tanh and the dot agree with their neighbours
     assert "sdy.sharding_constraint" not in out
     assert "stablehlo.multiply %arg0, %1" in out
+
+
+SHARED_CONSTANT = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+        tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+  %k = stablehlo.constant dense<1.0> : tensor<8x16xf32>
+  %c = stablehlo.negate %k : tensor<8x16xf32>
+  %0 = stablehlo.add %arg0, %c : tensor<8x16xf32>
+  %1 = stablehlo.add %arg1, %c : tensor<8x16xf32>
+  return %0, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+"""
+
+
+def test_pin_leaves_a_shared_constant_to_each_user() -> None:
+    from tests.differential import harness as H
+
+    out = shardc.propagate(SHARED_CONSTANT, mode="pin")
+    # the negate of a constant is read at {"x"}, {} by one add and {}, {"y"} by the other: XLA
+    # clones it per use, so unpinned each copy is made in its user's layout, no collective
+    assert "sdy.sharding_constraint" not in out
+    everything = _pin_every_value(SHARED_CONSTANT)
+    assert "sdy.sharding_constraint %0 <@mesh" in everything  # (the negate, pinned to one)
+    chosen = H.collective_stats(H.hlo_text(H.compile_mlir(out, 8)))
+    assert chosen.total_count == 0
+    assert chosen.total_bytes <= H.collective_stats(H.hlo_text(H.compile_mlir(everything, 8))).total_bytes
 
 
 CHAIN = """
