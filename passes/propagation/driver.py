@@ -22,7 +22,6 @@ from shardc.dialect.ir import (
     Operation,
     Value,
     func_body,
-    release_free_heap,
     suspended_gc,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
@@ -450,9 +449,6 @@ class PropagatePass:
     def run(self, module: Module, ctx: PassContext) -> None:
         ctx.report = propagate(module, self.options, ctx.ops(module))
         ctx.report.warnings.extend(ctx.warnings)
-        # the units and rounds are freed by now: give their C heap pages back, else they stay
-        # resident under the export's text (at 1000 distinct layers about 24 MiB of the peak)
-        release_free_heap()
 
 
 def propagate(
