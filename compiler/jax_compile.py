@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.ir import Operation
 from shardc.dialect.shardings import TensorSharding
 
 from . import specs
@@ -287,6 +288,12 @@ KEEPS_OP_SHARDING = frozenset(
 )
 
 
+def xla_reads_op_sharding(op: Operation) -> bool:
+    """Whether XLA reads `op`'s op-level sharding: an op of `KEEPS_OP_SHARDING`, or one with a
+    custom sharding rule."""
+    return op.name in KEEPS_OP_SHARDING or "sdy.sharding_rule" in op.attributes
+
+
 def _text_for_xla(exported: Exported) -> str:
     """The generic text of the `pin` export without the op-level shardings XLA drops on import
     (it keeps boundaries, constraints, manual computations, custom rules and the ops of
@@ -296,11 +303,7 @@ def _text_for_xla(exported: Exported) -> str:
 
     saved = []
     for op in exported.module.walk():
-        if (
-            not op.results
-            or op.name in KEEPS_OP_SHARDING
-            or "sdy.sharding_rule" in op.attributes
-        ):
+        if not op.results or xla_reads_op_sharding(op):
             continue
         for r in op.results:
             if r.sharding is not None:

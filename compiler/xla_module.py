@@ -319,10 +319,10 @@ class _Writer:
     def rewrite_op_sharding(self, k: int) -> None:
         """The op-level `sdy.sharding` `_text_for_xla` prints: the results' shardings on the
         ops XLA reads it of, none on every other op (JAX's own, if it wrote one, is dropped)."""
-        from .jax_compile import KEEPS_OP_SHARDING
+        from .jax_compile import xla_reads_op_sharding
 
         op, jop = self.origin.ops[k], self.jops[k]
-        keep = op.name in KEEPS_OP_SHARDING or "sdy.sharding_rule" in op.attributes
+        keep = xla_reads_op_sharding(op)
         ref = next((r.sharding for r in op.results if r.sharding is not None), None)
         if not keep and ref is None and k not in self.origin.special:
             return  # (an op whose attributes changed: rewrite_attributes wrote them)

@@ -56,6 +56,7 @@ from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_si
 
 from .concat_result import concat_redirects, recompute_concat_results
 from .context import PassContext
+from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 
 Mode = Literal["annotate", "pin"]
@@ -96,7 +97,7 @@ COMPUTATION_BODY_OPS = frozenset(
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
 # constants and scalar broadcasts per use, so each copy takes its user's layout)
-LOCAL_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
+LOCAL_OPS = CONSTANT_OPS
 # ops whose results' layouts XLA keeps as written: a closed constraint (every constraint is
 # closed once exported), a manual computation's out_shardings
 KEPT_BY_XLA = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
@@ -113,8 +114,9 @@ CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
 )
 
 # ops that extend a constant sub-computation when all their operands are in one (with
-# LOCAL_OPS at its roots; reference/propagation.md, import step 5)
-CONSTANT_SUB_OPS = CHAIN_OPS | {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"}
+# LOCAL_OPS at its roots; reference/propagation.md, import step 5): split-constants' set, less
+# the collectives and `map`
+CONSTANT_SUB_OPS = CONSTANT_EXPR_OPS - (ELEMENTWISE_OPS - CHAIN_OPS)
 
 
 @dataclass(frozen=True)
