@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -288,22 +288,28 @@ def leaf_paths(tree_value: Any, prefix: str) -> list[str]:
 
 
 def _param_names(fun: Any) -> tuple[str, ...]:
-    """The names of `fun`'s positional parameters (cached: calls read them every time)."""
+    """The names of `fun`'s positional parameters, cached per function while it lives (calls
+    read them every time; a strong cache would keep every jitted function alive, and with it
+    JAX's traces of it)."""
     try:
-        return _cached_param_names(fun)
-    except TypeError:  # an unhashable callable
-        return _cached_param_names.__wrapped__(fun)
-
-
-@functools.lru_cache(maxsize=512)
-def _cached_param_names(fun: Any) -> tuple[str, ...]:
+        return _PARAM_NAMES[fun]
+    except (KeyError, TypeError):  # not seen yet, or unhashable / not weakly referenceable
+        pass
     try:
-        return tuple(
+        names = tuple(
             p.name for p in inspect.signature(fun).parameters.values()
             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         )
     except (TypeError, ValueError):
-        return ()
+        names = ()
+    try:
+        _PARAM_NAMES[fun] = names
+    except TypeError:
+        pass
+    return names
+
+
+_PARAM_NAMES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def argument_paths(fun: Any, args: tuple[Any, ...], spec: ArgSpec, dyn: tuple[Any, ...],

@@ -97,6 +97,25 @@ def test_a_compiled_lowering_is_freed_without_the_cyclic_gc() -> None:
     finally:
         gc.enable()
 
+def test_a_dropped_jit_function_is_freed_with_jax_traces_of_it() -> None:
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
+
+    def fresh(x, w):  # a new function object per wrapper, as a loop that re-jits makes
+        return layer(x, w)
+
+    f = shardc.jit(fresh, mesh=MESH, in_shardings=("x, _", "_, y"))
+    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    ref = weakref.ref(fresh)
+    del f, fresh
+    gc.collect()
+    # nothing of shardc's holds the user's function (JAX caches its traces weakly on it)
+    assert ref() is None
+
+
 
 def test_call_keeps_only_the_compiled_function() -> None:
     rng = np.random.default_rng(0)
