@@ -21,7 +21,7 @@ axes are left alone.
 
 from __future__ import annotations
 
-from shardc.dialect.ir import Module, Operation, Value
+from shardc.dialect.ir import Module, Operation, OpResult, Value
 from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -79,6 +79,8 @@ def concat_redirects(module: Module) -> Redirects:
 def _read_sharding(v: Value, redirects: Redirects) -> TensorSharding | None:
     hit = redirects.get(id(v))
     if hit is None:
+        if v.sharding is None and isinstance(v, OpResult) and v.owner.name in ShardingConstraint.OP_NAMES:
+            return ShardingConstraint(v.owner).sharding  # a constraint's result: its sharding
         return v.sharding
     u, i = hit
     if i < 0:

@@ -78,3 +78,18 @@ func.func @redirected_operand(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.shardi
   %2 = stablehlo.concatenate %arg1, %0, dim = 0 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
   return %2, %1 : tensor<16x4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// One operand is a constraint's result, the other that constraint's redirected input: both
+// read the constraint's [{"X"}, {"Y"}] (a constraint's result holds the constraint's
+// sharding), so every operand matches the result and the concat keeps it.
+// CHECK-LABEL: func.func @constraint_and_its_redirected_input(
+// CHECK: stablehlo.concatenate %1, %0, dim = 0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"X"}, {"Y"}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @constraint_and_its_redirected_input(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X", "Y"}, {}]>}) -> tensor<32x16xf32> {
+  %0 = stablehlo.optimization_barrier %arg0 : tensor<16x16xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"X"}, {"Y"}]> : tensor<16x16xf32>
+  %2 = stablehlo.concatenate %1, %0, dim = 0 : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<32x16xf32>
+  return %2 : tensor<32x16xf32>
+}
