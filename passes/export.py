@@ -9,8 +9,7 @@ op result outside manual regions whose layout XLA could derive otherwise by itse
 but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
 whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
 holds gives their axes (`pin_select.NeighbourSelection`: a pin stays on each side of every
-reshard shardc's layout implies). With `PIN_BY_VIEW`, the layout shardc's propagation gives a
-value from what XLA keeps of the export decides instead (`xla_view_layouts`, unsound: off). A
+reshard shardc's layout implies); a gather's or a scatter's result is always pinned. A
 layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
 call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
@@ -50,7 +49,6 @@ from shardc.passes.pin_select import (
     Wild,
     constrain_after,
     splice_after,
-    xla_view_layouts,
 )
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
@@ -62,19 +60,10 @@ from .import_steps.constraints import redirects_manual_operand, redirects_uses
 Mode = Literal["annotate", "pin"]
 # (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
 Candidate = tuple[Value, Operation, TensorSharding, bool]
-# propagations of XLA's view of the export before the pin selection falls back to local rules
-PIN_ROUNDS = 4
-# ops whose results are pinned whatever the view derives: XLA's own propagation was seen to
-# lay a gather's result out otherwise than shardc's propagation of the same view (differential
-# fuzzer seed 1313, program 35: 8,196 B left to XLA vs 4,868 B pinned)
-VIEW_UNTRUSTED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
-# Whether `pin` selects by XLA's view of the export (pin_select.py) by default. Off: the view is
-# shardc's propagation standing in for XLA's Shardy, and where the two differ on the stripped
-# module (rare, but 4 of 59 random programs of fuzzer seed 5151, 3/60 of 6262, 4/60 of 8484)
-# the values left unpinned came out otherwise in XLA and moved more bytes than the layout shardc
-# chose and reports. The selection by neighbours (`pin_select.NeighbourSelection`) pins a few
-# hundred more values on a 24-layer train step and is sound on every fuzzer seed tried.
-PIN_BY_VIEW = False
+# ops whose results are always pinned: XLA's own propagation was seen to lay a gather's result
+# out otherwise than shardc's propagation would (differential fuzzer seed 1313, program 35:
+# 8,196 B left to XLA vs 4,868 B pinned)
+ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
@@ -205,9 +194,8 @@ def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
 class _Exporter:
     pin_all = False  # (export_module's `pin_all`)
 
-    def __init__(self, module: Module, mode: Mode, keep_open: bool, rederive: bool = False):
+    def __init__(self, module: Module, mode: Mode, keep_open: bool):
         self.module = module
-        self.rederive = rederive
         self.mode = mode
         self.keep_open = keep_open
         self.meshes = _meshes(module)
@@ -343,29 +331,25 @@ class _Exporter:
     def pin(self) -> None:
         """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
         could lay out otherwise: all but those `_rederived_here` and those its neighbours settle
-        (`settled_by_neighbours`); with `rederive` (`PIN_BY_VIEW`), those that
-        `pin_select.xla_view_layouts` derives otherwise, asked again with the pins chosen so
-        far until nothing more differs (at most `PIN_ROUNDS` times); with `keep_open`, the
-        element-wise chains of `_inside_chain` alone are left unpinned; with `pin_all`, every
-        value but those `_rederived_here`."""
+        (`settled_by_neighbours`); with `keep_open`, the element-wise chains of `_inside_chain`
+        alone are left unpinned; with `pin_all`, every value but those `_rederived_here`."""
         candidates = self.pin_candidates()
-        # hazards (with the safe layout), redirects, and ops whose view is not to be trusted
-        pins = [c for c in candidates if c[3] or c[1].name in VIEW_UNTRUSTED]
+        # hazards (with the safe layout), redirects, gathers and scatters
+        pins = [c for c in candidates if c[3] or c[1].name in ALWAYS_PINNED]
         rest = [
             c
             for c in candidates
             if not c[3]
-            and c[1].name not in VIEW_UNTRUSTED
+            and c[1].name not in ALWAYS_PINNED
             and not _rederived_here(c[1], c[0], c[2])
         ]
         if self.pin_all:
             self.insert_pins(pins + rest)
             return
-        chosen = self.select_by_view(pins, rest) if self.rederive else None
-        if chosen is None and not self.keep_open:
+        if not self.keep_open:
             free = self.settled_by_neighbours(candidates, pins, rest)
             chosen = pins + [c for c in rest if id(c[0]) not in free]
-        if chosen is None:
+        else:
             chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
         self.insert_pins(chosen)
 
@@ -438,30 +422,6 @@ class _Exporter:
         return name not in self.callees and '"private"' not in str(
             func.properties.get("sym_visibility", "")
         )
-
-    def select_by_view(
-        self, pins: list[Candidate], rest: list[Candidate]
-    ) -> list[Candidate] | None:
-        """`pins` plus the values of `rest` whose layout XLA's view of the export (with those
-        pins) derives otherwise; None when that does not settle within `PIN_ROUNDS`."""
-        chosen = list(pins)
-        for _ in range(PIN_ROUNDS):
-            derived = xla_view_layouts(self.module, [(r, s) for r, _, s, _ in chosen])
-            if derived is None:
-                return None
-            differ = [c for c in rest if self.xla_final(derived(c[0]), c[0]) != c[2]]
-            if not differ:
-                return chosen
-            chosen += differ
-            taken = {id(c[0]) for c in differ}
-            rest = [c for c in rest if id(c[0]) not in taken]
-        return None
-
-    def xla_final(self, s: TensorSharding | None, v: Value) -> TensorSharding | None:
-        """The closed layout XLA gives `v` for a propagated `s` (none: replicated)."""
-        if s is None:
-            s = self.default(v.type)
-        return None if s is None else finalize(s, False)
 
     def pin_candidates(self) -> list[Candidate]:
         """Every op result a pin may go after, with its layout and whether a hazard forces the
@@ -589,15 +549,12 @@ def export_module(
     module: Module,
     mode: Mode = "annotate",
     keep_open: bool = False,
-    rederive: bool | None = None,
     pin_all: bool = False,
 ) -> None:
-    """Rewrite `module`'s shardings into their exported form (mutates it). `rederive` (default
-    `PIN_BY_VIEW`): `pin` leaves unpinned what XLA's view of the export derives the same way
-    (`pin_select`); without it, the local rules alone decide. `pin_all`: `pin` pins every value
-    but those XLA cannot lay out otherwise (constants, iotas, scalar broadcasts, values whose
-    every use is a constraint to their layout, manual computations' results): the reference a
-    selection is checked against."""
+    """Rewrite `module`'s shardings into their exported form (mutates it). `pin_all`: `pin`
+    pins every value but those XLA cannot lay out otherwise (constants, iotas, scalar
+    broadcasts, values whose every use is a constraint to their layout, manual computations'
+    results): the reference a selection is checked against."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
@@ -606,7 +563,7 @@ def export_module(
     redirects = concat_redirects(module) if mode == "annotate" and not keep_open else None
     if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
-    exporter = _Exporter(module, mode, keep_open, PIN_BY_VIEW if rederive is None else rederive)
+    exporter = _Exporter(module, mode, keep_open)
     if pin_all:
         exporter.pin_all = True
     exporter.run()
