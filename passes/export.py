@@ -65,6 +65,11 @@ Candidate = tuple[Value, Operation, TensorSharding, bool]
 # 8,196 B left to XLA vs 4,868 B pinned)
 ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 
+# readers that may send a value's other readers through a constraint of their own (`_redirected`)
+REDIRECTING_USERS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
+# a memo's mark for a key not looked up yet
+_UNSET = object()
+
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
@@ -367,7 +372,18 @@ class _Exporter:
             if (body := func_body(func)) is not None and self.is_main(name, func)
         }
 
+        # each value's layout once (the selection asks about most values several times); the
+        # memo keeps every layout it hands out alive, so the selection may key on their `id`s
+        known: dict[int, TensorSharding | Wild | None] = {}
+
         def layout(v: Value) -> TensorSharding | Wild | None:
+            key = id(v)
+            got = known.get(key, _UNSET)
+            if got is _UNSET:
+                got = known[key] = look(v)
+            return got  # type: ignore[return-value]
+
+        def look(v: Value) -> TensorSharding | Wild | None:
             if isinstance(v, OpResult):
                 op = v.owner
                 if id(v) in constant or _scalar_broadcast(op):
@@ -395,12 +411,14 @@ class _Exporter:
             return None if func is None else Func(func).result_sharding(index)
 
         select = NeighbourSelection(layout, fixed, self.resolve, returned)
-        judged = [
-            (r, op, s)
-            for r, op, s, _ in rest
-            if isinstance(r, OpResult) and id(r) not in constant
-        ]
-        return select.unpinned(judged) | {id(c[0]) for c in rest if id(c[0]) in constant}
+        judged = []
+        free = set()
+        for r, op, s, _ in rest:
+            if id(r) in constant:
+                free.add(id(r))
+            elif isinstance(r, OpResult):
+                judged.append((r, op, s))
+        return select.unpinned(judged) | free
 
     def constant_values(self, pinned: set[int]) -> set[int]:
         """`id`s of the results of constant sub-computations not in `pinned`: constants, iotas
@@ -409,12 +427,20 @@ class _Exporter:
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
         out: set[int] = set()
         for op in self.module.walk():
-            if op.name in LOCAL_OPS or (
-                op.name in CONSTANT_SUB_OPS
-                and op.operands
-                and all(id(v) in out for v in op.operands)
-            ):
-                out.update(id(r) for r in op.results if id(r) not in pinned)
+            name = op.name
+            if name not in LOCAL_OPS:
+                if name not in CONSTANT_SUB_OPS or not op.operands:
+                    continue
+                derived = True
+                for v in op.operands:
+                    if id(v) not in out:
+                        derived = False
+                        break
+                if not derived:
+                    continue
+            for r in op.results:
+                if id(r) not in pinned:
+                    out.add(id(r))
         return out
 
     def is_main(self, name: str, func: Operation) -> bool:
@@ -427,6 +453,8 @@ class _Exporter:
         """Every op result a pin may go after, with its layout and whether a hazard forces the
         pin (`pin_hazards`); reshards before calls are placed on the way."""
         out: list[Candidate] = []
+        # finalize(s, False) once per sharding object (most results share a few): id -> (s, it)
+        closed: dict[int, tuple[TensorSharding, TensorSharding]] = {}
         # a worklist of blocks, not recursion: nesting depth is the input's to choose
         work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
         while work:
@@ -442,7 +470,7 @@ class _Exporter:
                 if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
                     continue
                 for r in op.results:
-                    if not isinstance(r.type, TensorType) or not r.uses:
+                    if not r.num_uses or not isinstance(r.type, TensorType):
                         continue
                     s = r.sharding or self.unwritten.get(id(r))
                     if s is None and op.name == "sdy.manual_computation":
@@ -451,7 +479,10 @@ class _Exporter:
                         s = self.default(r.type)
                     if s is None:
                         continue
-                    s = finalize(s, False)
+                    got = closed.get(id(s))
+                    if got is None:
+                        got = closed[id(s)] = (s, finalize(s, False))
+                    s = got[1]
                     safe = pinnable(op, s)
                     if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one
                         r.sharding = safe
@@ -586,6 +617,11 @@ def _redirected(r: Value) -> bool:
     """Whether a reader of `r` sends its other readers through a constraint of its own (a
     closed constraint on a data-flow edge target, or a closed manual computation operand):
     then `r` is always pinned, with the reshards of `redirect_uses`/`redirect_to` after it."""
+    for u in r.users:
+        if u.name in REDIRECTING_USERS:
+            break
+    else:
+        return False  # (no reader that could redirect: no list of uses to build)
     return any(
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
@@ -597,13 +633,16 @@ def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
     every use is already a closed constraint to `s`, `op` makes its result on every device
     without operands (a constant, an iota) or broadcasts a scalar, or `op` is a manual
     computation (its closed out_shardings are its results' layouts)."""
-    if all(
-        u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
-        for u, _ in r.uses
-    ):
-        return True
     if op.name in LOCAL_OPS or op.name == "sdy.manual_computation":
         return True  # (a manual computation's results have its out_shardings, which XLA keeps)
+    for u in r.users:
+        if u.name != "sdy.sharding_constraint":
+            break
+        c = ShardingConstraint(u).sharding
+        if c is not s and c != s:
+            break
+    else:
+        return True
     return _scalar_broadcast(op)
 
 

@@ -142,15 +142,36 @@ class NeighbourSelection:
         out: set[int] = set()
         must = self._must
         maybe = []
+        memo = self._exact
+        exact = self.exact
         for r, op, s in rest:
-            uses = r.uses
-            if self.exact(op) and all(self._user_ok(u, i, s) for u, i in uses):
-                maybe.append((r, op, s, uses))
+            ok = memo.get(id(op))
+            if ok is None:
+                ok = exact(op)
+            if ok:
+                # every user is exact or a constraint/@main's result to `s` (`_user_ok`); the
+                # users alone decide all but a return's, which needs the operand index
+                for user in r.users:
+                    name = user.name
+                    if name == "sdy.sharding_constraint":
+                        c = ShardingConstraint(user).sharding
+                        ok = c is s or c == s
+                    elif name == "func.return":
+                        ok = all(self._user_ok(u, i, s) for u, i in r.uses)
+                        break
+                    else:
+                        ok = memo.get(id(user))
+                        if ok is None:
+                            ok = exact(user)
+                    if not ok:
+                        break
+            if ok:
+                maybe.append((r, op, s))
             else:
                 must.add(id(r))
         decided = self._decided
-        for r, op, s, uses in maybe:
-            if self._supported(r, op, s, uses):
+        for r, op, s in maybe:
+            if self._supported(r, op, s):
                 out.add(id(r))
             decided.add(id(r))
         return out
@@ -187,22 +208,25 @@ class NeighbourSelection:
             return self._same[key]
         out: list[TensorSharding | None] | None = None
         if op.name in SAME_SHAPE_OPS:
-            values = (*op.operands, *op.results)
+            layout = self.layout
             shape = None
+            fits = None  # the last layout found to divide `shape` (most tensors share one)
             out = []
-            for v in values:
+            for v in (*op.operands, *op.results):
                 t = v.type
-                s = self.layout(v) if isinstance(t, TensorType) else None
-                if s is None or not isinstance(t, TensorType) or shape not in (None, t.shape):
+                s = layout(v) if isinstance(t, TensorType) else None
+                if s is None or (shape is not None and shape != t.shape):
                     out = None
                     break
                 shape = t.shape
-                if isinstance(s, Wild):
+                if s is WILD or isinstance(s, Wild):
                     out.append(None)
                     continue
-                if s.unreduced or not self._divides(s, shape):
-                    out = None
-                    break
+                if s is not fits:
+                    if s.unreduced or not self._divides(s, shape):
+                        out = None
+                        break
+                    fits = s
                 out.append(s)
         self._same[key] = out
         return out
@@ -263,8 +287,16 @@ class NeighbourSelection:
             return got
         same = self.same_shape_layouts(op)
         if same is not None:
-            present = [s for s in same if s is not None]
-            ok = all(s == present[0] for s in present)
+            ok = True
+            first = None
+            for s in same:
+                if s is None or s is first:
+                    continue
+                if first is None:
+                    first = s
+                elif s != first:
+                    ok = False
+                    break
             self._exact[key] = ok
             return ok
         ok = False
@@ -278,32 +310,51 @@ class NeighbourSelection:
 
     # -- support ------------------------------------------------------------------------------
     def _known(self, v: Value) -> bool:
-        return self.fixed(v) or id(v) in self._must or id(v) in self._decided
+        return id(v) in self._must or id(v) in self._decided or self.fixed(v)
 
-    def _supported(
-        self, r: OpResult, op: Operation, s: TensorSharding, uses: list[tuple[Operation, int]]
-    ) -> bool:
+    def _supported(self, r: OpResult, op: Operation, s: TensorSharding) -> bool:
         """Each sharded dim of `r` is given in full by a tensor XLA holds at its layout."""
         want = [d for d, dim in enumerate(s.dims) if dim.axes]
         if not want:
             return True
-        sides: list[tuple[Operation, int]] = [(op, len(op.operands) + r.index)]
-        for user, i in uses:
+        for user in r.users:
             if user.name in ("sdy.sharding_constraint", "func.return"):
                 return True  # (a closed constraint or @main's result to `s` itself: `_user_ok`)
-            sides.append((user, i))
+        # an element-wise side gives every dim or none (`_gives`): those first, then the dims
+        # the other sides give one by one
+        sides: list[tuple[Operation, int]] = []
+        for o, pos in ((op, len(op.operands) + r.index), *r.uses):
+            same = self.same_shape_layouts(o)
+            if same is None:
+                sides.append((o, pos))
+            elif self._gives_same(o, same, pos):
+                return True
+        if not sides:
+            return False
         return all(any(self._gives(o, pos, d) for o, pos in sides) for d in want)
+
+    def _gives_same(self, op: Operation, same: list[TensorSharding | None], pos: int) -> bool:
+        """`_gives` for an element-wise `op` of one shape (exact: every layout present is the
+        one at `pos`): a tensor other than `pos` is XLA's at its layout, whatever the dim."""
+        k = 0
+        for v in op.operands:
+            if k != pos and same[k] is not None and self._known(v):
+                return True
+            k += 1
+        for v in op.results:
+            if k != pos and same[k] is not None and self._known(v):
+                return True
+            k += 1
+        return False
 
     def _gives(self, op: Operation, pos: int, d: int) -> bool:
         """Whether the tensors of exact `op` other than the one at `pos` (operands, then
         results), those XLA holds at their layout, give every factor of dim `d` of the tensor at
         `pos` its axes."""
-        values = (*op.operands, *op.results)
         same = self.same_shape_layouts(op)
-        if same is not None:  # (exact: every layout present is this one)
-            return any(
-                k != pos and s is not None and self._known(values[k]) for k, s in enumerate(same)
-            )
+        if same is not None:
+            return self._gives_same(op, same, pos)
+        values = (*op.operands, *op.results)
         rule = self.rule(op)
         projs = self.projections(op)
         if rule is None or projs is None:
