@@ -42,7 +42,7 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
-from shardc.passes.pin_hazards import pinnable
+from shardc.passes.pin_hazards import PIN_HAZARDS, pinnable
 from shardc.passes.pin_select import (
     WILD,
     NeighbourSelection,
@@ -67,11 +67,11 @@ ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 
 # readers that may send a value's other readers through a constraint of their own (`_redirected`)
 REDIRECTING_USERS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
-# a memo's mark for a key not looked up yet
-_UNSET = object()
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+# ops `export_op` treats otherwise than writing each result's final layout
+SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {"sdy.reshard", "func.call"}
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
 # comparator, a scatter's update): not data flow; Shardy writes a sharding on their ops only
 # where propagation gave one (from a constraint in the body), and so does shardc's export
@@ -209,6 +209,11 @@ class _Exporter:
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
         self._final: dict[TensorSharding, TensorSharding] = {}
+        # `final` by the object asked about (id -> (it, final)): propagation's results repeat a
+        # few sharding objects, and a lookup by value compares every dim of equal ones
+        self._final_of: dict[int, tuple[TensorSharding, TensorSharding]] = {}
+        # the ops whose results are constants (LOCAL_OPS), in program order (`run` finds them)
+        self._local: list[Operation] = []
         self._defaults: dict[int, TensorSharding] = {}
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
@@ -217,9 +222,13 @@ class _Exporter:
     def final(self, s: TensorSharding) -> TensorSharding:
         """`finalize(s, keep_open)`, one shared object per distinct sharding: op results
         repeat a few layouts, and the printer reuses the text of a sharding object."""
+        got = self._final_of.get(id(s))
+        if got is not None:
+            return got[1]
         out = self._final.get(s)
         if out is None:
             out = self._final[s] = finalize(s, self.keep_open)
+        self._final_of[id(s)] = (s, out)
         return out
 
     def default(self, t: object) -> TensorSharding | None:
@@ -264,18 +273,40 @@ class _Exporter:
                 s = self.io(view.result_sharding(i), t, is_main)
                 if s is not None:
                     view.set_result_sharding(i, s)
+            export_op = self.export_op
+            local = self._local
             for op in func.walk():
                 if op is func:
                     continue
+                if op.name in LOCAL_OPS:
+                    local.append(op)
                 parent = op.parent_op
                 in_body = parent is not None and parent.name in COMPUTATION_BODY_OPS
-                self.export_op(op, fill=not in_body)
+                export_op(op, fill=not in_body)
         if self.mode == "pin":
             self.pin()
 
     def export_op(self, op: Operation, fill: bool = True) -> None:
         """Write `op`'s final shardings; `fill=False` (a computation body's op) writes only
         those propagation found, no default."""
+        if op.name not in SPECIAL_EXPORT_OPS:  # (most ops: each result gets its final layout)
+            results = op.results
+            for r in results:
+                if isinstance(r.type, TensorType):
+                    break
+            else:
+                return
+            final = self.final
+            for r in results:
+                s = r.sharding
+                if s is None:
+                    if not fill:
+                        continue
+                    s = self.default(r.type)
+                    if s is None:
+                        continue
+                r.sharding = final(s)
+            return
         if op.name in SKIP_OPS:
             return
         if op.name == "sdy.reshard":
@@ -340,14 +371,13 @@ class _Exporter:
         alone are left unpinned; with `pin_all`, every value but those `_rederived_here`."""
         candidates = self.pin_candidates()
         # hazards (with the safe layout), redirects, gathers and scatters
-        pins = [c for c in candidates if c[3] or c[1].name in ALWAYS_PINNED]
-        rest = [
-            c
-            for c in candidates
-            if not c[3]
-            and c[1].name not in ALWAYS_PINNED
-            and not _rederived_here(c[1], c[0], c[2])
-        ]
+        pins: list[Candidate] = []
+        rest: list[Candidate] = []
+        for c in candidates:
+            if c[3] or c[1].name in ALWAYS_PINNED:
+                pins.append(c)
+            elif not _rederived_here(c[1], c[0], c[2]):
+                rest.append(c)
         if self.pin_all:
             self.insert_pins(pins + rest)
             return
@@ -372,18 +402,7 @@ class _Exporter:
             if (body := func_body(func)) is not None and self.is_main(name, func)
         }
 
-        # each value's layout once (the selection asks about most values several times); the
-        # memo keeps every layout it hands out alive, so the selection may key on their `id`s
-        known: dict[int, TensorSharding | Wild | None] = {}
-
-        def layout(v: Value) -> TensorSharding | Wild | None:
-            key = id(v)
-            got = known.get(key, _UNSET)
-            if got is _UNSET:
-                got = known[key] = look(v)
-            return got  # type: ignore[return-value]
-
-        def look(v: Value) -> TensorSharding | Wild | None:
+        def layout(v: Value) -> TensorSharding | Wild | None:  # (the selection memoizes it)
             if isinstance(v, OpResult):
                 op = v.owner
                 if id(v) in constant or _scalar_broadcast(op):
@@ -425,22 +444,18 @@ class _Exporter:
         and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
         clones per use (reference/propagation.md, import step 5), each copy in its user's
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
+        # from the constants `run` found, forward through their users (the closure a walk in
+        # program order finds, without visiting every op)
         out: set[int] = set()
-        for op in self.module.walk():
-            name = op.name
-            if name not in LOCAL_OPS:
-                if name not in CONSTANT_SUB_OPS or not op.operands:
-                    continue
-                derived = True
-                for v in op.operands:
-                    if id(v) not in out:
-                        derived = False
-                        break
-                if not derived:
-                    continue
+        work = list(self._local)
+        while work:
+            op = work.pop()
             for r in op.results:
-                if id(r) not in pinned:
+                if id(r) not in pinned and id(r) not in out:
                     out.add(id(r))
+                    for user in r.users:
+                        if user.name in CONSTANT_SUB_OPS and _all_in(user.operands, out):
+                            work.append(user)
         return out
 
     def is_main(self, name: str, func: Operation) -> bool:
@@ -459,11 +474,17 @@ class _Exporter:
         work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
         while work:
             block = work.pop()
-            new_ops: list[Operation] = []
-            for op in block.ops:
+            ops = block.ops
+            new_ops: list[Operation] | None = None  # (a copy only once a reshard goes in)
+            for k, op in enumerate(ops):
                 if op.name == "func.call":
-                    new_ops.extend(self.reshard_call_operands(op, block))
-                new_ops.append(op)
+                    made = self.reshard_call_operands(op, block)
+                    if made and new_ops is None:
+                        new_ops = ops[:k]
+                    if new_ops is not None:
+                        new_ops.extend(made)
+                if new_ops is not None:
+                    new_ops.append(op)
                 if op.name in PIN_SCOPES:
                     for region in op.regions:
                         work.extend(region.blocks)
@@ -483,13 +504,14 @@ class _Exporter:
                     if got is None:
                         got = closed[id(s)] = (s, finalize(s, False))
                     s = got[1]
-                    safe = pinnable(op, s)
+                    safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
                     if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one
                         r.sharding = safe
                         out.append((r, op, safe, True))
                     else:  # a value read through a constraint Shardy moves (redirect_uses)
                         out.append((r, op, s, _redirected(r)))
-            block.ops = new_ops
+            if new_ops is not None:
+                block.ops = new_ops
         return out
 
     def insert_pins(self, chosen: list[Candidate]) -> None:
@@ -626,6 +648,13 @@ def _redirected(r: Value) -> bool:
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
     )
+
+
+def _all_in(values: list[Value], ids: set[int]) -> bool:
+    for v in values:
+        if id(v) not in ids:
+            return False
+    return True
 
 
 def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:

@@ -64,6 +64,8 @@ class Wild:
 
 
 WILD = Wild()
+_UNSET = object()  # a memo's mark for a key not looked up yet
+_NOT_TENSOR = object()  # a value that is not a tensor (a token), in `projections`
 
 # ops whose results XLA does not derive through a factor rule from their operands (data flow
 # edges, calls, regions, kept op shardings, groups and barriers), or whose rule XLA was seen
@@ -132,9 +134,15 @@ class NeighbourSelection:
         self._proj: dict[int, list[TensorFactorShardings | None] | None] = {}
         self._rules: dict[int, OpShardingRule | None] = {}
         self._same: dict[int, list[TensorSharding | None] | None] = {}
+        # each value's layout, asked once; the memo keeps every layout alive, so that the other
+        # memos may key on a layout's `id`
+        self._lay: dict[int, TensorSharding | Wild | None] = {}
+        self._by_sig: dict[tuple[int, ...], list[TensorFactorShardings | None] | None] = {}
+        self._agreed: dict[int, bool] = {}  # id of a list `_by_sig` holds -> `_agree` of it
         self._fits: dict[tuple[int, tuple[int, ...]], bool] = {}  # (id of a layout, shape)
         self._decided: set[int] = set()
         self._must: set[int] = set()
+        self._want: dict[int, list[int]] = {}  # id of a layout -> its sharded dims
 
     def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[int]:
         """`id`s of the values of `rest` (in program order: operands before their users) that
@@ -176,6 +184,12 @@ class NeighbourSelection:
             decided.add(id(r))
         return out
 
+    def _layout(self, v: Value) -> TensorSharding | Wild | None:
+        got = self._lay.get(id(v), _UNSET)
+        if got is _UNSET:
+            got = self._lay[id(v)] = self.layout(v)
+        return got  # type: ignore[return-value]
+
     # -- exactness ------------------------------------------------------------------------------
     def _user_ok(self, user: Operation, index: int, s: TensorSharding) -> bool:
         if user.name == "sdy.sharding_constraint":
@@ -204,17 +218,24 @@ class NeighbourSelection:
         two tensors agree on every factor exactly when their layouts are equal (no projection
         needed). None for any other op (the general path projects)."""
         key = id(op)
-        if key in self._same:
-            return self._same[key]
+        got = self._same.get(key, _UNSET)  # type: ignore[arg-type]
+        if got is not _UNSET:
+            return got  # type: ignore[return-value]
         out: list[TensorSharding | None] | None = None
         if op.name in SAME_SHAPE_OPS:
+            memo = self._lay
             layout = self.layout
             shape = None
             fits = None  # the last layout found to divide `shape` (most tensors share one)
             out = []
             for v in (*op.operands, *op.results):
                 t = v.type
-                s = layout(v) if isinstance(t, TensorType) else None
+                if not isinstance(t, TensorType):
+                    out = None
+                    break
+                s = memo.get(id(v), _UNSET)
+                if s is _UNSET:
+                    s = memo[id(v)] = layout(v)
                 if s is None or (shape is not None and shape != t.shape):
                     out = None
                     break
@@ -248,8 +269,9 @@ class NeighbourSelection:
         tensor); None when `op` has no rule XLA applies as shardc does, or a tensor of it has
         no layout XLA holds."""
         key = id(op)
-        if key in self._proj:
-            return self._proj[key]
+        got = self._proj.get(key, _UNSET)  # type: ignore[arg-type]
+        if got is not _UNSET:
+            return got  # type: ignore[return-value]
         out: list[TensorFactorShardings | None] | None = None
         rule = self.rule(op)
         if (
@@ -257,26 +279,40 @@ class NeighbourSelection:
             and rule.num_operands == len(op.operands)
             and rule.num_results == len(op.results)
         ):
-            out = []
-            mesh_ref: object = None
-            dims_of = (*rule.operand_dims, *rule.result_dims)
-            for v, dims in zip((*op.operands, *op.results), dims_of, strict=True):
-                if not isinstance(v.type, TensorType):
-                    out.append(None)
-                    continue
-                s = self.layout(v)
-                if isinstance(s, Wild):
-                    out.append(None)
-                    continue
-                mesh = self.resolve(s) if s is not None else None
-                if s is None or mesh is None or s.unreduced or (
-                    mesh_ref is not None and s.mesh != mesh_ref
-                ):
-                    out = None
-                    break
-                mesh_ref = s.mesh
-                out.append(project(s, dims, rule.factor_sizes, mesh))
+            layouts = [
+                self._layout(v) if isinstance(v.type, TensorType) else _NOT_TENSOR
+                for v in (*op.operands, *op.results)
+            ]
+            # ops of one rule with the same layout objects project alike (a model's layers
+            # repeat a few hundred of them); every object in the key is kept alive by a memo
+            sig = (id(rule), *map(id, layouts))
+            got = self._by_sig.get(sig, _UNSET)  # type: ignore[arg-type]
+            if got is _UNSET:
+                got = self._by_sig[sig] = self._project(rule, layouts)
+            out = got  # type: ignore[assignment]
         self._proj[key] = out
+        return out
+
+    def _project(
+        self, rule: OpShardingRule, layouts: list[TensorSharding | Wild | None | object]
+    ) -> list[TensorFactorShardings | None] | None:
+        out: list[TensorFactorShardings | None] = []
+        mesh_ref: object = None
+        dims_of = (*rule.operand_dims, *rule.result_dims)
+        for s, dims in zip(layouts, dims_of, strict=True):
+            if s is _NOT_TENSOR or isinstance(s, Wild):
+                out.append(None)
+                continue
+            mesh = self.resolve(s) if isinstance(s, TensorSharding) else None
+            if (
+                not isinstance(s, TensorSharding)
+                or mesh is None
+                or s.unreduced
+                or (mesh_ref is not None and s.mesh != mesh_ref)
+            ):
+                return None
+            mesh_ref = s.mesh
+            out.append(project(s, dims, rule.factor_sizes, mesh))
         return out
 
     def exact(self, op: Operation) -> bool:
@@ -302,9 +338,12 @@ class NeighbourSelection:
         ok = False
         projs = self.projections(op)
         if projs is not None:
-            rule = self.rule(op)
-            assert rule is not None
-            ok = _agree(projs, rule)
+            got = self._agreed.get(id(projs))  # (shared by the ops of one signature)
+            if got is None:
+                rule = self.rule(op)
+                assert rule is not None
+                got = self._agreed[id(projs)] = _agree(projs, rule)
+            ok = got
         self._exact[key] = ok
         return ok
 
@@ -314,35 +353,44 @@ class NeighbourSelection:
 
     def _supported(self, r: OpResult, op: Operation, s: TensorSharding) -> bool:
         """Each sharded dim of `r` is given in full by a tensor XLA holds at its layout."""
-        want = [d for d, dim in enumerate(s.dims) if dim.axes]
+        want = self._want.get(id(s))
+        if want is None:
+            want = self._want[id(s)] = [d for d, dim in enumerate(s.dims) if dim.axes]
         if not want:
             return True
+        # an element-wise side gives every dim or none (`_gives`), and needs no operand index:
+        # those first, then the dims the other sides give one by one
+        same_of = self.same_shape_layouts
+        same = same_of(op)
+        if same is not None and self._gives_same(op, same, r):
+            return True
+        general = same is None
         for user in r.users:
             if user.name in ("sdy.sharding_constraint", "func.return"):
                 return True  # (a closed constraint or @main's result to `s` itself: `_user_ok`)
-        # an element-wise side gives every dim or none (`_gives`): those first, then the dims
-        # the other sides give one by one
-        sides: list[tuple[Operation, int]] = []
-        for o, pos in ((op, len(op.operands) + r.index), *r.uses):
-            same = self.same_shape_layouts(o)
+            same = same_of(user)
             if same is None:
-                sides.append((o, pos))
-            elif self._gives_same(o, same, pos):
+                general = True
+            elif self._gives_same(user, same, r):
                 return True
-        if not sides:
+        if not general:
             return False
+        sides = [(u, i) for u, i in r.uses if same_of(u) is None]
+        if same_of(op) is None:
+            sides.append((op, len(op.operands) + r.index))
         return all(any(self._gives(o, pos, d) for o, pos in sides) for d in want)
 
-    def _gives_same(self, op: Operation, same: list[TensorSharding | None], pos: int) -> bool:
-        """`_gives` for an element-wise `op` of one shape (exact: every layout present is the
-        one at `pos`): a tensor other than `pos` is XLA's at its layout, whatever the dim."""
+    def _gives_same(self, op: Operation, same: list[TensorSharding | None], r: Value) -> bool:
+        """`_gives` for an element-wise `op` of one shape (exact: every layout present is
+        `r`'s): a tensor of `op` but `r` (not held: it is being judged) is XLA's at its layout,
+        whatever the dim."""
         k = 0
         for v in op.operands:
-            if k != pos and same[k] is not None and self._known(v):
+            if v is not r and same[k] is not None and self._known(v):
                 return True
             k += 1
         for v in op.results:
-            if k != pos and same[k] is not None and self._known(v):
+            if v is not r and same[k] is not None and self._known(v):
                 return True
             k += 1
         return False
@@ -351,10 +399,10 @@ class NeighbourSelection:
         """Whether the tensors of exact `op` other than the one at `pos` (operands, then
         results), those XLA holds at their layout, give every factor of dim `d` of the tensor at
         `pos` its axes."""
+        values = (*op.operands, *op.results)
         same = self.same_shape_layouts(op)
         if same is not None:
-            return self._gives_same(op, same, pos)
-        values = (*op.operands, *op.results)
+            return self._gives_same(op, same, values[pos])
         rule = self.rule(op)
         projs = self.projections(op)
         if rule is None or projs is None:
