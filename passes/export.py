@@ -70,6 +70,7 @@ REDIRECTING_USERS = frozenset({"sdy.sharding_constraint", "sdy.manual_computatio
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+BROADCASTS = frozenset({"stablehlo.broadcast_in_dim"})  # (`_scalar_broadcast`'s op)
 # ops `export_op` treats otherwise than writing each result's final layout
 SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {"sdy.reshard", "func.call"}
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
@@ -205,7 +206,7 @@ class _Exporter:
         self.keep_open = keep_open
         self.meshes = _meshes(module)
         self.mesh = default_mesh(module)
-        self.callees = {callee_name(op) for op in module.walk() if op.name == "func.call"}
+        self.callees = {callee_name(op) for op in _ops_named(module, "func.call")}
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
         self._final: dict[TensorSharding, TensorSharding] = {}
@@ -273,16 +274,22 @@ class _Exporter:
                 s = self.io(view.result_sharding(i), t, is_main)
                 if s is not None:
                     view.set_result_sharding(i, s)
+            # every op nested in the func, block by block (each op is exported on its own: the
+            # order does not matter); a computation body's ops get no default
             export_op = self.export_op
             local = self._local
-            for op in func.walk():
-                if op is func:
-                    continue
-                if op.name in LOCAL_OPS:
-                    local.append(op)
-                parent = op.parent_op
-                in_body = parent is not None and parent.name in COMPUTATION_BODY_OPS
-                export_op(op, fill=not in_body)
+            stack = [func]
+            while stack:
+                parent = stack.pop()
+                fill = parent.name not in COMPUTATION_BODY_OPS
+                for region in parent.regions:
+                    for block in region.blocks:
+                        for op in block.ops:
+                            if op.regions:
+                                stack.append(op)
+                            if op.name in LOCAL_OPS:
+                                local.append(op)
+                            export_op(op, fill)
         if self.mode == "pin":
             self.pin()
 
@@ -383,21 +390,22 @@ class _Exporter:
             return
         if not self.keep_open:
             free = self.settled_by_neighbours(candidates, pins, rest)
-            chosen = pins + [c for c in rest if id(c[0]) not in free]
+            chosen = pins + [c for c in rest if c[0] not in free]
         else:
             chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
         self.insert_pins(chosen)
 
     def settled_by_neighbours(
         self, candidates: list[Candidate], pins: list[Candidate], rest: list[Candidate]
-    ) -> set[int]:
-        """`id`s of the values of `rest` that XLA lays out as shardc did from their
-        neighbours alone (`pin_select.NeighbourSelection`)."""
-        layouts = {id(c[0]): c[2] for c in candidates}
-        pinned = {id(c[0]) for c in pins}
+    ) -> set[Value]:
+        """The values of `rest` that XLA lays out as shardc did from their neighbours alone
+        (`pin_select.NeighbourSelection`). (Sets and dicts here hold values and blocks
+        themselves: they hash by identity.)"""
+        layouts = {c[0]: c[2] for c in candidates}
+        pinned = {c[0] for c in pins}
         constant = self.constant_values(pinned)
         mains = {
-            id(body): func
+            body: func
             for name, func in self.module.funcs.items()
             if (body := func_body(func)) is not None and self.is_main(name, func)
         }
@@ -405,9 +413,9 @@ class _Exporter:
         def layout(v: Value) -> TensorSharding | Wild | None:  # (the selection memoizes it)
             if isinstance(v, OpResult):
                 op = v.owner
-                if id(v) in constant or _scalar_broadcast(op):
+                if v in constant or (op.name in BROADCASTS and _scalar_broadcast(op)):
                     return WILD
-                got = layouts.get(id(v))
+                got = layouts.get(v)
                 if got is not None:
                     return got
                 if op.name == "sdy.sharding_constraint":
@@ -416,43 +424,43 @@ class _Exporter:
                     return self.manual_out(op, v.index)
                 s = self.layout_of(v)
                 return None if s is None else finalize(s, False)
-            if isinstance(v, BlockArgument) and id(v.block) in mains:
+            if isinstance(v, BlockArgument) and v.block in mains:
                 return v.sharding
             return None  # a region's or a callee's argument: XLA derives it
 
         def fixed(v: Value) -> bool:
             if isinstance(v, OpResult):
-                return id(v) in pinned or v.owner.name in KEPT_BY_XLA
-            return isinstance(v, BlockArgument) and id(v.block) in mains
+                return v in pinned or v.owner.name in KEPT_BY_XLA
+            return isinstance(v, BlockArgument) and v.block in mains
 
         def returned(ret: Operation, index: int) -> TensorSharding | None:
-            func = mains.get(id(ret.parent))
+            func = mains.get(ret.parent)  # type: ignore[arg-type]
             return None if func is None else Func(func).result_sharding(index)
 
         select = NeighbourSelection(layout, fixed, self.resolve, returned)
         judged = []
-        free = set()
+        free: set[Value] = set()
         for r, op, s, _ in rest:
-            if id(r) in constant:
-                free.add(id(r))
+            if r in constant:
+                free.add(r)
             elif isinstance(r, OpResult):
                 judged.append((r, op, s))
         return select.unpinned(judged) | free
 
-    def constant_values(self, pinned: set[int]) -> set[int]:
-        """`id`s of the results of constant sub-computations not in `pinned`: constants, iotas
+    def constant_values(self, pinned: set[Value]) -> set[Value]:
+        """The results of constant sub-computations not in `pinned`: constants, iotas
         and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
         clones per use (reference/propagation.md, import step 5), each copy in its user's
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
         # from the constants `run` found, forward through their users (the closure a walk in
         # program order finds, without visiting every op)
-        out: set[int] = set()
+        out: set[Value] = set()
         work = list(self._local)
         while work:
             op = work.pop()
             for r in op.results:
-                if id(r) not in pinned and id(r) not in out:
-                    out.add(id(r))
+                if r not in pinned and r not in out:
+                    out.add(r)
                     for user in r.users:
                         if user.name in CONSTANT_SUB_OPS and _all_in(user.operands, out):
                             work.append(user)
@@ -626,11 +634,26 @@ def export_module(
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 
+def _ops_named(module: Module, name: str) -> list[Operation]:
+    """The ops of `module` named `name`, in no promised order (one pass over each block's ops,
+    without a walk's stack entry per op)."""
+    out = []
+    stack = [module.op]
+    while stack:
+        for region in stack.pop().regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    if op.name == name:
+                        out.append(op)
+                    if op.regions:
+                        stack.append(op)
+    return out
+
+
 def _drop_data_flow_edges(module: Module) -> None:
     """`sdy.data_flow_edge` is an identity that only Shardy's own pipeline uses internally; XLA
     (through jaxlib) rejects it, so its uses read its operand instead."""
-    edges = [op for op in module.walk() if op.name == "sdy.data_flow_edge"]
-    for op in edges:
+    for op in _ops_named(module, "sdy.data_flow_edge"):
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
 
@@ -650,9 +673,9 @@ def _redirected(r: Value) -> bool:
     )
 
 
-def _all_in(values: list[Value], ids: set[int]) -> bool:
+def _all_in(values: list[Value], among: set[Value]) -> bool:
     for v in values:
-        if id(v) not in ids:
+        if v not in among:
             return False
     return True
 

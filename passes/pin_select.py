@@ -60,7 +60,8 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
 
 class Wild:
     """The layout of a value XLA's Shardy clones per use (a constant, an iota, a broadcast
-    scalar): each copy takes its user's layout, so it neither asks for nor gives one."""
+    scalar): each copy takes its user's layout, so it neither asks for nor gives one. `WILD`
+    is its one instance."""
 
 
 WILD = Wild()
@@ -130,30 +131,31 @@ class NeighbourSelection:
         self.fixed = fixed
         self.resolve = resolve
         self.returned = returned
-        self._exact: dict[int, bool] = {}
-        self._proj: dict[int, list[TensorFactorShardings | None] | None] = {}
-        self._rules: dict[int, OpShardingRule | None] = {}
-        self._same: dict[int, list[TensorSharding | None] | None] = {}
+        # memos keyed on ops and values themselves (identity: no `id()` call per lookup)
+        self._exact: dict[Operation, bool] = {}
+        self._proj: dict[Operation, list[TensorFactorShardings | None] | None] = {}
+        self._rules: dict[Operation, OpShardingRule | None] = {}
+        self._same: dict[Operation, list[TensorSharding | None] | None] = {}
         # each value's layout, asked once; the memo keeps every layout alive, so that the other
         # memos may key on a layout's `id`
-        self._lay: dict[int, TensorSharding | Wild | None] = {}
+        self._lay: dict[Value, TensorSharding | Wild | None] = {}
         self._by_sig: dict[tuple[int, ...], list[TensorFactorShardings | None] | None] = {}
         self._agreed: dict[int, bool] = {}  # id of a list `_by_sig` holds -> `_agree` of it
-        self._fits: dict[tuple[int, tuple[int, ...]], bool] = {}  # (id of a layout, shape)
-        self._decided: set[int] = set()
-        self._must: set[int] = set()
+        self._fits: dict[tuple[int, int], bool] = {}  # (id of a layout, id of a tensor type)
+        self._decided: set[Value] = set()
+        self._must: set[Value] = set()
         self._want: dict[int, list[int]] = {}  # id of a layout -> its sharded dims
 
-    def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[int]:
-        """`id`s of the values of `rest` (in program order: operands before their users) that
-        need no pin."""
-        out: set[int] = set()
+    def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[Value]:
+        """The values of `rest` (in program order: operands before their users) that need no
+        pin."""
+        out: set[Value] = set()
         must = self._must
         maybe = []
         memo = self._exact
         exact = self.exact
         for r, op, s in rest:
-            ok = memo.get(id(op))
+            ok = memo.get(op)
             if ok is None:
                 ok = exact(op)
             if ok:
@@ -168,7 +170,7 @@ class NeighbourSelection:
                         ok = all(self._user_ok(u, i, s) for u, i in r.uses)
                         break
                     else:
-                        ok = memo.get(id(user))
+                        ok = memo.get(user)
                         if ok is None:
                             ok = exact(user)
                     if not ok:
@@ -176,18 +178,19 @@ class NeighbourSelection:
             if ok:
                 maybe.append((r, op, s))
             else:
-                must.add(id(r))
+                must.add(r)
         decided = self._decided
+        supported = self._supported
         for r, op, s in maybe:
-            if self._supported(r, op, s):
-                out.add(id(r))
-            decided.add(id(r))
+            if supported(r, op, s):
+                out.add(r)
+            decided.add(r)
         return out
 
     def _layout(self, v: Value) -> TensorSharding | Wild | None:
-        got = self._lay.get(id(v), _UNSET)
+        got = self._lay.get(v, _UNSET)
         if got is _UNSET:
-            got = self._lay[id(v)] = self.layout(v)
+            got = self._lay[v] = self.layout(v)
         return got  # type: ignore[return-value]
 
     # -- exactness ------------------------------------------------------------------------------
@@ -201,7 +204,7 @@ class NeighbourSelection:
     def rule(self, op: Operation) -> OpShardingRule | None:
         """The factor rule XLA's Shardy applies to `op` (None: none, or not applied as
         shardc's)."""
-        key = id(op)
+        key = op
         if key in self._rules:
             return self._rules[key]
         rule = None
@@ -216,46 +219,55 @@ class NeighbourSelection:
         """For an element-wise `op` whose tensors all have one shape, each tensor's layout
         (None: wild), where every layout divides that shape evenly: then a factor is a dim, and
         two tensors agree on every factor exactly when their layouts are equal (no projection
-        needed). None for any other op (the general path projects)."""
-        key = id(op)
-        got = self._same.get(key, _UNSET)  # type: ignore[arg-type]
+        needed). None for any other op (the general path projects). Where not None, `op` is
+        exact when the layouts present are equal: that goes into `exact`'s memo on the way."""
+        got = self._same.get(op, _UNSET)  # type: ignore[arg-type]
         if got is not _UNSET:
             return got  # type: ignore[return-value]
         out: list[TensorSharding | None] | None = None
         if op.name in SAME_SHAPE_OPS:
             memo = self._lay
             layout = self.layout
+            seen = None  # the last type checked (types are shared objects: most tensors share one)
             shape = None
             fits = None  # the last layout found to divide `shape` (most tensors share one)
+            equal = True  # (every layout present equals the one before it)
             out = []
             for v in (*op.operands, *op.results):
                 t = v.type
-                if not isinstance(t, TensorType):
-                    out = None
-                    break
-                s = memo.get(id(v), _UNSET)
+                if t is not seen:
+                    if not isinstance(t, TensorType) or (shape is not None and shape != t.shape):
+                        out = None
+                        break
+                    seen = t
+                    shape = t.shape
+                s = memo.get(v, _UNSET)
                 if s is _UNSET:
-                    s = memo[id(v)] = layout(v)
-                if s is None or (shape is not None and shape != t.shape):
+                    s = memo[v] = layout(v)
+                if s is None:
                     out = None
                     break
-                shape = t.shape
-                if s is WILD or isinstance(s, Wild):
+                if s is WILD:  # (its one instance)
                     out.append(None)
                     continue
                 if s is not fits:
-                    if s.unreduced or not self._divides(s, shape):
+                    if s.unreduced or not self._divides(s, t):  # type: ignore[union-attr]
                         out = None
                         break
+                    if equal and fits is not None and s != fits:
+                        equal = False
                     fits = s
-                out.append(s)
-        self._same[key] = out
+                out.append(s)  # type: ignore[arg-type]
+            if out is not None:
+                self._exact[op] = equal
+        self._same[op] = out
         return out
 
-    def _divides(self, s: TensorSharding, shape: tuple[int, ...]) -> bool:
-        key = (id(s), shape)  # (layouts are shared objects, alive as long as the selection)
+    def _divides(self, s: TensorSharding, t: TensorType) -> bool:
+        key = (id(s), id(t))  # (layouts and types are shared objects, kept alive by the memos)
         got = self._fits.get(key)
         if got is None:
+            shape = t.shape
             mesh = self.resolve(s)
             got = mesh is not None and all(
                 d < len(shape) and shape[d] >= 0 and shape[d] % axes_size(dim.axes, mesh) == 0
@@ -268,7 +280,7 @@ class NeighbourSelection:
         """Each operand's then each result's layout on `op`'s factors (None: wild or not a
         tensor); None when `op` has no rule XLA applies as shardc does, or a tensor of it has
         no layout XLA holds."""
-        key = id(op)
+        key = op
         got = self._proj.get(key, _UNSET)  # type: ignore[arg-type]
         if got is not _UNSET:
             return got  # type: ignore[return-value]
@@ -317,24 +329,12 @@ class NeighbourSelection:
 
     def exact(self, op: Operation) -> bool:
         """Whether every tensor of `op` gives each factor the same axes (see the class)."""
-        key = id(op)
+        key = op
         got = self._exact.get(key)
         if got is not None:
             return got
-        same = self.same_shape_layouts(op)
-        if same is not None:
-            ok = True
-            first = None
-            for s in same:
-                if s is None or s is first:
-                    continue
-                if first is None:
-                    first = s
-                elif s != first:
-                    ok = False
-                    break
-            self._exact[key] = ok
-            return ok
+        if self.same_shape_layouts(op) is not None:
+            return self._exact[key]  # (set on the way)
         ok = False
         projs = self.projections(op)
         if projs is not None:
@@ -349,7 +349,7 @@ class NeighbourSelection:
 
     # -- support ------------------------------------------------------------------------------
     def _known(self, v: Value) -> bool:
-        return id(v) in self._must or id(v) in self._decided or self.fixed(v)
+        return v in self._must or v in self._decided or self.fixed(v)
 
     def _supported(self, r: OpResult, op: Operation, s: TensorSharding) -> bool:
         """Each sharded dim of `r` is given in full by a tensor XLA holds at its layout."""
@@ -361,14 +361,15 @@ class NeighbourSelection:
         # an element-wise side gives every dim or none (`_gives`), and needs no operand index:
         # those first, then the dims the other sides give one by one
         same_of = self.same_shape_layouts
-        same = same_of(op)
+        known = self._same  # (`exact` has asked for every side: its own and every user)
+        same = known[op] if op in known else same_of(op)
         if same is not None and self._gives_same(op, same, r):
             return True
         general = same is None
         for user in r.users:
             if user.name in ("sdy.sharding_constraint", "func.return"):
                 return True  # (a closed constraint or @main's result to `s` itself: `_user_ok`)
-            same = same_of(user)
+            same = known[user] if user in known else same_of(user)
             if same is None:
                 general = True
             elif self._gives_same(user, same, r):
