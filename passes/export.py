@@ -213,7 +213,9 @@ class _Exporter:
         # `final` by the object asked about (id -> (it, final)): propagation's results repeat a
         # few sharding objects, and a lookup by value compares every dim of equal ones
         self._final_of: dict[int, tuple[TensorSharding, TensorSharding]] = {}
-        # the ops whose results are constants (LOCAL_OPS), in program order (`run` finds them)
+        # `io` by (id of the sharding, id of the type, is_main) -> (sharding, type, result)
+        self._io: dict[tuple[int, int, bool], tuple[object, object, TensorSharding | None]] = {}
+        # the ops whose results are constants (LOCAL_OPS) (`run` finds them)
         self._local: list[Operation] = []
         self._defaults: dict[int, TensorSharding] = {}
 
@@ -246,6 +248,14 @@ class _Exporter:
         return made
 
     def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
+        # once per sharding and type object (a train step's parameters repeat a few of each)
+        key = (id(s), id(t), is_main)
+        got = self._io.get(key)
+        if got is None:
+            got = self._io[key] = (s, t, self._io_of(s, t, is_main))
+        return got[2]
+
+    def _io_of(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
         if s is None and t is not None and not isinstance(t, TensorType):
             return None  # a token (effects) has no layout; JAX writes none on it either
         if s is None:
