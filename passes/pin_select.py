@@ -385,13 +385,14 @@ class NeighbourSelection:
         """`_gives` for an element-wise `op` of one shape (exact: every layout present is
         `r`'s): a tensor of `op` but `r` (not held: it is being judged) is XLA's at its layout,
         whatever the dim."""
+        must, decided, fixed = self._must, self._decided, self.fixed  # (`_known`, inlined)
         k = 0
         for v in op.operands:
-            if v is not r and same[k] is not None and self._known(v):
+            if v is not r and same[k] is not None and (v in must or v in decided or fixed(v)):
                 return True
             k += 1
         for v in op.results:
-            if v is not r and same[k] is not None and self._known(v):
+            if v is not r and same[k] is not None and (v in must or v in decided or fixed(v)):
                 return True
             k += 1
         return False
