@@ -391,9 +391,10 @@ class _Exporter:
         pins: list[Candidate] = []
         rest: list[Candidate] = []
         for c in candidates:
-            if c[3] or c[1].name in ALWAYS_PINNED:
+            r, op, s, forced = c
+            if forced or op.name in ALWAYS_PINNED:
                 pins.append(c)
-            elif not _rederived_here(c[1], c[0], c[2]):
+            elif not _rederived_here(op, r, s):
                 rest.append(c)
         if self.pin_all:
             self.insert_pins(pins + rest)

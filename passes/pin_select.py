@@ -49,9 +49,12 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
     """Put the ops queued in `after` (by `id` of an op of `blocks`) right after that op."""
     for block in blocks.values():
         ops: list[Operation] = []
+        get = after.get
         for op in block.ops:
             ops.append(op)
-            ops.extend(after.get(id(op), ()))
+            queued = get(id(op))
+            if queued:
+                ops.extend(queued)
         block.ops = ops
 
 
