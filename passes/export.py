@@ -9,8 +9,7 @@ op result outside manual regions whose layout XLA could derive otherwise by itse
 but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
 whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
 holds gives their axes (`pin_select.NeighbourSelection`: a pin stays on each side of every
-reshard shardc's layout implies). With `PIN_BY_VIEW`, the layout shardc's propagation gives a
-value from what XLA keeps of the export decides instead (`xla_view_layouts`, unsound: off). A
+reshard shardc's layout implies); a gather's or a scatter's result is always pinned. A
 layout XLA mis-partitions (`pin_hazards`) is always pinned, made safe. Before a call
 it reshards an operand to its callee's argument layout where the operand is smaller than the
 call's results. Mode `annotate` (closed) gives a concatenate whose operands differ from its
@@ -43,14 +42,13 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
-from shardc.passes.pin_hazards import pinnable
+from shardc.passes.pin_hazards import PIN_HAZARDS, pinnable
 from shardc.passes.pin_select import (
     WILD,
     NeighbourSelection,
     Wild,
     constrain_after,
     splice_after,
-    xla_view_layouts,
 )
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 
@@ -62,22 +60,19 @@ from .import_steps.constraints import redirects_manual_operand, redirects_uses
 Mode = Literal["annotate", "pin"]
 # (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
 Candidate = tuple[Value, Operation, TensorSharding, bool]
-# propagations of XLA's view of the export before the pin selection falls back to local rules
-PIN_ROUNDS = 4
-# ops whose results are pinned whatever the view derives: XLA's own propagation was seen to
-# lay a gather's result out otherwise than shardc's propagation of the same view (differential
-# fuzzer seed 1313, program 35: 8,196 B left to XLA vs 4,868 B pinned)
-VIEW_UNTRUSTED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
-# Whether `pin` selects by XLA's view of the export (pin_select.py) by default. Off: the view is
-# shardc's propagation standing in for XLA's Shardy, and where the two differ on the stripped
-# module (rare, but 4 of 59 random programs of fuzzer seed 5151, 3/60 of 6262, 4/60 of 8484)
-# the values left unpinned came out otherwise in XLA and moved more bytes than the layout shardc
-# chose and reports. The selection by neighbours (`pin_select.NeighbourSelection`) pins a few
-# hundred more values on a 24-layer train step and is sound on every fuzzer seed tried.
-PIN_BY_VIEW = False
+# ops whose results are always pinned: XLA's own propagation was seen to lay a gather's result
+# out otherwise than shardc's propagation would (differential fuzzer seed 1313, program 35:
+# 8,196 B left to XLA vs 4,868 B pinned)
+ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
+
+# readers that may send a value's other readers through a constraint of their own (`_redirected`)
+REDIRECTING_USERS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
 
 NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
 SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+BROADCASTS = frozenset({"stablehlo.broadcast_in_dim"})  # (`_scalar_broadcast`'s op)
+# ops `export_op` treats otherwise than writing each result's final layout
+SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {"sdy.reshard", "func.call"}
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
 # comparator, a scatter's update): not data flow; Shardy writes a sharding on their ops only
 # where propagation gave one (from a constraint in the body), and so does shardc's export
@@ -205,17 +200,23 @@ def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
 class _Exporter:
     pin_all = False  # (export_module's `pin_all`)
 
-    def __init__(self, module: Module, mode: Mode, keep_open: bool, rederive: bool = False):
+    def __init__(self, module: Module, mode: Mode, keep_open: bool):
         self.module = module
-        self.rederive = rederive
         self.mode = mode
         self.keep_open = keep_open
         self.meshes = _meshes(module)
         self.mesh = default_mesh(module)
-        self.callees = {callee_name(op) for op in module.walk() if op.name == "func.call"}
+        self.callees = {callee_name(op) for op in _ops_named(module, "func.call")}
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
         self._final: dict[TensorSharding, TensorSharding] = {}
+        # `final` by the object asked about (id -> (it, final)): propagation's results repeat a
+        # few sharding objects, and a lookup by value compares every dim of equal ones
+        self._final_of: dict[int, tuple[TensorSharding, TensorSharding]] = {}
+        # `io` by (id of the sharding, id of the type, is_main) -> (sharding, type, result)
+        self._io: dict[tuple[int, int, bool], tuple[object, object, TensorSharding | None]] = {}
+        # the ops whose results are constants (LOCAL_OPS) (`run` finds them)
+        self._local: list[Operation] = []
         self._defaults: dict[int, TensorSharding] = {}
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
@@ -224,9 +225,13 @@ class _Exporter:
     def final(self, s: TensorSharding) -> TensorSharding:
         """`finalize(s, keep_open)`, one shared object per distinct sharding: op results
         repeat a few layouts, and the printer reuses the text of a sharding object."""
+        got = self._final_of.get(id(s))
+        if got is not None:
+            return got[1]
         out = self._final.get(s)
         if out is None:
             out = self._final[s] = finalize(s, self.keep_open)
+        self._final_of[id(s)] = (s, out)
         return out
 
     def default(self, t: object) -> TensorSharding | None:
@@ -243,6 +248,14 @@ class _Exporter:
         return made
 
     def io(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
+        # once per sharding and type object (a train step's parameters repeat a few of each)
+        key = (id(s), id(t), is_main)
+        got = self._io.get(key)
+        if got is None:
+            got = self._io[key] = (s, t, self._io_of(s, t, is_main))
+        return got[2]
+
+    def _io_of(self, s: TensorSharding | None, t: object, is_main: bool) -> TensorSharding | None:
         if s is None and t is not None and not isinstance(t, TensorType):
             return None  # a token (effects) has no layout; JAX writes none on it either
         if s is None:
@@ -271,18 +284,46 @@ class _Exporter:
                 s = self.io(view.result_sharding(i), t, is_main)
                 if s is not None:
                     view.set_result_sharding(i, s)
-            for op in func.walk():
-                if op is func:
-                    continue
-                parent = op.parent_op
-                in_body = parent is not None and parent.name in COMPUTATION_BODY_OPS
-                self.export_op(op, fill=not in_body)
+            # every op nested in the func, block by block (each op is exported on its own: the
+            # order does not matter); a computation body's ops get no default
+            export_op = self.export_op
+            local = self._local
+            stack = [func]
+            while stack:
+                parent = stack.pop()
+                fill = parent.name not in COMPUTATION_BODY_OPS
+                for region in parent.regions:
+                    for block in region.blocks:
+                        for op in block.ops:
+                            if op.regions:
+                                stack.append(op)
+                            if op.name in LOCAL_OPS:
+                                local.append(op)
+                            export_op(op, fill)
         if self.mode == "pin":
             self.pin()
 
     def export_op(self, op: Operation, fill: bool = True) -> None:
         """Write `op`'s final shardings; `fill=False` (a computation body's op) writes only
         those propagation found, no default."""
+        if op.name not in SPECIAL_EXPORT_OPS:  # (most ops: each result gets its final layout)
+            results = op.results
+            for r in results:
+                if isinstance(r.type, TensorType):
+                    break
+            else:
+                return
+            final = self.final
+            for r in results:
+                s = r.sharding
+                if s is None:
+                    if not fill:
+                        continue
+                    s = self.default(r.type)
+                    if s is None:
+                        continue
+                r.sharding = final(s)
+            return
         if op.name in SKIP_OPS:
             return
         if op.name == "sdy.reshard":
@@ -343,52 +384,49 @@ class _Exporter:
     def pin(self) -> None:
         """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
         could lay out otherwise: all but those `_rederived_here` and those its neighbours settle
-        (`settled_by_neighbours`); with `rederive` (`PIN_BY_VIEW`), those that
-        `pin_select.xla_view_layouts` derives otherwise, asked again with the pins chosen so
-        far until nothing more differs (at most `PIN_ROUNDS` times); with `keep_open`, the
-        element-wise chains of `_inside_chain` alone are left unpinned; with `pin_all`, every
-        value but those `_rederived_here`."""
+        (`settled_by_neighbours`); with `keep_open`, the element-wise chains of `_inside_chain`
+        alone are left unpinned; with `pin_all`, every value but those `_rederived_here`."""
         candidates = self.pin_candidates()
-        # hazards (with the safe layout), redirects, and ops whose view is not to be trusted
-        pins = [c for c in candidates if c[3] or c[1].name in VIEW_UNTRUSTED]
-        rest = [
-            c
-            for c in candidates
-            if not c[3]
-            and c[1].name not in VIEW_UNTRUSTED
-            and not _rederived_here(c[1], c[0], c[2])
-        ]
+        # hazards (with the safe layout), redirects, gathers and scatters
+        pins: list[Candidate] = []
+        rest: list[Candidate] = []
+        for c in candidates:
+            r, op, s, forced = c
+            if forced or op.name in ALWAYS_PINNED:
+                pins.append(c)
+            elif not _rederived_here(op, r, s):
+                rest.append(c)
         if self.pin_all:
             self.insert_pins(pins + rest)
             return
-        chosen = self.select_by_view(pins, rest) if self.rederive else None
-        if chosen is None and not self.keep_open:
+        if not self.keep_open:
             free = self.settled_by_neighbours(candidates, pins, rest)
-            chosen = pins + [c for c in rest if id(c[0]) not in free]
-        if chosen is None:
+            chosen = pins + [c for c in rest if c[0] not in free]
+        else:
             chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
         self.insert_pins(chosen)
 
     def settled_by_neighbours(
         self, candidates: list[Candidate], pins: list[Candidate], rest: list[Candidate]
-    ) -> set[int]:
-        """`id`s of the values of `rest` that XLA lays out as shardc did from their
-        neighbours alone (`pin_select.NeighbourSelection`)."""
-        layouts = {id(c[0]): c[2] for c in candidates}
-        pinned = {id(c[0]) for c in pins}
+    ) -> set[Value]:
+        """The values of `rest` that XLA lays out as shardc did from their neighbours alone
+        (`pin_select.NeighbourSelection`). (Sets and dicts here hold values and blocks
+        themselves: they hash by identity.)"""
+        layouts = {c[0]: c[2] for c in candidates}
+        pinned = {c[0] for c in pins}
         constant = self.constant_values(pinned)
         mains = {
-            id(body): func
+            body: func
             for name, func in self.module.funcs.items()
             if (body := func_body(func)) is not None and self.is_main(name, func)
         }
 
-        def layout(v: Value) -> TensorSharding | Wild | None:
+        def layout(v: Value) -> TensorSharding | Wild | None:  # (the selection memoizes it)
             if isinstance(v, OpResult):
                 op = v.owner
-                if id(v) in constant or _scalar_broadcast(op):
+                if v in constant or (op.name in BROADCASTS and _scalar_broadcast(op)):
                     return WILD
-                got = layouts.get(id(v))
+                got = layouts.get(v)
                 if got is not None:
                     return got
                 if op.name == "sdy.sharding_constraint":
@@ -397,40 +435,46 @@ class _Exporter:
                     return self.manual_out(op, v.index)
                 s = self.layout_of(v)
                 return None if s is None else finalize(s, False)
-            if isinstance(v, BlockArgument) and id(v.block) in mains:
+            if isinstance(v, BlockArgument) and v.block in mains:
                 return v.sharding
             return None  # a region's or a callee's argument: XLA derives it
 
         def fixed(v: Value) -> bool:
             if isinstance(v, OpResult):
-                return id(v) in pinned or v.owner.name in KEPT_BY_XLA
-            return isinstance(v, BlockArgument) and id(v.block) in mains
+                return v in pinned or v.owner.name in KEPT_BY_XLA
+            return isinstance(v, BlockArgument) and v.block in mains
 
         def returned(ret: Operation, index: int) -> TensorSharding | None:
-            func = mains.get(id(ret.parent))
+            func = mains.get(ret.parent)  # type: ignore[arg-type]
             return None if func is None else Func(func).result_sharding(index)
 
         select = NeighbourSelection(layout, fixed, self.resolve, returned)
-        judged = [
-            (r, op, s)
-            for r, op, s, _ in rest
-            if isinstance(r, OpResult) and id(r) not in constant
-        ]
-        return select.unpinned(judged) | {id(c[0]) for c in rest if id(c[0]) in constant}
+        judged = []
+        free: set[Value] = set()
+        for r, op, s, _ in rest:
+            if r in constant:
+                free.add(r)
+            elif isinstance(r, OpResult):
+                judged.append((r, op, s))
+        return select.unpinned(judged) | free
 
-    def constant_values(self, pinned: set[int]) -> set[int]:
-        """`id`s of the results of constant sub-computations not in `pinned`: constants, iotas
+    def constant_values(self, pinned: set[Value]) -> set[Value]:
+        """The results of constant sub-computations not in `pinned`: constants, iotas
         and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
         clones per use (reference/propagation.md, import step 5), each copy in its user's
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
-        out: set[int] = set()
-        for op in self.module.walk():
-            if op.name in LOCAL_OPS or (
-                op.name in CONSTANT_SUB_OPS
-                and op.operands
-                and all(id(v) in out for v in op.operands)
-            ):
-                out.update(id(r) for r in op.results if id(r) not in pinned)
+        # from the constants `run` found, forward through their users (the closure a walk in
+        # program order finds, without visiting every op)
+        out: set[Value] = set()
+        work = list(self._local)
+        while work:
+            op = work.pop()
+            for r in op.results:
+                if r not in pinned and r not in out:
+                    out.add(r)
+                    for user in r.users:
+                        if user.name in CONSTANT_SUB_OPS and _all_in(user.operands, out):
+                            work.append(user)
         return out
 
     def is_main(self, name: str, func: Operation) -> bool:
@@ -439,50 +483,34 @@ class _Exporter:
             func.properties.get("sym_visibility", "")
         )
 
-    def select_by_view(
-        self, pins: list[Candidate], rest: list[Candidate]
-    ) -> list[Candidate] | None:
-        """`pins` plus the values of `rest` whose layout XLA's view of the export (with those
-        pins) derives otherwise; None when that does not settle within `PIN_ROUNDS`."""
-        chosen = list(pins)
-        for _ in range(PIN_ROUNDS):
-            derived = xla_view_layouts(self.module, [(r, s) for r, _, s, _ in chosen])
-            if derived is None:
-                return None
-            differ = [c for c in rest if self.xla_final(derived(c[0]), c[0]) != c[2]]
-            if not differ:
-                return chosen
-            chosen += differ
-            taken = {id(c[0]) for c in differ}
-            rest = [c for c in rest if id(c[0]) not in taken]
-        return None
-
-    def xla_final(self, s: TensorSharding | None, v: Value) -> TensorSharding | None:
-        """The closed layout XLA gives `v` for a propagated `s` (none: replicated)."""
-        if s is None:
-            s = self.default(v.type)
-        return None if s is None else finalize(s, False)
-
     def pin_candidates(self) -> list[Candidate]:
         """Every op result a pin may go after, with its layout and whether a hazard forces the
         pin (`pin_hazards`); reshards before calls are placed on the way."""
         out: list[Candidate] = []
+        # finalize(s, False) once per sharding object (most results share a few): id -> (s, it)
+        closed: dict[int, tuple[TensorSharding, TensorSharding]] = {}
         # a worklist of blocks, not recursion: nesting depth is the input's to choose
         work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
         while work:
             block = work.pop()
-            new_ops: list[Operation] = []
-            for op in block.ops:
+            ops = block.ops
+            new_ops: list[Operation] | None = None  # (a copy only once a reshard goes in)
+            for k, op in enumerate(ops):
                 if op.name == "func.call":
-                    new_ops.extend(self.reshard_call_operands(op, block))
-                new_ops.append(op)
+                    made = self.reshard_call_operands(op, block)
+                    if made and new_ops is None:
+                        new_ops = ops[:k]
+                    if new_ops is not None:
+                        new_ops.extend(made)
+                if new_ops is not None:
+                    new_ops.append(op)
                 if op.name in PIN_SCOPES:
                     for region in op.regions:
                         work.extend(region.blocks)
                 if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
                     continue
                 for r in op.results:
-                    if not isinstance(r.type, TensorType) or not r.uses:
+                    if not r.num_uses or not isinstance(r.type, TensorType):
                         continue
                     s = r.sharding or self.unwritten.get(id(r))
                     if s is None and op.name == "sdy.manual_computation":
@@ -491,14 +519,18 @@ class _Exporter:
                         s = self.default(r.type)
                     if s is None:
                         continue
-                    s = finalize(s, False)
-                    safe = pinnable(op, s)
+                    got = closed.get(id(s))
+                    if got is None:
+                        got = closed[id(s)] = (s, finalize(s, False))
+                    s = got[1]
+                    safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
                     if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one
                         r.sharding = safe
                         out.append((r, op, safe, True))
                     else:  # a value read through a constraint Shardy moves (redirect_uses)
                         out.append((r, op, s, _redirected(r)))
-            block.ops = new_ops
+            if new_ops is not None:
+                block.ops = new_ops
         return out
 
     def insert_pins(self, chosen: list[Candidate]) -> None:
@@ -589,15 +621,12 @@ def export_module(
     module: Module,
     mode: Mode = "annotate",
     keep_open: bool = False,
-    rederive: bool | None = None,
     pin_all: bool = False,
 ) -> None:
-    """Rewrite `module`'s shardings into their exported form (mutates it). `rederive` (default
-    `PIN_BY_VIEW`): `pin` leaves unpinned what XLA's view of the export derives the same way
-    (`pin_select`); without it, the local rules alone decide. `pin_all`: `pin` pins every value
-    but those XLA cannot lay out otherwise (constants, iotas, scalar broadcasts, values whose
-    every use is a constraint to their layout, manual computations' results): the reference a
-    selection is checked against."""
+    """Rewrite `module`'s shardings into their exported form (mutates it). `pin_all`: `pin`
+    pins every value but those XLA cannot lay out otherwise (constants, iotas, scalar
+    broadcasts, values whose every use is a constraint to their layout, manual computations'
+    results): the reference a selection is checked against."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
@@ -606,7 +635,7 @@ def export_module(
     redirects = concat_redirects(module) if mode == "annotate" and not keep_open else None
     if mode == "pin":
         keep_call_sites(module)  # XLA runs each call site's own layout
-    exporter = _Exporter(module, mode, keep_open, PIN_BY_VIEW if rederive is None else rederive)
+    exporter = _Exporter(module, mode, keep_open)
     if pin_all:
         exporter.pin_all = True
     exporter.run()
@@ -616,11 +645,26 @@ def export_module(
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 
+def _ops_named(module: Module, name: str) -> list[Operation]:
+    """The ops of `module` named `name`, in no promised order (one pass over each block's ops,
+    without a walk's stack entry per op)."""
+    out = []
+    stack = [module.op]
+    while stack:
+        for region in stack.pop().regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    if op.name == name:
+                        out.append(op)
+                    if op.regions:
+                        stack.append(op)
+    return out
+
+
 def _drop_data_flow_edges(module: Module) -> None:
     """`sdy.data_flow_edge` is an identity that only Shardy's own pipeline uses internally; XLA
     (through jaxlib) rejects it, so its uses read its operand instead."""
-    edges = [op for op in module.walk() if op.name == "sdy.data_flow_edge"]
-    for op in edges:
+    for op in _ops_named(module, "sdy.data_flow_edge"):
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
 
@@ -629,10 +673,22 @@ def _redirected(r: Value) -> bool:
     """Whether a reader of `r` sends its other readers through a constraint of its own (a
     closed constraint on a data-flow edge target, or a closed manual computation operand):
     then `r` is always pinned, with the reshards of `redirect_uses`/`redirect_to` after it."""
+    for u in r.users:
+        if u.name in REDIRECTING_USERS:
+            break
+    else:
+        return False  # (no reader that could redirect: no list of uses to build)
     return any(
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
     )
+
+
+def _all_in(values: list[Value], among: set[Value]) -> bool:
+    for v in values:
+        if v not in among:
+            return False
+    return True
 
 
 def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
@@ -640,13 +696,16 @@ def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
     every use is already a closed constraint to `s`, `op` makes its result on every device
     without operands (a constant, an iota) or broadcasts a scalar, or `op` is a manual
     computation (its closed out_shardings are its results' layouts)."""
-    if all(
-        u.name == "sdy.sharding_constraint" and ShardingConstraint(u).sharding == s
-        for u, _ in r.uses
-    ):
-        return True
     if op.name in LOCAL_OPS or op.name == "sdy.manual_computation":
         return True  # (a manual computation's results have its out_shardings, which XLA keeps)
+    for u in r.users:
+        if u.name != "sdy.sharding_constraint":
+            break
+        c = ShardingConstraint(u).sharding
+        if c is not s and c != s:
+            break
+    else:
+        return True
     return _scalar_broadcast(op)
 
 

@@ -1,39 +1,20 @@
 """Which values the `pin` export must pin: those XLA's own propagation could lay out otherwise.
 
-The default, `NeighbourSelection`, judges each value from the ops next to it: where shardc's
+`NeighbourSelection` judges each value from the ops next to it: where shardc's
 layouts agree factor by factor on every op around a value and a tensor XLA holds gives its
 axes, XLA's propagation has nothing else to give it, whatever order it runs in; everywhere
 else (a reshard, a conflict shardc settled, an op XLA treats otherwise) the value is pinned.
 It costs one pass over the ops and no propagation. Checked on random programs: shardc's layout
 compiled with this selection moves the bytes it moves fully pinned (tests/test_pin_select.py),
 and the differential fuzzer compares it with Shardy's layout fully pinned.
-
-The rest of this module is the selection by XLA's view (`export.PIN_BY_VIEW`, off: unsound,
-see there).
-
-XLA keeps only `@main`'s argument and result shardings, sharding constraints, manual
-computations' in/out shardings and sharding groups of a module, and re-runs Shardy's
-propagation from them (reference/export-and-xla.md, 1). shardc's propagation is Shardy's, so
-most of what shardc chose is what XLA would choose anyway: a constraint there only makes XLA's
-compile slower (each is a `Sharding` custom call through the HLO passes, and Shardy's round trip
-reads its sharding back from a string). `xla_view_layouts` works out what XLA would give each
-value: a copy of the exported module stripped to what XLA keeps, plus the constraints already
-chosen, goes through shardc's own import steps and propagation with Shardy's default options.
-The export pins a value where that layout differs from its chosen one, and asks again with
-those pins until nothing more differs (a pin can move its neighbours' layouts).
-
-What is stripped errs towards pinning: every op-level sharding, the shardings of region
-arguments and of called or private functions (XLA inlines or keeps calls as it likes): where
-XLA would keep one, the derived layout differs at worst, and the value is pinned as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, callee_name
-from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.ir import Block, Operation, OpResult, Value
+from shardc.dialect.op_views import ShardingConstraint
 from shardc.dialect.rules.builder import pointwise_rule
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
@@ -41,88 +22,7 @@ from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
-from .context import Caller, PassContext
 from .propagation.projection import TensorFactorShardings, axes_size, project
-
-# ops whose shardings live in properties XLA reads (kept as they are)
-KEPT_OPS = frozenset(
-    {
-        "builtin.module",
-        "func.func",
-        "sdy.mesh",
-        "sdy.sharding_constraint",
-        "sdy.manual_computation",
-        "sdy.sharding_group",
-        "sdy.propagation_barrier",
-    }
-)
-
-Lookup = Callable[[Value], "TensorSharding | None"]
-
-
-def xla_view_layouts(
-    module: Module, pins: Iterable[tuple[Value, TensorSharding]]
-) -> Lookup | None:
-    """For each value of `module` (op results outside manual regions), the sharding shardc's
-    propagation gives it from what XLA keeps of `module` plus a constraint to `s` after each
-    `(value, s)` of `pins`; `None` where propagation of that view fails (the caller pins then
-    as if nothing were re-derived)."""
-    from .pipeline import IMPORT_STEPS  # (pipeline imports export, which imports this)
-    from .propagation.driver import propagate
-    from .propagation.options import PropagationOptions
-
-    mapping: dict[int, Value] = {}
-    view = Module(module.op.clone(mapping))
-    _strip(view)
-    _constrain([(mapping[id(v)], s) for v, s in pins if id(v) in mapping])
-    ctx = PassContext(Caller(function="pin selection"))
-    try:
-        for step in IMPORT_STEPS:
-            step.run(view, ctx)
-            ctx.invalidate()
-        propagate(view, PropagationOptions())
-    except ShardcError:
-        return None
-
-    def lookup(v: Value) -> TensorSharding | None:
-        got = mapping.get(id(v))
-        return got.sharding if got is not None else None
-
-    return lookup
-
-
-def _strip(module: Module) -> None:
-    """Drop every sharding XLA does not read: op results, region arguments, the arguments and
-    results of called or private funcs (the entry's stay)."""
-    callees = {callee_name(op) for op in module.walk() if op.name == "func.call"}
-    for name, func in module.funcs.items():
-        private = '"private"' in str(func.properties.get("sym_visibility", ""))
-        if (name in callees or private) and func.regions and func.regions[0].blocks:
-            view = Func(func)
-            for a in func.regions[0].blocks[0].args:
-                a.sharding = None
-            for i in range(view.num_results):
-                view.set_result_sharding(i, None)
-    for op in module.op.walk():
-        if op.name in KEPT_OPS:
-            continue
-        for r in op.results:
-            r.sharding = None
-        for region in op.regions:
-            for block in region.blocks:
-                for a in block.args:
-                    a.sharding = None
-
-
-def _constrain(pins: list[tuple[Value, TensorSharding]]) -> None:
-    """A constraint after each value of `pins` (uses rewired), placed after its producer."""
-    after: dict[int, list[Operation]] = {}
-    blocks: dict[int, Block] = {}
-    for v, s in pins:
-        if isinstance(v, OpResult) and isinstance(v.owner.parent, Block):
-            constrain_after(v, s, after, blocks)
-    splice_after(after, blocks)
-
 
 Uses = list[tuple[Operation, int]]
 
@@ -149,9 +49,12 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
     """Put the ops queued in `after` (by `id` of an op of `blocks`) right after that op."""
     for block in blocks.values():
         ops: list[Operation] = []
+        get = after.get
         for op in block.ops:
             ops.append(op)
-            ops.extend(after.get(id(op), ()))
+            queued = get(id(op))
+            if queued:
+                ops.extend(queued)
         block.ops = ops
 
 
@@ -160,10 +63,13 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
 
 class Wild:
     """The layout of a value XLA's Shardy clones per use (a constant, an iota, a broadcast
-    scalar): each copy takes its user's layout, so it neither asks for nor gives one."""
+    scalar): each copy takes its user's layout, so it neither asks for nor gives one. `WILD`
+    is its one instance."""
 
 
 WILD = Wild()
+_UNSET = object()  # a memo's mark for a key not looked up yet
+_NOT_TENSOR = object()  # a value that is not a tensor (a token), in `projections`
 
 # ops whose results XLA does not derive through a factor rule from their operands (data flow
 # edges, calls, regions, kept op shardings, groups and barriers), or whose rule XLA was seen
@@ -228,32 +134,67 @@ class NeighbourSelection:
         self.fixed = fixed
         self.resolve = resolve
         self.returned = returned
-        self._exact: dict[int, bool] = {}
-        self._proj: dict[int, list[TensorFactorShardings | None] | None] = {}
-        self._rules: dict[int, OpShardingRule | None] = {}
-        self._same: dict[int, list[TensorSharding | None] | None] = {}
-        self._fits: dict[tuple[int, tuple[int, ...]], bool] = {}  # (id of a layout, shape)
-        self._decided: set[int] = set()
-        self._must: set[int] = set()
+        # memos keyed on ops and values themselves (identity: no `id()` call per lookup)
+        self._exact: dict[Operation, bool] = {}
+        self._proj: dict[Operation, list[TensorFactorShardings | None] | None] = {}
+        self._rules: dict[Operation, OpShardingRule | None] = {}
+        self._same: dict[Operation, list[TensorSharding | None] | None] = {}
+        # each value's layout, asked once; the memo keeps every layout alive, so that the other
+        # memos may key on a layout's `id`
+        self._lay: dict[Value, TensorSharding | Wild | None] = {}
+        self._by_sig: dict[tuple[int, ...], list[TensorFactorShardings | None] | None] = {}
+        self._agreed: dict[int, bool] = {}  # id of a list `_by_sig` holds -> `_agree` of it
+        self._fits: dict[tuple[int, int], bool] = {}  # (id of a layout, id of a tensor type)
+        self._decided: set[Value] = set()
+        self._must: set[Value] = set()
+        self._want: dict[int, list[int]] = {}  # id of a layout -> its sharded dims
 
-    def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[int]:
-        """`id`s of the values of `rest` (in program order: operands before their users) that
-        need no pin."""
-        out: set[int] = set()
+    def unpinned(self, rest: list[tuple[OpResult, Operation, TensorSharding]]) -> set[Value]:
+        """The values of `rest` (in program order: operands before their users) that need no
+        pin."""
+        out: set[Value] = set()
         must = self._must
         maybe = []
+        memo = self._exact
+        exact = self.exact
         for r, op, s in rest:
-            uses = r.uses
-            if self.exact(op) and all(self._user_ok(u, i, s) for u, i in uses):
-                maybe.append((r, op, s, uses))
+            ok = memo.get(op)
+            if ok is None:
+                ok = exact(op)
+            if ok:
+                # every user is exact or a constraint/@main's result to `s` (`_user_ok`); the
+                # users alone decide all but a return's, which needs the operand index
+                for user in r.users:
+                    name = user.name
+                    if name == "sdy.sharding_constraint":
+                        c = ShardingConstraint(user).sharding
+                        ok = c is s or c == s
+                    elif name == "func.return":
+                        ok = all(self._user_ok(u, i, s) for u, i in r.uses)
+                        break
+                    else:
+                        ok = memo.get(user)
+                        if ok is None:
+                            ok = exact(user)
+                    if not ok:
+                        break
+            if ok:
+                maybe.append((r, op, s))
             else:
-                must.add(id(r))
+                must.add(r)
         decided = self._decided
-        for r, op, s, uses in maybe:
-            if self._supported(r, op, s, uses):
-                out.add(id(r))
-            decided.add(id(r))
+        supported = self._supported
+        for r, op, s in maybe:
+            if supported(r, op, s):
+                out.add(r)
+            decided.add(r)
         return out
+
+    def _layout(self, v: Value) -> TensorSharding | Wild | None:
+        got = self._lay.get(v, _UNSET)
+        if got is _UNSET:
+            got = self._lay[v] = self.layout(v)
+        return got  # type: ignore[return-value]
 
     # -- exactness ------------------------------------------------------------------------------
     def _user_ok(self, user: Operation, index: int, s: TensorSharding) -> bool:
@@ -266,7 +207,7 @@ class NeighbourSelection:
     def rule(self, op: Operation) -> OpShardingRule | None:
         """The factor rule XLA's Shardy applies to `op` (None: none, or not applied as
         shardc's)."""
-        key = id(op)
+        key = op
         if key in self._rules:
             return self._rules[key]
         rule = None
@@ -281,36 +222,55 @@ class NeighbourSelection:
         """For an element-wise `op` whose tensors all have one shape, each tensor's layout
         (None: wild), where every layout divides that shape evenly: then a factor is a dim, and
         two tensors agree on every factor exactly when their layouts are equal (no projection
-        needed). None for any other op (the general path projects)."""
-        key = id(op)
-        if key in self._same:
-            return self._same[key]
+        needed). None for any other op (the general path projects). Where not None, `op` is
+        exact when the layouts present are equal: that goes into `exact`'s memo on the way."""
+        got = self._same.get(op, _UNSET)  # type: ignore[arg-type]
+        if got is not _UNSET:
+            return got  # type: ignore[return-value]
         out: list[TensorSharding | None] | None = None
         if op.name in SAME_SHAPE_OPS:
-            values = (*op.operands, *op.results)
+            memo = self._lay
+            layout = self.layout
+            seen = None  # the last type checked (types are shared objects: most tensors share one)
             shape = None
+            fits = None  # the last layout found to divide `shape` (most tensors share one)
+            equal = True  # (every layout present equals the one before it)
             out = []
-            for v in values:
+            for v in (*op.operands, *op.results):
                 t = v.type
-                s = self.layout(v) if isinstance(t, TensorType) else None
-                if s is None or not isinstance(t, TensorType) or shape not in (None, t.shape):
+                if t is not seen:
+                    if not isinstance(t, TensorType) or (shape is not None and shape != t.shape):
+                        out = None
+                        break
+                    seen = t
+                    shape = t.shape
+                s = memo.get(v, _UNSET)
+                if s is _UNSET:
+                    s = memo[v] = layout(v)
+                if s is None:
                     out = None
                     break
-                shape = t.shape
-                if isinstance(s, Wild):
+                if s is WILD:  # (its one instance)
                     out.append(None)
                     continue
-                if s.unreduced or not self._divides(s, shape):
-                    out = None
-                    break
-                out.append(s)
-        self._same[key] = out
+                if s is not fits:
+                    if s.unreduced or not self._divides(s, t):  # type: ignore[union-attr]
+                        out = None
+                        break
+                    if equal and fits is not None and s != fits:
+                        equal = False
+                    fits = s
+                out.append(s)  # type: ignore[arg-type]
+            if out is not None:
+                self._exact[op] = equal
+        self._same[op] = out
         return out
 
-    def _divides(self, s: TensorSharding, shape: tuple[int, ...]) -> bool:
-        key = (id(s), shape)  # (layouts are shared objects, alive as long as the selection)
+    def _divides(self, s: TensorSharding, t: TensorType) -> bool:
+        key = (id(s), id(t))  # (layouts and types are shared objects, kept alive by the memos)
         got = self._fits.get(key)
         if got is None:
+            shape = t.shape
             mesh = self.resolve(s)
             got = mesh is not None and all(
                 d < len(shape) and shape[d] >= 0 and shape[d] % axes_size(dim.axes, mesh) == 0
@@ -323,9 +283,10 @@ class NeighbourSelection:
         """Each operand's then each result's layout on `op`'s factors (None: wild or not a
         tensor); None when `op` has no rule XLA applies as shardc does, or a tensor of it has
         no layout XLA holds."""
-        key = id(op)
-        if key in self._proj:
-            return self._proj[key]
+        key = op
+        got = self._proj.get(key, _UNSET)  # type: ignore[arg-type]
+        if got is not _UNSET:
+            return got  # type: ignore[return-value]
         out: list[TensorFactorShardings | None] | None = None
         rule = self.rule(op)
         if (
@@ -333,66 +294,111 @@ class NeighbourSelection:
             and rule.num_operands == len(op.operands)
             and rule.num_results == len(op.results)
         ):
-            out = []
-            mesh_ref: object = None
-            dims_of = (*rule.operand_dims, *rule.result_dims)
-            for v, dims in zip((*op.operands, *op.results), dims_of, strict=True):
-                if not isinstance(v.type, TensorType):
-                    out.append(None)
-                    continue
-                s = self.layout(v)
-                if isinstance(s, Wild):
-                    out.append(None)
-                    continue
-                mesh = self.resolve(s) if s is not None else None
-                if s is None or mesh is None or s.unreduced or (
-                    mesh_ref is not None and s.mesh != mesh_ref
-                ):
-                    out = None
-                    break
-                mesh_ref = s.mesh
-                out.append(project(s, dims, rule.factor_sizes, mesh))
+            layouts = [
+                self._layout(v) if isinstance(v.type, TensorType) else _NOT_TENSOR
+                for v in (*op.operands, *op.results)
+            ]
+            # ops of one rule with the same layout objects project alike (a model's layers
+            # repeat a few hundred of them); every object in the key is kept alive by a memo
+            sig = (id(rule), *map(id, layouts))
+            got = self._by_sig.get(sig, _UNSET)  # type: ignore[arg-type]
+            if got is _UNSET:
+                got = self._by_sig[sig] = self._project(rule, layouts)
+            out = got  # type: ignore[assignment]
         self._proj[key] = out
+        return out
+
+    def _project(
+        self, rule: OpShardingRule, layouts: list[TensorSharding | Wild | None | object]
+    ) -> list[TensorFactorShardings | None] | None:
+        out: list[TensorFactorShardings | None] = []
+        mesh_ref: object = None
+        dims_of = (*rule.operand_dims, *rule.result_dims)
+        for s, dims in zip(layouts, dims_of, strict=True):
+            if s is _NOT_TENSOR or isinstance(s, Wild):
+                out.append(None)
+                continue
+            mesh = self.resolve(s) if isinstance(s, TensorSharding) else None
+            if (
+                not isinstance(s, TensorSharding)
+                or mesh is None
+                or s.unreduced
+                or (mesh_ref is not None and s.mesh != mesh_ref)
+            ):
+                return None
+            mesh_ref = s.mesh
+            out.append(project(s, dims, rule.factor_sizes, mesh))
         return out
 
     def exact(self, op: Operation) -> bool:
         """Whether every tensor of `op` gives each factor the same axes (see the class)."""
-        key = id(op)
+        key = op
         got = self._exact.get(key)
         if got is not None:
             return got
-        same = self.same_shape_layouts(op)
-        if same is not None:
-            present = [s for s in same if s is not None]
-            ok = all(s == present[0] for s in present)
-            self._exact[key] = ok
-            return ok
+        if self.same_shape_layouts(op) is not None:
+            return self._exact[key]  # (set on the way)
         ok = False
         projs = self.projections(op)
         if projs is not None:
-            rule = self.rule(op)
-            assert rule is not None
-            ok = _agree(projs, rule)
+            got = self._agreed.get(id(projs))  # (shared by the ops of one signature)
+            if got is None:
+                rule = self.rule(op)
+                assert rule is not None
+                got = self._agreed[id(projs)] = _agree(projs, rule)
+            ok = got
         self._exact[key] = ok
         return ok
 
     # -- support ------------------------------------------------------------------------------
     def _known(self, v: Value) -> bool:
-        return self.fixed(v) or id(v) in self._must or id(v) in self._decided
+        return v in self._must or v in self._decided or self.fixed(v)
 
-    def _supported(
-        self, r: OpResult, op: Operation, s: TensorSharding, uses: list[tuple[Operation, int]]
-    ) -> bool:
+    def _supported(self, r: OpResult, op: Operation, s: TensorSharding) -> bool:
         """Each sharded dim of `r` is given in full by a tensor XLA holds at its layout."""
-        want = [d for d, dim in enumerate(s.dims) if dim.axes]
+        want = self._want.get(id(s))
+        if want is None:
+            want = self._want[id(s)] = [d for d, dim in enumerate(s.dims) if dim.axes]
         if not want:
             return True
-        sides: list[tuple[Operation, int]] = [(op, len(op.operands) + r.index)]
-        for user, i in uses:
+        # an element-wise side gives every dim or none (`_gives`), and needs no operand index:
+        # those first, then the dims the other sides give one by one
+        same_of = self.same_shape_layouts
+        known = self._same  # (`exact` has asked for every side: its own and every user)
+        same = known[op] if op in known else same_of(op)
+        if same is not None and self._gives_same(op, same, r):
+            return True
+        general = same is None
+        for user in r.users:
             if user.name in ("sdy.sharding_constraint", "func.return"):
                 return True  # (a closed constraint or @main's result to `s` itself: `_user_ok`)
-            sides.append((user, i))
+            same = known[user] if user in known else same_of(user)
+            if same is None:
+                general = True
+            elif self._gives_same(user, same, r):
+                return True
+        if not general:
+            return False
+        sides = [(u, i) for u, i in r.uses if same_of(u) is None]
+        if same_of(op) is None:
+            sides.append((op, len(op.operands) + r.index))
         return all(any(self._gives(o, pos, d) for o, pos in sides) for d in want)
+
+    def _gives_same(self, op: Operation, same: list[TensorSharding | None], r: Value) -> bool:
+        """`_gives` for an element-wise `op` of one shape (exact: every layout present is
+        `r`'s): a tensor of `op` but `r` (not held: it is being judged) is XLA's at its layout,
+        whatever the dim."""
+        must, decided, fixed = self._must, self._decided, self.fixed  # (`_known`, inlined)
+        k = 0
+        for v in op.operands:
+            if v is not r and same[k] is not None and (v in must or v in decided or fixed(v)):
+                return True
+            k += 1
+        for v in op.results:
+            if v is not r and same[k] is not None and (v in must or v in decided or fixed(v)):
+                return True
+            k += 1
+        return False
 
     def _gives(self, op: Operation, pos: int, d: int) -> bool:
         """Whether the tensors of exact `op` other than the one at `pos` (operands, then
@@ -400,10 +406,8 @@ class NeighbourSelection:
         `pos` its axes."""
         values = (*op.operands, *op.results)
         same = self.same_shape_layouts(op)
-        if same is not None:  # (exact: every layout present is this one)
-            return any(
-                k != pos and s is not None and self._known(values[k]) for k, s in enumerate(same)
-            )
+        if same is not None:
+            return self._gives_same(op, same, values[pos])
         rule = self.rule(op)
         projs = self.projections(op)
         if rule is None or projs is None:

@@ -1,8 +1,5 @@
 """Export modes: annotate puts a sharding on every value; pin adds a constraint after each op
-result XLA would lay out otherwise (judged from its neighbours, pin_select.NeighbourSelection;
-with `PIN_BY_VIEW`, by XLA's view of the export, passes/pin_select.py)."""
-
-import pytest
+result XLA would lay out otherwise (judged from its neighbours, pin_select.NeighbourSelection)."""
 
 import shardc
 
@@ -29,63 +26,11 @@ def test_keep_open() -> None:
     assert '{"x", ?}' in out
 
 
-@pytest.fixture
-def by_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pin selection by XLA's view of the export (export.PIN_BY_VIEW, off by default)."""
-    import shardc.passes.export as export
-
-    monkeypatch.setattr(export, "PIN_BY_VIEW", True)
-
-
-@pytest.mark.usefixtures("by_view")
-def test_pin_leaves_what_xla_rederives_unpinned() -> None:
-    out = shardc.propagate(TEXT, mode="pin")
-    # XLA's propagation from the closed boundary shardings gives the tanh and the dot the
-    # layouts shardc chose: no constraint; the op-level shardings are written as in annotate
-    assert "sdy.sharding_constraint" not in out
-    assert out == shardc.propagate(TEXT)
-
-
 OP_SHARDED = TEXT.replace(
     "%0 = stablehlo.tanh %arg0 : tensor<8x16xf32>",
     '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}'
     " : tensor<8x16xf32>",
 )
-
-
-@pytest.mark.usefixtures("by_view")
-def test_pin_pins_a_layout_xla_would_not_derive() -> None:
-    annotated = shardc.propagate(OP_SHARDED)
-    assert '%0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}' in annotated
-    out = shardc.propagate(OP_SHARDED, mode="pin")
-    # XLA drops op-level shardings: from the argument's {"x"}, {"y"} it would give the tanh
-    # {"x"}, {"y"} and the dot {"x"}, {}; both are pinned to shardc's layouts
-    assert out.count("sdy.sharding_constraint") == 2
-    assert 'sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]>' in out
-    assert "stablehlo.dot_general %1, %arg1" in out
-    assert 'sdy.sharding_constraint %2 <@mesh, [{}, {}]>' in out
-
-
-@pytest.mark.usefixtures("by_view")
-def test_pin_view_selection_compiles_to_the_chosen_layout() -> None:
-    from tests.differential import harness as H
-
-    for text in (TEXT, OP_SHARDED):
-        pinned = H.hlo_text(H.compile_mlir(shardc.propagate(text, mode="pin"), 8))
-        everything = H.hlo_text(H.compile_mlir(_pin_all(text), 8))
-        assert _collectives(pinned) == _collectives(everything)
-
-
-def _pin_all(text: str) -> str:
-    """The pin export with every candidate pinned (the view says every value differs)."""
-    import shardc.passes.export as export
-
-    original = export._Exporter.select_by_view
-    export._Exporter.select_by_view = lambda self, pins, rest: pins + rest  # type: ignore[method-assign]
-    try:
-        return shardc.propagate(text, mode="pin")
-    finally:
-        export._Exporter.select_by_view = original  # type: ignore[method-assign]
 
 
 def _collectives(hlo: str) -> list[str]:

@@ -119,10 +119,10 @@ def test_differential_fuzzer_finds_nothing() -> None:
 
 def test_pin_selection_keeps_a_gathers_layout() -> None:
     """Seed 1313 #35: shardc and Shardy agree on every value, but the pin selection by XLA's
-    view of the export left a gather's result to XLA's own propagation, which laid it out
-    otherwise than the view said (8,196 B against 4,868 B for the same layout pinned). The
-    default pin (local rules, export.PIN_BY_VIEW off) and the view with gathers always pinned
-    (export.VIEW_UNTRUSTED) both move Shardy's bytes."""
+    view of the export (since removed) left a gather's result to XLA's own propagation, which
+    laid it out otherwise than the view said (8,196 B against 4,868 B for the same layout
+    pinned). The pin (local rules, gathers always pinned: export.ALWAYS_PINNED) moves Shardy's
+    bytes."""
     from tests.fuzz import differential as D
 
     stats = D.run_programs(1313, 1, start=35, shrink=False)
