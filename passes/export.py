@@ -559,7 +559,18 @@ class _Exporter:
         through the constraint): one reshard right after the op, not one per user (a loop
         that reads the result would reshard on every iteration)."""
         others = [(u, i) for u, i in uses if u is not target]
-        return self.redirect_to(ShardingConstraint(target).sharding, others, pin, block)
+        want = ShardingConstraint(target).sharding
+        if others and target.parent is block:
+            # as in Shardy's output: the constraint right after the op and every other use
+            # reading its result, so XLA sees one value where a second constraint (or the pin)
+            # would be another of the same layout (XLA reshards each HLO value apart: a
+            # concatenate of the two read them through two identical all-to-alls, fuzzer
+            # seed 3535 #57)
+            block.ops.remove(target)
+            for user, idx in others:
+                user.set_operand(idx, target.results[0])
+            return [target]
+        return self.redirect_to(want, others, pin, block)
 
     def redirect_to(
         self, want: TensorSharding, uses: list[tuple[Operation, int]], pin: Operation,

@@ -54,8 +54,18 @@ def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) ->
             ops.append(op)
             queued = get(id(op))
             if queued:
-                ops.extend(queued)
+                _extend(ops, queued, get)
         block.ops = ops
+
+
+def _extend(ops: list[Operation], queued: list[Operation], get: Callable) -> None:
+    """`queued` into `ops`, each followed by what is queued after it in turn (an op the export
+    moved after another, a redirected constraint, may have pins of its own)."""
+    for q in queued:
+        ops.append(q)
+        more = get(id(q))
+        if more:
+            _extend(ops, more, get)
 
 
 # -- the local selection: pin only where a neighbour could move a value -----------------------

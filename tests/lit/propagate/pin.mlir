@@ -133,14 +133,15 @@ func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
 
 // -----
 
-// The while result's other readers go through the closed constraint's layout once, right after
-// the loop (as in Shardy's output, where they read the constraint): the result is pinned to the
-// loop's layout, a second constraint takes it to [{}, {"y"}] for the negate.
+// The while result's other readers go through the closed constraint, right after the loop (as
+// in Shardy's output, where they read the constraint): the result is pinned to the loop's
+// layout, the user's constraint follows the pin and the negate reads it (one value for XLA to
+// reshard, not a copy of the constraint per reader).
 // CHECK-LABEL: func.func @constraint_on_while_result(
 // CHECK: %1 = sdy.sharding_constraint %0#1 <@mesh, [{"x", "y"}, {}]>
 // CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
-// CHECK-NEXT: %3 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
-// CHECK-NEXT: stablehlo.negate %2
+// CHECK-NEXT: %3 = stablehlo.negate %2
+// CHECK-NOT: sdy.sharding_constraint %1
 sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
 func.func @constraint_on_while_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}, %arg1: tensor<i32>) -> tensor<8x8xf32> {
   %0:2 = stablehlo.while(%iterArg = %arg1, %iterArg_0 = %arg0) : tensor<i32>, tensor<8x8xf32>
@@ -155,4 +156,22 @@ func.func @constraint_on_while_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sd
   %1 = sdy.sharding_constraint %0#1 <@mesh, [{}, {"y"}]> : tensor<8x8xf32>
   %2 = stablehlo.negate %0#1 : tensor<8x8xf32>
   return %2 : tensor<8x8xf32>
+}
+
+// -----
+
+// A concatenate of a closed constraint and that constraint's input, a barrier result (a
+// data-flow edge target): as in Shardy's output, the constraint follows the barrier's pin and
+// both operands read it (XLA reshards each HLO value apart: two values of one layout cost two
+// identical all-to-alls, fuzzer seed 3535 #57).
+// CHECK-LABEL: func.func @concat_of_constraint_and_its_input(
+// CHECK: %1 = sdy.sharding_constraint %0 <@mesh, [{"X", "Y"}, {}]>
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"X"}, {"Y"}]>
+// CHECK-NEXT: %3 = stablehlo.concatenate %2, %2, dim = 0
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @concat_of_constraint_and_its_input(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X", "Y"}, {}]>}) -> tensor<32x16xf32> {
+  %0 = stablehlo.optimization_barrier %arg0 : tensor<16x16xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"X"}, {"Y"}]> : tensor<16x16xf32>
+  %2 = stablehlo.concatenate %1, %0, dim = 0 : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<32x16xf32>
+  return %2 : tensor<32x16xf32>
 }
