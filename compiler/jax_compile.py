@@ -69,7 +69,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         jax_errors_translated,
     )
     from .jitted import Lowered
-    from .xla_module import attach_jax_locations, record_origin
+    from .xla_module import record_origin
 
     start = time.perf_counter()
     _exclude_shardc_frames()
@@ -152,8 +152,8 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     # plan asks (xla_module.JaxLocations), not all of them printed and parsed every lowering
     generic = mlir_bridge.generic_text(module, with_locs=False)
     ir_module = import_generic(generic, f"<shardc.jit {name}>")
-    origin = record_origin(ir_module, module)  # what `.compile()` writes its export onto
-    attach_jax_locations(ir_module, module, origin.ops)
+    # what `.compile()` writes its export onto; JAX's locations given to the IR as it walks
+    origin = record_origin(ir_module, module, locate=True)
     # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
     # rather than every lowering paying for a copy of the IR
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)

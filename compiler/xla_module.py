@@ -43,34 +43,43 @@ class Origin:
     func_shardings: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]]
 
 
-def record_origin(module: Module, jax_module: Any) -> Origin:
+def record_origin(module: Module, jax_module: Any, locate: bool = False) -> Origin:
     """What `build_xla_module` compares the export with: `module` freshly imported from
-    `jax_module`'s print (call it before any pass changes `module`)."""
+    `jax_module`'s print (call it before any pass changes `module`); `locate`: also give
+    `module` JAX's locations (`attach_jax_locations`, in the same walk)."""
     from .jax_compile import KEEPS_OP_SHARDING
 
     ops = list(module.walk())
-    func_shardings = {k: _func_shardings(op) for k, op in enumerate(ops) if isinstance(op, FuncOp)}
-    special = set(func_shardings)
-    special.update(
-        k for k, op in enumerate(ops)
-        if op.results and (op.results[0].sharding is not None or op.name in KEEPS_OP_SHARDING)
-    )
-    attrs = [op.attributes.body() for op in ops]
-    special.update(k for k, a in enumerate(attrs) if "sdy.sharding_rule" in a)
+    func_shardings: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+    special: set[int] = set()
+    parents = []
     operands: list[Value] = []
     offsets = array("l", [0])
-    for op in ops:
+    properties = []
+    attributes = []
+    for k, op in enumerate(ops):  # (one loop: a pass over 20k ops costs a millisecond each)
+        parents.append(op.parent)
         operands += op.operands
         offsets.append(len(operands))
+        properties.append(op.properties.body())
+        attrs = op.attributes.body()
+        attributes.append(attrs)
+        if "sdy.sharding_rule" in attrs:
+            special.add(k)
+        results = op.results
+        if results and (results[0].sharding is not None or op.name in KEEPS_OP_SHARDING):
+            special.add(k)
+        if isinstance(op, FuncOp):
+            func_shardings[k] = _func_shardings(op)
+            special.add(k)
+        if locate:
+            op.set_loc_alias(k)
+            if op.regions:
+                _locate_block_args(op, k)
+    if locate:
+        module.loc_aliases = JaxLocations(jax_module)
     return Origin(
-        jax_module,
-        ops,
-        [op.parent for op in ops],
-        operands,
-        offsets,
-        [op.properties.body() for op in ops],
-        attrs,
-        special,
+        jax_module, ops, parents, operands, offsets, properties, attributes, special,
         func_shardings,
     )
 
@@ -466,18 +475,22 @@ class JaxLocations(dict):  # type: ignore[type-arg]
         return dict.values(self)
 
 
-def attach_jax_locations(module: Module, jax_module: Any, ops: list[Operation] | None = None) -> None:
+def attach_jax_locations(module: Module, jax_module: Any) -> None:
     """Give `module`, imported from `jax_module`'s print without locations, JAX's locations:
     each op and block argument an alias that `JaxLocations` reads from `jax_module` when asked
-    (`ops`: `list(module.walk())`, when the caller has it)."""
-    for k, op in enumerate(module.walk() if ops is None else ops):
+    (`record_origin(..., locate=True)` does it in its own walk)."""
+    for k, op in enumerate(module.walk()):
         op.set_loc_alias(k)
         if op.regions:
-            for r, region in enumerate(op.regions):
-                for b, block in enumerate(region.blocks):
-                    for i, a in enumerate(block.args):
-                        a.loc = f"loc(#loc{k}_{r}_{b}_{i})"
+            _locate_block_args(op, k)
     module.loc_aliases = JaxLocations(jax_module)
+
+
+def _locate_block_args(op: Operation, k: int) -> None:
+    for r, region in enumerate(op.regions):
+        for b, block in enumerate(region.blocks):
+            for i, a in enumerate(block.args):
+                a.loc = f"loc(#loc{k}_{r}_{b}_{i})"
 
 
 _FILE_LOC = re.compile(r'"[^"]*":\d+:\d+(?: to (?:\d+)?:\d+)?')

@@ -91,6 +91,9 @@ class _Parser:
         self.values: dict[str, Value] = {}
         self.aliases: list[str] = []
         self.texts: dict[str, str] = {}
+        # with `parse_generic(absorb=True)`: the ops with something for `absorb_sharding_attrs`
+        # to read (an interpreted op, `sdy.sharding` in the attributes, any op off the fast path)
+        self.to_absorb: list[Operation] | None = None
         # a signature's result types, parsed once (every layer repeats its signatures)
         self.result_types: dict[str, tuple[Type, ...]] = {}
         self.lineno = 0
@@ -106,6 +109,8 @@ class _Parser:
         texts = self.texts
         result_types = self.result_types
         new_op = Operation.fast
+        to_absorb = self.to_absorb
+        interpreted = _INTERPRETED_PROPERTIES
         block: Block | None
         for lineno, raw in enumerate(_lines(self.text), 1):
             line = raw.strip()
@@ -158,6 +163,10 @@ class _Parser:
                             block.ops.append(op)
                         else:
                             top.append(op)
+                        if to_absorb is not None and (
+                            (attrs is not None and "sdy.sharding" in attrs) or name in interpreted
+                        ):
+                            to_absorb.append(op)
                         if res_text is None:
                             if op.results:
                                 self.lineno = lineno
@@ -170,6 +179,8 @@ class _Parser:
                         continue
                 self.lineno = lineno
                 op, res_names, opens = self.parse_op_line(line)
+                if to_absorb is not None:
+                    to_absorb.append(op)
                 if stack:
                     block = stack[-1].block
                     if block is None:
@@ -418,15 +429,22 @@ def _simple_block_args(text: str) -> list[tuple[str, str, str]] | None:
     return out
 
 
-def parse_generic(text: str, source_name: str | None = None) -> Module:
-    """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`."""
+def parse_generic(text: str, source_name: str | None = None, absorb: bool = False) -> Module:
+    """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`; `absorb`: then
+    `absorb_sharding_attrs` it, visiting only the ops the parse saw something to absorb on."""
     parser = _Parser(text, source_name)
+    if absorb:
+        parser.to_absorb = []
     try:
         with suspended_gc():
             module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
     module.source_name = source_name
+    if parser.to_absorb is not None:
+        with suspended_gc():
+            for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
+                _absorb(op)
     return module
 
 
@@ -666,28 +684,32 @@ def absorb_sharding_attrs(module: Module) -> None:
     """The import's interpretation step: every sdy attribute shardc reads is parsed once into
     the frozen objects of `shardings.py` (see `op_views.py` for where each one lives); an op's
     `sdy.sharding` moves onto the values it describes. Other attributes stay text."""
-    interpreted = _INTERPRETED_PROPERTIES
     for op in module.walk():
-        step = interpreted.get(op.name)
-        if step is not None:
-            step(op)
-            if op.name == "func.func":
-                continue
-        if not op.results:
-            # a zero-result op (a side-effecting callback) keeps its one sharding as written:
-            # it says which device runs the op, and XLA reads it there
-            continue
-        raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
-        if raw is None:
-            continue
-        per_value = parse_sharding_per_value(str(raw))
-        if len(per_value.shardings) != len(op.results):
-            raise ParseError(
-                f"'{op.name}' op result shardings don't match number of values: "
-                f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
-            )
-        for r, s in zip(op.results, per_value.shardings, strict=True):
-            r.sharding = s
+        _absorb(op)
+
+
+def _absorb(op: Operation) -> None:
+    """`absorb_sharding_attrs` on one op."""
+    step = _INTERPRETED_PROPERTIES.get(op.name)
+    if step is not None:
+        step(op)
+        if op.name == "func.func":
+            return
+    if not op.results:
+        # a zero-result op (a side-effecting callback) keeps its one sharding as written:
+        # it says which device runs the op, and XLA reads it there
+        return
+    raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
+    if raw is None:
+        return
+    per_value = parse_sharding_per_value(str(raw))
+    if len(per_value.shardings) != len(op.results):
+        raise ParseError(
+            f"'{op.name}' op result shardings don't match number of values: "
+            f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
+        )
+    for r, s in zip(op.results, per_value.shardings, strict=True):
+        r.sharding = s
 
 
 __all__ = ["BlockArgument", "absorb_sharding_attrs", "parse_generic", "print_generic"]
