@@ -112,6 +112,7 @@ class _Parser:
         to_absorb = self.to_absorb
         interpreted = _INTERPRETED_PROPERTIES
         block: Block | None
+        lineno = 0
         for lineno, raw in enumerate(_lines(self.text), 1):
             line = raw.strip()
             if not line or line.startswith("//"):
@@ -231,6 +232,7 @@ class _Parser:
             else:
                 self.lineno = lineno
                 raise self.error(f"cannot parse line: {line[:120]}")
+        self.lineno = lineno  # (the fast path leaves it behind: the errors below name the end)
         if stack:
             raise self.error(f"unterminated region of {stack[-1].op.name}")
         if len(top) != 1 or top[0].name != "builtin.module":
