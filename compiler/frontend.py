@@ -99,8 +99,21 @@ def flat_shardings(
             hint=f"give one spec for all {kind}puts, or one (or None) per {kind}put",
         )
     out = []
+    # a model repeats its specs: each (spec, shape) resolved once (the same answer, or the
+    # first one's error)
+    seen: dict[tuple[Any, tuple[int, ...]], TensorSharding | None] = {}
     for i, (spec, aval) in enumerate(zip(leaves, avals, strict=True)):
-        out.append(specs.to_sharding(spec, mesh, tuple(aval.shape), f"{label}[{i}]", mesh_ref))
+        shape = tuple(aval.shape)
+        try:
+            key: tuple[Any, tuple[int, ...]] | None = (spec, shape)
+            got = seen.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable spec
+            key, got = None, None
+        if got is None:
+            got = specs.to_sharding(spec, mesh, shape, f"{label}[{i}]", mesh_ref)
+            if key is not None:
+                seen[key] = got
+        out.append(got)
     return out
 
 
@@ -143,6 +156,7 @@ def _set_attrs(func: Any, key: str, shardings: list[TensorSharding | None]) -> N
 
     old = func.attributes[key] if key in func.attributes else None
     dicts = []
+    parsed: dict[TensorSharding, Any] = {}  # (a model repeats its shardings)
     for i, sharding in enumerate(shardings):
         entries: dict[str, Any] = {}
         if old is not None:
@@ -151,7 +165,10 @@ def _set_attrs(func: Any, key: str, shardings: list[TensorSharding | None]) -> N
                 named = old_dict[j]
                 entries[named.name] = named.attr
         if sharding is not None:
-            entries["sdy.sharding"] = ir.Attribute.parse(str(sharding))
+            attr = parsed.get(sharding)
+            if attr is None:
+                attr = parsed[sharding] = ir.Attribute.parse(str(sharding))
+            entries["sdy.sharding"] = attr
         dicts.append(ir.DictAttr.get(entries))
     func.attributes[key] = ir.ArrayAttr.get(dicts)
 

@@ -43,8 +43,6 @@ def import_module(jmod: Any, source_name: str = "<input>") -> Module:
 
 
 def import_generic(generic: str, source_name: str = "<input>") -> Module:
-    """Build shardc IR from jaxlib's generic print (with locations) of a module."""
+    """Build shardc IR from jaxlib's generic print (with or without locations) of a module."""
     with suspended_gc():  # both build many objects that live on (see suspended_gc)
-        module = parse_generic(generic, source_name)
-        absorb_sharding_attrs(module)
-    return module
+        return parse_generic(generic, source_name, absorb=True)

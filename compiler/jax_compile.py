@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
-from shardc.dialect.ir import Operation
+from shardc.dialect.ir import Module, Operation
 from shardc.dialect.shardings import TensorSharding
 
 from . import specs
@@ -148,12 +148,15 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
         _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
 
     name = getattr(jitted.fun, "__name__", "fun")
-    generic = mlir_bridge.generic_text(module)
+    # without locations: each op reads its own from JAX's module when a message, listing or
+    # plan asks (xla_module.JaxLocations), not all of them printed and parsed every lowering
+    generic = mlir_bridge.generic_text(module, with_locs=False)
     ir_module = import_generic(generic, f"<shardc.jit {name}>")
-    origin = record_origin(ir_module, module)  # what `.compile()` writes its export onto
+    # what `.compile()` writes its export onto; JAX's locations given to the IR as it walks
+    origin = record_origin(ir_module, module, locate=True)
     # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
     # rather than every lowering paying for a copy of the IR
-    source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
+    source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
     ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
@@ -167,6 +170,18 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.report = report
     lowered.origin = origin
     return lowered
+
+
+def _import_located(generic: str, source_name: str, jax_module: Any) -> Module:
+    """Import `generic` (JAX's module `jax_module` printed without locations) with JAX's
+    locations attached (`xla_module.attach_jax_locations`)."""
+    from shardc.importer import import_generic
+
+    from .xla_module import attach_jax_locations
+
+    module = import_generic(generic, source_name)
+    attach_jax_locations(module, jax_module)
+    return module
 
 
 def _fresh_copy(jax_lowered: Any) -> Any:

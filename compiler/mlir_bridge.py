@@ -185,9 +185,14 @@ def _parse_error(e: Exception, text: str, source_name: str) -> ParseError:
     return ParseError(f"{source_name}: {first[-1] if first else 'cannot parse MLIR'}")
 
 
-def generic_text(module: Any) -> str:
-    """Print a jaxlib module in generic op form with locations (the importer's input)."""
-    return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+def generic_text(module: Any, with_locs: bool = True) -> str:
+    """Print a jaxlib module in generic op form, with locations unless told (the importer's
+    input)."""
+    # as bytes: the printer hands its text over a token at a time (~1.7M writes on a 24-layer
+    # train step), and a bytes write is cheaper than a str one (~7% of the print)
+    return module.operation.get_asm(
+        binary=True, print_generic_op_form=True, enable_debug_info=with_locs
+    ).decode()
 
 
 def pretty_text(module: Any, with_locs: bool = False) -> str:

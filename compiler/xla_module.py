@@ -15,7 +15,9 @@ changed) gives None, and the caller prints the export as before.
 
 from __future__ import annotations
 
+import re
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,34 +43,43 @@ class Origin:
     func_shardings: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]]
 
 
-def record_origin(module: Module, jax_module: Any) -> Origin:
+def record_origin(module: Module, jax_module: Any, locate: bool = False) -> Origin:
     """What `build_xla_module` compares the export with: `module` freshly imported from
-    `jax_module`'s print (call it before any pass changes `module`)."""
+    `jax_module`'s print (call it before any pass changes `module`); `locate`: also give
+    `module` JAX's locations (`attach_jax_locations`, in the same walk)."""
     from .jax_compile import KEEPS_OP_SHARDING
 
     ops = list(module.walk())
-    func_shardings = {k: _func_shardings(op) for k, op in enumerate(ops) if isinstance(op, FuncOp)}
-    special = set(func_shardings)
-    special.update(
-        k for k, op in enumerate(ops)
-        if op.results and (op.results[0].sharding is not None or op.name in KEEPS_OP_SHARDING)
-    )
-    attrs = [op.attributes.body() for op in ops]
-    special.update(k for k, a in enumerate(attrs) if "sdy.sharding_rule" in a)
+    func_shardings: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+    special: set[int] = set()
+    parents = []
     operands: list[Value] = []
     offsets = array("l", [0])
-    for op in ops:
+    properties = []
+    attributes = []
+    for k, op in enumerate(ops):  # (one loop: a pass over 20k ops costs a millisecond each)
+        parents.append(op.parent)
         operands += op.operands
         offsets.append(len(operands))
+        properties.append(op.properties.body())
+        attrs = op.attributes.body()
+        attributes.append(attrs)
+        if "sdy.sharding_rule" in attrs:
+            special.add(k)
+        results = op.results
+        if results and (results[0].sharding is not None or op.name in KEEPS_OP_SHARDING):
+            special.add(k)
+        if isinstance(op, FuncOp):
+            func_shardings[k] = _func_shardings(op)
+            special.add(k)
+        if locate:
+            op.set_loc_alias(k)
+            if op.regions:
+                _locate_block_args(op, k)
+    if locate:
+        module.loc_aliases = JaxLocations(jax_module)
     return Origin(
-        jax_module,
-        ops,
-        [op.parent for op in ops],
-        operands,
-        offsets,
-        [op.properties.body() for op in ops],
-        attrs,
-        special,
+        jax_module, ops, parents, operands, offsets, properties, attributes, special,
         func_shardings,
     )
 
@@ -339,3 +350,196 @@ class _Writer:
 
 class _Unwritable(Exception):
     """A difference the writer does not apply: print the export instead."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Locations from JAX's module, on demand
+
+
+_ALIAS = re.compile(r"#loc(\d+)(?:_(\d+)_(\d+)_(\d+))?(?:_n\d+)?")
+
+
+class JaxLocations(dict):  # type: ignore[type-arg]
+    """A module's location aliases read from JAX's module when asked: `#locK` is the location
+    of op K (in walk order, the module op 0), `#locK_r_b_i` that of argument i of block b of
+    region r of op K, and `<alias>_nJ` the J-th location nested in one of those (JAX's print
+    gives every nested location an alias too: `Module.resolve_loc` expands them as it did
+    that print's). `shardc.jit` imports JAX's module printed without locations (a fifth of the
+    text, and of the print's and the parse's time) and gives each op and block argument such
+    an alias (`attach_jax_locations`): only messages, listings and plans read one. Iterating
+    (printing with locations) reads them all."""
+
+    def __init__(self, jax_module: Any, entries: dict[str, str] | None = None,
+                 jax_ops: list[Any] | None = None):
+        super().__init__(entries or {})
+        self.jax_module = jax_module
+        self._jax_ops = jax_ops
+
+    def __bool__(self) -> bool:
+        return True  # (`Module` keeps a table that is not empty, however few were read yet)
+
+    def copy(self) -> JaxLocations:
+        """A copy reading the same module (`Module.clone`)."""
+        return JaxLocations(self.jax_module, dict(dict.items(self)), self._jax_ops)
+
+    def get(self, alias: str, default: Any = None) -> Any:  # type: ignore[override]
+        got = dict.get(self, alias)
+        if got is None and self._read(alias):
+            got = dict.get(self, alias)
+        return default if got is None else got
+
+    def __getitem__(self, alias: str) -> str:
+        got = self.get(alias)
+        if got is None:
+            raise KeyError(alias)
+        return got  # type: ignore[no-any-return]
+
+    def __contains__(self, alias: object) -> bool:
+        return isinstance(alias, str) and self.get(alias) is not None
+
+    def _read(self, alias: str) -> bool:
+        """Read the op's or argument's location `alias` names (and its nested ones)."""
+        m = _ALIAS.fullmatch(alias)
+        if m is None:
+            return False
+        ops = self.jax_ops()
+        k = int(m.group(1))
+        if k >= len(ops):
+            return False
+        try:
+            if m.group(2) is None:
+                root, location = f"#loc{k}", ops[k].location
+            else:
+                r, b, i = int(m.group(2)), int(m.group(3)), int(m.group(4))
+                root = f"#loc{k}_{r}_{b}_{i}"
+                location = ops[k].regions[r].blocks[b].arguments[i].location
+        except IndexError:
+            return False
+        if dict.__contains__(self, root):
+            return False  # (read before: `alias` names no nested location of it)
+        text = str(location)
+        nested: list[tuple[str, str]] = []
+        try:
+            body, end = _loc_body(text, 4, root, nested)
+            if not (text.startswith("loc(") and end == len(text) - 1):
+                raise ValueError(text)
+        except ValueError:
+            nested, body = [], text[4:-1]  # a form not read here: kept whole, inline
+        for name, value in nested:  # (each defined before the location using it)
+            dict.__setitem__(self, name, value)
+        dict.__setitem__(self, root, f"loc({body})")
+        return True
+
+    def jax_ops(self) -> list[Any]:
+        """JAX's module's ops in walk order (pre-order), the module op first."""
+        if self._jax_ops is None:
+            from jaxlib.mlir import ir
+
+            ops: list[Any] = [self.jax_module.operation]
+
+            def visit(o: Any) -> Any:
+                ops.append(o)
+                return ir.WalkResult.ADVANCE
+
+            for op in self.jax_module.body.operations:
+                op.walk(visit, ir.WalkOrder.PRE_ORDER)
+            self._jax_ops = ops
+        return self._jax_ops
+
+    def _read_all(self) -> None:
+        for k, op in enumerate(self.jax_ops()):
+            self.get(f"#loc{k}")
+            for r, region in enumerate(op.regions):
+                for b, block in enumerate(region.blocks):
+                    for i in range(len(block.arguments)):
+                        self.get(f"#loc{k}_{r}_{b}_{i}")
+
+    def __iter__(self) -> Iterator[str]:
+        self._read_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._read_all()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._read_all()
+        return dict.keys(self)
+
+    def items(self) -> Any:
+        self._read_all()
+        return dict.items(self)
+
+    def values(self) -> Any:
+        self._read_all()
+        return dict.values(self)
+
+
+def attach_jax_locations(module: Module, jax_module: Any) -> None:
+    """Give `module`, imported from `jax_module`'s print without locations, JAX's locations:
+    each op and block argument an alias that `JaxLocations` reads from `jax_module` when asked
+    (`record_origin(..., locate=True)` does it in its own walk)."""
+    for k, op in enumerate(module.walk()):
+        op.set_loc_alias(k)
+        if op.regions:
+            _locate_block_args(op, k)
+    module.loc_aliases = JaxLocations(jax_module)
+
+
+def _locate_block_args(op: Operation, k: int) -> None:
+    for r, region in enumerate(op.regions):
+        for b, block in enumerate(region.blocks):
+            for i, a in enumerate(block.args):
+                a.loc = f"loc(#loc{k}_{r}_{b}_{i})"
+
+
+_FILE_LOC = re.compile(r'"[^"]*":\d+:\d+(?: to (?:\d+)?:\d+)?')
+
+
+def _loc_body(s: str, i: int, root: str, nested: list[tuple[str, str]]) -> tuple[str, int]:
+    """The location at `s[i:]` as JAX's print writes it, each location nested in it an alias
+    (`<root>_nJ`, appended to `nested` with its `loc(...)`), and where it ends."""
+
+    def alias(j: int) -> tuple[str, int]:
+        body, end = _loc_body(s, j, root, nested)
+        name = f"{root}_n{len(nested)}"
+        nested.append((name, f"loc({body})"))
+        return name, end
+
+    if s.startswith('"', i):
+        m = _FILE_LOC.match(s, i)
+        if m:
+            return m.group(), m.end()
+        end = s.find('"', i + 1)
+        if end < 0:
+            raise ValueError(s)
+        name, j = s[i : end + 1], end + 1
+        if not s.startswith("(", j):
+            return name, j
+        child, j = alias(j + 1)
+        if not s.startswith(")", j):
+            raise ValueError(s)
+        return f"{name}({child})", j + 1
+    if s.startswith("callsite(", i):
+        callee, j = alias(i + 9)
+        if not s.startswith(" at ", j):
+            raise ValueError(s)
+        caller, j = alias(j + 4)
+        if not s.startswith(")", j):
+            raise ValueError(s)
+        return f"callsite({callee} at {caller})", j + 1
+    if s.startswith("unknown", i):
+        return "unknown", i + 7
+    if s.startswith("fused[", i):
+        parts = []
+        j = i + 6
+        while True:
+            part, j = alias(j)
+            parts.append(part)
+            if s.startswith(", ", j):
+                j += 2
+            elif s.startswith("]", j):
+                return f"fused[{', '.join(parts)}]", j + 1
+            else:
+                raise ValueError(s)
+    raise ValueError(s)  # (fused with metadata, opaque locations: kept whole)

@@ -674,7 +674,8 @@ class Module:
         self.op = op
         # `#loc12 = loc(...)` lines as printed, parsed into `loc_aliases` on first use (only
         # messages and printing with locations read them: most runs never do)
-        self._loc_aliases: dict[str, str] | None = dict(loc_aliases) if loc_aliases else None
+        # (`copy`, not `dict()`: a table that reads its aliases on demand stays one)
+        self._loc_aliases: dict[str, str] | None = loc_aliases.copy() if loc_aliases else None
         self._loc_alias_text = loc_alias_text if loc_aliases is None else ""
         self.source_name: str | None = None
 

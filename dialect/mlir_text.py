@@ -40,8 +40,12 @@ from .sharding_syntax import (
 from .shardings import ShardingPerValue, TensorSharding
 from .types import TensorType, Type, parse_type, split_function_type
 
+# the signature runs to the first ` loc(` (possessive: no backtracking over it, a third of
+# the parse's time with a lazy `.*?`); a line where that is not the location's start takes the
+# exact path (`parse_op_line`'s slow route)
 _FAST_OP = re.compile(
-    r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : (.*?)(?: (loc\(.*\)))?$'
+    r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)(?: <\{(.*?)\}>)?(?: \{(.*?)\})? : '
+    r'([^ ]*+(?: (?!loc\()[^ ]*+)*+)(?: (loc\(.*\)))?$'
 )
 _OP_HEAD = re.compile(r'(?:(%[^"=]*?) = )?"([^"]+)"\(([^)]*)\)')
 _BLOCK = re.compile(r"\^(\w+)(?:\((.*)\))?:$")
@@ -87,6 +91,9 @@ class _Parser:
         self.values: dict[str, Value] = {}
         self.aliases: list[str] = []
         self.texts: dict[str, str] = {}
+        # with `parse_generic(absorb=True)`: the ops with something for `absorb_sharding_attrs`
+        # to read (an interpreted op, `sdy.sharding` in the attributes, any op off the fast path)
+        self.to_absorb: list[Operation] | None = None
         # a signature's result types, parsed once (every layer repeats its signatures)
         self.result_types: dict[str, tuple[Type, ...]] = {}
         self.lineno = 0
@@ -98,14 +105,83 @@ class _Parser:
     def parse(self) -> Module:
         stack: list[_Frame] = []
         top: list[Operation] = []
+        fast_match = _FAST_OP.match
+        texts = self.texts
+        result_types = self.result_types
+        new_op = Operation.fast
+        to_absorb = self.to_absorb
+        interpreted = _INTERPRETED_PROPERTIES
+        block: Block | None
+        lineno = 0
         for lineno, raw in enumerate(_lines(self.text), 1):
-            self.lineno = lineno
             line = raw.strip()
             if not line or line.startswith("//"):
                 continue
             c = line[0]
             if c == '"' or c == "%":
+                m = fast_match(line)
+                if m is not None:
+                    # `build_fast`, inlined: the hot path of the import (an op a line)
+                    res_text, name, opnd_text, props, attrs, sig, loc = m.groups()
+                    if (
+                        (props is None or ('"' not in props and ("{" not in props or balanced(props))))
+                        and (attrs is None or ('"' not in attrs and ("{" not in attrs or balanced(attrs))))
+                    ):
+                        values = self.values
+                        try:
+                            operands = [values[v] for v in opnd_text.split(", ")] if opnd_text else []
+                        except KeyError as e:
+                            self.lineno = lineno
+                            raise self.error(f"use of undefined value {e.args[0]}") from None
+                        op = new_op(
+                            texts.setdefault(name, name),
+                            operands,
+                            AttrDict(texts.setdefault(props, props)) if props is not None else AttrDict(""),
+                            AttrDict(texts.setdefault(attrs, attrs)) if attrs is not None else AttrDict(""),
+                            loc,
+                        )
+                        if loc is not None and loc.startswith("loc(#loc") and loc[8:9] in _DIGITS_1_TO_9:
+                            number = loc[8:-1]
+                            if number.isascii() and number.isdigit() and loc[-1] == ")":
+                                op._loc = int(number)  # (`set_loc_alias`: an int is half the string)
+                        types = result_types.get(sig)
+                        if types is None:
+                            self.lineno = lineno
+                            types = self.signature_results(name, sig)
+                        if len(types) == 1:
+                            result = OpResult(types[0], op, 0)
+                            op.results = (result,)
+                        else:
+                            result = None
+                            op.results = tuple([OpResult(t, op, i) for i, t in enumerate(types)])
+                        if stack:
+                            frame = stack[-1]
+                            block = frame.block
+                            if block is None:
+                                block = frame.block = Block()
+                                frame.op.regions[-1].add_block(block)
+                            op.parent = block
+                            block.ops.append(op)
+                        else:
+                            top.append(op)
+                        if to_absorb is not None and (
+                            (attrs is not None and "sdy.sharding" in attrs) or name in interpreted
+                        ):
+                            to_absorb.append(op)
+                        if res_text is None:
+                            if op.results:
+                                self.lineno = lineno
+                                self.define_results(op, [])
+                        elif result is not None and "," not in res_text and ":" not in res_text:
+                            values[res_text] = result
+                        else:
+                            self.lineno = lineno
+                            self.define_results(op, _result_names(res_text))
+                        continue
+                self.lineno = lineno
                 op, res_names, opens = self.parse_op_line(line)
+                if to_absorb is not None:
+                    to_absorb.append(op)
                 if stack:
                     block = stack[-1].block
                     if block is None:
@@ -126,6 +202,7 @@ class _Parser:
                 else:
                     self.define_results(op, res_names)
             elif c == "}":
+                self.lineno = lineno
                 if not stack:
                     raise self.error(f"unexpected '}}': {line}")
                 frame = stack[-1]
@@ -139,19 +216,23 @@ class _Parser:
                 else:
                     raise self.error(f"unexpected line: {line}")
             elif c == "^":
+                self.lineno = lineno
                 if not stack:
                     raise self.error(f"block outside a region: {line}")
                 frame = stack[-1]
                 frame.block = self.parse_block_header(line)
                 frame.op.regions[-1].add_block(frame.block)
             elif c == "#":
+                self.lineno = lineno
                 if " = loc(" not in line:
                     raise self.error(f"unexpected attribute alias: {line[:80]}")
                 self.aliases.append(line)  # parsed when the module's loc_aliases are read
             elif line.startswith("{-#"):
                 break  # dialect resources: not used by stablehlo text that JAX emits
             else:
+                self.lineno = lineno
                 raise self.error(f"cannot parse line: {line[:120]}")
+        self.lineno = lineno  # (the fast path leaves it behind: the errors below name the end)
         if stack:
             raise self.error(f"unterminated region of {stack[-1].op.name}")
         if len(top) != 1 or top[0].name != "builtin.module":
@@ -211,14 +292,7 @@ class _Parser:
 
     def build_fast(self, m: re.Match[str]) -> tuple[Operation, list[tuple[str, int]], bool]:
         res_text, name, opnd_text, props, attrs, sig, loc = m.groups()
-        res_names: list[tuple[str, int]] = []
-        if res_text:
-            if "," not in res_text and ":" not in res_text:
-                res_names.append((res_text, 1))
-            else:
-                for r in res_text.split(", "):
-                    nm, _, cnt = r.partition(":")
-                    res_names.append((nm, int(cnt) if cnt else 1))
+        res_names = _result_names(res_text) if res_text else []
         values = self.values
         try:
             operands = [values[v] for v in opnd_text.split(", ")] if opnd_text else []
@@ -238,16 +312,21 @@ class _Parser:
                 op.set_loc_alias(int(number))  # (an int is half the string it prints as)
         types = self.result_types.get(sig)
         if types is None:
-            try:
-                _, outs = split_function_type(sig)
-            except ValueError:
-                raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
-            types = self.result_types[sig] = tuple(_type(t) for t in outs)
+            types = self.signature_results(name, sig)
         if len(types) == 1:
             op.results = (OpResult(types[0], op, 0),)
         else:
             op.results = tuple([OpResult(t, op, i) for i, t in enumerate(types)])
         return op, res_names, False
+
+    def signature_results(self, name: str, sig: str) -> tuple[Type, ...]:
+        """The result types of the op signature `sig` (`(T, T) -> T`), parsed once per text."""
+        try:
+            _, outs = split_function_type(sig)
+        except ValueError:
+            raise self.error(f"bad type signature of {name}: {sig[:80]}") from None
+        types = self.result_types[sig] = tuple(_type(t) for t in outs)
+        return types
 
     def parse_trailer(self, op: Operation, rest: str) -> None:
         """` {attrs} : (T) -> T loc(...)`: attributes, result types and location."""
@@ -291,6 +370,17 @@ class _Parser:
                 arg = block.add_arg(parse_type(rest), loc)
                 self.values[name.strip()] = arg
         return block
+
+
+def _result_names(res_text: str) -> list[tuple[str, int]]:
+    """`%0` or `%0:2, %1` (a fast-path op's result names) as (name, count) pairs."""
+    if "," not in res_text and ":" not in res_text:
+        return [(res_text, 1)]
+    out = []
+    for r in res_text.split(", "):
+        nm, _, cnt = r.partition(":")
+        out.append((nm, int(cnt) if cnt else 1))
+    return out
 
 
 def _lines(text: str, chunk: int = 1 << 20) -> Iterator[str]:
@@ -341,15 +431,22 @@ def _simple_block_args(text: str) -> list[tuple[str, str, str]] | None:
     return out
 
 
-def parse_generic(text: str, source_name: str | None = None) -> Module:
-    """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`."""
+def parse_generic(text: str, source_name: str | None = None, absorb: bool = False) -> Module:
+    """Parse MLIR in generic op form (as jaxlib prints it) into a `Module`; `absorb`: then
+    `absorb_sharding_attrs` it, visiting only the ops the parse saw something to absorb on."""
     parser = _Parser(text, source_name)
+    if absorb:
+        parser.to_absorb = []
     try:
         with suspended_gc():
             module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
     module.source_name = source_name
+    if parser.to_absorb is not None:
+        with suspended_gc():
+            for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
+                _absorb(op)
     return module
 
 
@@ -589,28 +686,32 @@ def absorb_sharding_attrs(module: Module) -> None:
     """The import's interpretation step: every sdy attribute shardc reads is parsed once into
     the frozen objects of `shardings.py` (see `op_views.py` for where each one lives); an op's
     `sdy.sharding` moves onto the values it describes. Other attributes stay text."""
-    interpreted = _INTERPRETED_PROPERTIES
     for op in module.walk():
-        step = interpreted.get(op.name)
-        if step is not None:
-            step(op)
-            if op.name == "func.func":
-                continue
-        if not op.results:
-            # a zero-result op (a side-effecting callback) keeps its one sharding as written:
-            # it says which device runs the op, and XLA reads it there
-            continue
-        raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
-        if raw is None:
-            continue
-        per_value = parse_sharding_per_value(str(raw))
-        if len(per_value.shardings) != len(op.results):
-            raise ParseError(
-                f"'{op.name}' op result shardings don't match number of values: "
-                f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
-            )
-        for r, s in zip(op.results, per_value.shardings, strict=True):
-            r.sharding = s
+        _absorb(op)
+
+
+def _absorb(op: Operation) -> None:
+    """`absorb_sharding_attrs` on one op."""
+    step = _INTERPRETED_PROPERTIES.get(op.name)
+    if step is not None:
+        step(op)
+        if op.name == "func.func":
+            return
+    if not op.results:
+        # a zero-result op (a side-effecting callback) keeps its one sharding as written:
+        # it says which device runs the op, and XLA reads it there
+        return
+    raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
+    if raw is None:
+        return
+    per_value = parse_sharding_per_value(str(raw))
+    if len(per_value.shardings) != len(op.results):
+        raise ParseError(
+            f"'{op.name}' op result shardings don't match number of values: "
+            f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
+        )
+    for r, s in zip(op.results, per_value.shardings, strict=True):
+        r.sharding = s
 
 
 __all__ = ["BlockArgument", "absorb_sharding_attrs", "parse_generic", "print_generic"]

@@ -55,3 +55,53 @@ def test_region_ops_and_calls_are_in_the_ir() -> None:
         "func.call",
     ):
         assert expected in names, expected
+
+
+# op-level shardings (one result, two results) beside boundary ones and a constraint
+_OP_SHARDINGS = """
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x8xf32>, tensor<8xf32>) {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<8x8xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %2:2 = stablehlo.reduce(%1 init: %c), (%1 init: %c) across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{}]>]>} : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>)
+    reducer(%a: tensor<f32>, %b: tensor<f32>) (%c1: tensor<f32>, %d: tensor<f32>) {
+      %s = stablehlo.add %a, %b : tensor<f32>
+      %t = stablehlo.add %c1, %d : tensor<f32>
+      stablehlo.return %s, %t : tensor<f32>, tensor<f32>
+    }
+  return %1, %2#0 : tensor<8x8xf32>, tensor<8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("name", [*sorted(PROGRAMS), "op_shardings"])
+def test_generic_parse_absorbs_as_the_separate_step(name: str) -> None:
+    # the importer's one pass (`parse_generic(absorb=True)`, only the ops the parse saw an sdy
+    # attribute on) builds what the parse and then `absorb_sharding_attrs` over every op do
+    from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
+
+    def contents(module):
+        out = []
+        for op in module.walk():
+            out.append((op.name, op.loc, op.properties.body(), op.attributes.body(),
+                        [r.sharding for r in op.results]))
+            out += [[(a.loc, a.sharding) for a in b.args] for r in op.regions for b in r.blocks]
+        return out
+
+    jmod = mlir_bridge.parse_module(_OP_SHARDINGS if name == "op_shardings" else lowered_text(name))
+    for with_locs in (True, False):
+        generic = mlir_bridge.generic_text(jmod, with_locs=with_locs)
+        one = parse_generic(generic, name, absorb=True)
+        two = parse_generic(generic, name)
+        absorb_sharding_attrs(two)
+        assert contents(one) == contents(two)
+        assert "sdy.sharding =" not in "".join(op.attributes.body() for op in one.walk()
+                                               if op.results)
+    if name == "op_shardings":
+        add = next(op for op in one.walk() if op.name == "stablehlo.add")  # (@main's own)
+        reduce = next(op for op in one.walk() if op.name == "stablehlo.reduce")
+        assert [str(r.sharding) for r in add.results] == ['#sdy.sharding<@mesh, [{}, {"y"}]>']
+        assert [str(r.sharding) for r in reduce.results] == [
+            '#sdy.sharding<@mesh, [{"x"}]>', "#sdy.sharding<@mesh, [{}]>"]
