@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import ClassVar
 
 from shardc.dialect.ir import (
@@ -43,6 +44,8 @@ from .projection import back_project, project
 from .report import PropagationReport
 from .unit_builder import ModuleUnits
 from .units import Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
+
+_sharding_of = attrgetter("sharding")
 
 __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
@@ -124,12 +127,12 @@ class Propagator:
             u.clean = dirs
             return
         slots = u.slots
-        shardings = [s.sharding for s in slots]  # (a `Slot` view reads through `.sharding`)
+        shardings = tuple(map(_sharding_of, slots))  # (a `Slot` view reads through `.sharding`)
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
             what = (id(u.rule), u.sizes, u.elementwise)
             static = u.step_key = self.step_kinds.setdefault(what, len(self.step_kinds))
-        key = (static, dirs, *shardings)
+        key = (static, dirs, shardings)
         changes = self.step_memo.get(key)
         if changes is None:
             changes = self._changes(u, shardings)
@@ -154,7 +157,7 @@ class Propagator:
                 self.observer.record(u, i, shardings, new, targets, self.round)
 
     def _changes(
-        self, u: Unit, shardings: list[TensorSharding | None]
+        self, u: Unit, shardings: tuple[TensorSharding | None, ...]
     ) -> tuple[tuple[int, TensorSharding], ...]:
         """The (slot index, new sharding) pairs one step through `u` produces."""
         mesh: Mesh | None = None
