@@ -451,16 +451,14 @@ class ModuleUnits:
         self.units.append(u)
         if operands is op.operands:  # (plain values: `_index`, inline)
             readers = self.readers
-            for key in u.slots:
-                users = readers.get(key)
+            for v in u.slots:
+                users = readers.get(v)
                 if users is None:
-                    readers[key] = u
-                elif type(users) is Unit:
-                    readers[key] = (users, u)
-                elif type(users) is tuple and len(users) < 8:
-                    readers[key] = (*users, u)
-                elif type(users) is tuple:
-                    readers[key] = [*users, u]
+                    readers[v] = u
+                elif isinstance(users, Unit):
+                    readers[v] = (users, u)
+                elif isinstance(users, tuple):
+                    readers[v] = (*users, u) if len(users) < 8 else [*users, u]
                 else:
                     users.append(u)
         else:
