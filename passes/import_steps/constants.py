@@ -45,8 +45,12 @@ class SplitConstants:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if not split_constants(module, ctx.ops(module)):
+        ops = ctx.ops(module)
+        after: list[Operation] = []
+        if not split_constants(module, ops, after):
             ctx.keep_ops()
+        else:
+            ctx.replace_ops(after)
 
 
 @dataclass(frozen=True)
@@ -95,11 +99,14 @@ def constant_expressions(module: Module, ops: list[Operation] | None = None) -> 
     return found
 
 
-def split_constants(module: Module, ops: list[Operation] | None = None) -> int:
+def split_constants(
+    module: Module, ops: list[Operation] | None = None, ops_after: list[Operation] | None = None
+) -> int:
     """Give every use but the first of each constant expression its own copy; returns the
     number of ops copied. `sdy.sharding_group` uses are not uses here: a copy joins the groups
     of what it copies (Shardy clones the group ops along). `ops`: `list(module.walk())`, when
-    the caller has it."""
+    the caller has it; then `ops_after`, when given, receives that list with the copies (what
+    `module.walk()` lists after the split)."""
     const_ops = constant_expressions(module, ops)
     splitter = _Splitter({id(op) for op in const_ops})
     for op in const_ops:
@@ -113,6 +120,13 @@ def split_constants(module: Module, ops: list[Operation] | None = None) -> int:
                 user.set_operand(index, splitter.copy_of(r))
     if splitter.copies_after:
         _insert_copies(const_ops, splitter.copies_after)
+        if ops is not None and ops_after is not None:
+            # each copy right after its original (a constant expression has no regions)
+            copies = splitter.copies_after
+            for op in ops:
+                ops_after.append(op)
+                if id(op) in copies:
+                    ops_after.extend(copies[id(op)])
     return splitter.copied
 
 

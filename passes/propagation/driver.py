@@ -43,7 +43,7 @@ from .policies import (
 from .projection import back_project, project
 from .report import PropagationReport
 from .unit_builder import ModuleUnits
-from .units import Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
+from .units import ANY_DIRS, Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
 
 _sharding_of = attrgetter("sharding")
 
@@ -121,13 +121,19 @@ class Propagator:
         directions and its slots' shardings (all immutable), so it is memoized: modules repeat
         the same layer many times, and most steps have been computed before. A unit that no
         factor may cross at this level changes nothing (a third of the steps of a transformer
-        stack): it returns at once."""
+        stack): it returns at once. So does a unit none of whose slots has a sharding (a third
+        of the rest): it changes nothing at any level, and stays settled until a slot of it is
+        written (`ANY_DIRS`)."""
         dirs = u.dirs
         if not any(dirs):
             u.clean = dirs
             return
         slots = u.slots
         shardings = tuple(map(_sharding_of, slots))  # (a `Slot` view reads through `.sharding`)
+        if not any(shardings):  # (a sharding is always true)
+            if u.kind != "edge" or not is_call_arg_edge(u):
+                u.clean = ANY_DIRS
+            return
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
             what = (id(u.rule), u.sizes, u.elementwise)
@@ -285,7 +291,8 @@ class Propagator:
         stopped = False
         for u in units:
             u.queued = False
-            if u.clean is not u.dirs:
+            clean = u.clean
+            if clean is not u.dirs and clean is not ANY_DIRS:
                 self.current = u
                 step(u)
             steps += 1
@@ -315,7 +322,7 @@ class Propagator:
 
     def _step_func_result_links(self) -> None:
         for u in self.func_result_units:
-            if u.clean is not u.dirs:  # (else settled: `Unit.clean`)
+            if u.clean is not u.dirs and u.clean is not ANY_DIRS:  # (else settled: `Unit.clean`)
                 self.current = u
                 self.step(u)
 
