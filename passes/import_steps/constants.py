@@ -166,18 +166,24 @@ class _Splitter:
 
 
 def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Operation]]) -> None:
-    """Put each op's copies right after it, rebuilding each block's op list once."""
-    blocks: dict[int, Block] = {}
+    """Put each op's copies right after it, rebuilding each block's op list once (from slices:
+    `originals` are in program order, so each is found from where the last one was)."""
+    blocks: dict[int, tuple[Block, list[Operation]]] = {}
     for op in originals:
         if id(op) in copies_after and op.parent is not None:
-            blocks[id(op.parent)] = op.parent
-    for block in blocks.values():
+            blocks.setdefault(id(op.parent), (op.parent, []))[1].append(op)
+    for block, copied in blocks.values():
+        old = block.ops
         ops: list[Operation] = []
-        for op in block.ops:
-            ops.append(op)
-            for c in copies_after.get(id(op), ()):
+        start = 0
+        for op in copied:
+            end = old.index(op, start) + 1
+            ops += old[start:end]
+            for c in copies_after[id(op)]:
                 c.parent = block
                 ops.append(c)
+            start = end
+        ops += old[start:]
         block.ops = ops
 
 

@@ -150,10 +150,9 @@ class ModuleUnits:
         funcs = self.module.funcs
         if self._ops is None:
             self._ops = list(self.module.walk())
-        callees = {callee_name(op) for op in self._ops if op.name == "func.call"}
-        self._make_stand_ins()
+        self._make_stand_ins()  # (and the callees, in the same pass over the ops)
+        callees = self._callees
         self.dead = dead_ops(self.module, self._ops)
-        self._callees = callees
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
@@ -219,16 +218,21 @@ class ModuleUnits:
 
     def _make_stand_ins(self) -> None:
         """Holders for the values whose sharding lives on an op, made before any slot reads one
-        (a func's result link or a while's body may read a value defined later in the walk)."""
+        (a func's result link or a while's body may read a value defined later in the walk);
+        the names of the funcs called (`_callees`), in the same pass over the ops."""
         assert self._ops is not None
+        callees = self._callees
         for op in self._ops:
-            if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            name = op.name
+            if name == "func.call":
+                callees.add(callee_name(op))
+            elif name in ("sdy.sharding_constraint", "sdy.reshard"):
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
-                (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
+                (self.constraints if name == "sdy.sharding_constraint" else self.reshards).append(op)
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
-            elif op.name == "sdy.manual_computation":
+            elif name == "sdy.manual_computation":
                 self._has_manual = True
                 for i, v in enumerate(op.operands):
                     s = redirects_manual_operand(op, i)
