@@ -268,13 +268,18 @@ def mesh_of_op(op: Operation, sharding: TensorSharding) -> Mesh | None:
     return None
 
 
-def rewrite_shardings(module: Module, fn: Callable[[TensorSharding], TensorSharding]) -> None:
-    """Replace every sharding of `module`, wherever it lives (see above), by `fn` of it."""
+def rewrite_shardings(
+    module: Module,
+    fn: Callable[[TensorSharding], TensorSharding],
+    ops: list[Operation] | None = None,
+) -> None:
+    """Replace every sharding of `module`, wherever it lives (see above), by `fn` of it
+    (`ops`: `list(module.walk())`, when the caller has it)."""
 
     def new(s: TensorSharding | None) -> TensorSharding | None:
         return None if s is None else fn(s)
 
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         for region in op.regions:
             for block in region.blocks:
                 for a in block.args:

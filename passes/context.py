@@ -57,6 +57,7 @@ class PassContext:
     _op_names: frozenset[str] | None = None
     _regions: list[ManualRegion] | None = None
     _keep_ops_once: bool = False  # the running pass added, removed and moved no op this time
+    _ops_after: list[Operation] | None = None  # the op list it left (`replace_ops`)
 
     def ops(self, module: Module) -> list[Operation]:
         """Every op of `module` in pre-order (`module.walk()`), listed once for the passes
@@ -92,15 +93,23 @@ class PassContext:
         to do): the op list outlives it, as it outlives a `keeps_ops` pass."""
         self._keep_ops_once = True
 
+    def replace_ops(self, ops: list[Operation]) -> None:
+        """Say that the running pass left the op list `ops` (every op in pre-order, as
+        `module.walk()` lists it now) and changed no op's name, only how many ops bear each (it
+        copied ops): the next passes read `ops` rather than walk the module again."""
+        self._ops_after = ops
+
     def invalidate(self, ops: bool = True) -> None:
         """Forget cached analyses (after a pass that changed the IR); `ops=False` keeps the op
         list (`ops`, `has_op`): the pass added, removed and moved no op."""
         self._variance = None
         self._regions = None
         keep, self._keep_ops_once = self._keep_ops_once, False
+        after, self._ops_after = self._ops_after, None
         if ops and not keep:
-            self._ops = None
-            self._op_names = None
+            self._ops = after
+            if after is None:
+                self._op_names = None
 
 
 class Pass(Protocol):

@@ -228,3 +228,48 @@ def test_a_write_makes_its_readers_step_again() -> None:
     assert link.clean is None
     prop.run_to_fixed_point()
     assert link in stepped
+
+
+_UNSHARDED_SIDE = """
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %b: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = stablehlo.negate %a : tensor<8x16xf32>
+  %1 = stablehlo.negate %b : tensor<8x16xf32>
+  %2 = stablehlo.abs %1 : tensor<8x16xf32>
+  return %0, %2 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+"""
+
+
+def test_a_unit_with_no_sharding_settles_for_every_level_until_written() -> None:
+    """A step through a unit none of whose slots has a sharding changes nothing whatever its
+    directions: the sweeps of the later op-priority levels pass it by (`ANY_DIRS`), until a
+    write to one of its slots makes it step again, and then it propagates."""
+    from shardc.dialect.shardings import TensorSharding
+    from shardc.passes.propagation.units import ANY_DIRS, holder_of
+
+    prop = Propagator(_imported(_UNSHARDED_SIDE), PropagationOptions())
+    prop.build()
+    stepped: list = []
+    original = prop.step
+    prop.step = lambda u: (stepped.append(u), original(u))  # type: ignore[method-assign]
+    prop.run(write_back=False)
+    negate_a, negate_b, abs_b = prop.units
+    assert negate_b.clean is ANY_DIRS and abs_b.clean is ANY_DIRS
+    assert negate_a.clean is negate_a.dirs
+    levels = len(prop.report.rounds)
+    assert levels > 1
+    # the unsharded side is stepped at the first level that lets anything cross it, only
+    assert stepped.count(negate_b) == 1 and stepped.count(abs_b) == 1
+    assert stepped.count(negate_a) > 1  # (its dirs change with the level: it steps again)
+    b = holder_of(negate_b.slots[0])
+    assert b.sharding is None
+    sharded = holder_of(negate_a.slots[0]).sharding
+    assert isinstance(sharded, TensorSharding)
+    prop.write(b, sharded)
+    assert negate_b.clean is None
+    stepped.clear()
+    prop.run_to_fixed_point()
+    assert negate_b in stepped and abs_b in stepped
+    assert str(holder_of(abs_b.slots[1]).sharding).endswith('[{"x", ?}, {"y", ?}]>')

@@ -272,3 +272,36 @@ def test_passes_that_keep_the_op_list_add_remove_and_move_no_op(subdir: str) -> 
             except ShardcError:
                 continue  # (a chunk that tests an error)
     assert looked_at > 40
+
+
+def test_split_constants_hands_on_the_op_list_it_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """split-constants copies ops: the op list the passes share afterwards is the module's
+    walk as it is then (each copy right after its original), handed on by the pass (no walk)."""
+    from shardc.dialect.ir import Module
+    from shardc.importer import import_text
+    from shardc.passes.context import PassContext
+    from shardc.passes.import_steps.constants import SplitConstants
+
+    module = import_text("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %a, %c : tensor<8xf32>
+  %1 = stablehlo.multiply %b, %c : tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+""")
+    ctx = PassContext()
+    before = ctx.ops(module)
+    SplitConstants().run(module, ctx)
+    ctx.invalidate()
+    walked = list(module.walk())
+
+    def no_walk(self: Module) -> None:
+        raise AssertionError("the op list was walked again")
+
+    monkeypatch.setattr(Module, "walk", no_walk)
+    after = ctx.ops(module)
+    assert len(walked) == len(before) + 1  # the constant's copy for its second use
+    assert len(after) == len(walked) and all(x is y for x, y in zip(after, walked, strict=True))
+    assert ctx.has_op(module, "stablehlo.constant")

@@ -45,8 +45,12 @@ class SplitConstants:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if not split_constants(module, ctx.ops(module)):
+        ops = ctx.ops(module)
+        after: list[Operation] = []
+        if not split_constants(module, ops, after):
             ctx.keep_ops()
+        else:
+            ctx.replace_ops(after)
 
 
 @dataclass(frozen=True)
@@ -95,11 +99,14 @@ def constant_expressions(module: Module, ops: list[Operation] | None = None) -> 
     return found
 
 
-def split_constants(module: Module, ops: list[Operation] | None = None) -> int:
+def split_constants(
+    module: Module, ops: list[Operation] | None = None, ops_after: list[Operation] | None = None
+) -> int:
     """Give every use but the first of each constant expression its own copy; returns the
     number of ops copied. `sdy.sharding_group` uses are not uses here: a copy joins the groups
     of what it copies (Shardy clones the group ops along). `ops`: `list(module.walk())`, when
-    the caller has it."""
+    the caller has it; then `ops_after`, when given, receives that list with the copies (what
+    `module.walk()` lists after the split)."""
     const_ops = constant_expressions(module, ops)
     splitter = _Splitter({id(op) for op in const_ops})
     for op in const_ops:
@@ -113,6 +120,13 @@ def split_constants(module: Module, ops: list[Operation] | None = None) -> int:
                 user.set_operand(index, splitter.copy_of(r))
     if splitter.copies_after:
         _insert_copies(const_ops, splitter.copies_after)
+        if ops is not None and ops_after is not None:
+            # each copy right after its original (a constant expression has no regions)
+            copies = splitter.copies_after
+            for op in ops:
+                ops_after.append(op)
+                if id(op) in copies:
+                    ops_after.extend(copies[id(op)])
     return splitter.copied
 
 
@@ -152,18 +166,24 @@ class _Splitter:
 
 
 def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Operation]]) -> None:
-    """Put each op's copies right after it, rebuilding each block's op list once."""
-    blocks: dict[int, Block] = {}
+    """Put each op's copies right after it, rebuilding each block's op list once (from slices:
+    `originals` are in program order, so each is found from where the last one was)."""
+    blocks: dict[int, tuple[Block, list[Operation]]] = {}
     for op in originals:
         if id(op) in copies_after and op.parent is not None:
-            blocks[id(op.parent)] = op.parent
-    for block in blocks.values():
+            blocks.setdefault(id(op.parent), (op.parent, []))[1].append(op)
+    for block, copied in blocks.values():
+        old = block.ops
         ops: list[Operation] = []
-        for op in block.ops:
-            ops.append(op)
-            for c in copies_after.get(id(op), ()):
+        start = 0
+        for op in copied:
+            end = old.index(op, start) + 1
+            ops += old[start:end]
+            for c in copies_after[id(op)]:
                 c.parent = block
                 ops.append(c)
+            start = end
+        ops += old[start:]
         block.ops = ops
 
 

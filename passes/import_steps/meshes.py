@@ -31,14 +31,17 @@ class DedupMeshes:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        renamed = dedup_meshes(module)
-        lifted = lift_inlined_meshes(module)
+        ops = ctx.ops(module)
+        renamed = dedup_meshes(module, ops)
+        # (erasing a duplicate changed the op list: the lift walks the module again then)
+        lifted = lift_inlined_meshes(module, None if renamed else ops)
         if not renamed and not lifted:
             ctx.keep_ops()  # (no mesh erased, none added)
 
 
-def dedup_meshes(module: Module) -> dict[str, str]:
-    """Rename duplicates to their first twin in every sharding; returns duplicate -> kept."""
+def dedup_meshes(module: Module, ops: list[Operation] | None = None) -> dict[str, str]:
+    """Rename duplicates to their first twin in every sharding; returns duplicate -> kept
+    (`ops`: `list(module.walk())`, when the caller has it)."""
     seen: dict[Mesh, str] = {}
     alias: dict[str, str] = {}
     duplicates: list[Operation] = []
@@ -61,18 +64,20 @@ def dedup_meshes(module: Module) -> dict[str, str]:
             return TensorSharding(alias[name], s.dims, s.replicated, s.unreduced)
         return s
 
-    rewrite_shardings(module, rename)
-    used = _symbols_named_by_non_sdy_ops(module, {symbol_name(d) for d in duplicates})
+    rewrite_shardings(module, rename, ops)
+    used = _symbols_named_by_non_sdy_ops(module, {symbol_name(d) for d in duplicates}, ops)
     for op in duplicates:
         if symbol_name(op) not in used:
             op.erase()
     return alias
 
 
-def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
+def _symbols_named_by_non_sdy_ops(
+    module: Module, names: set[str], ops: list[Operation] | None = None
+) -> set[str]:
     pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in names) + r")\b")
     used: set[str] = set()
-    for op in module.walk():
+    for op in module.walk() if ops is None else ops:
         if op.name.startswith("sdy.") or op.name in ("func.func", "builtin.module"):
             continue
         for attrs in (op.properties, op.attributes):
@@ -81,9 +86,10 @@ def _symbols_named_by_non_sdy_ops(module: Module, names: set[str]) -> set[str]:
     return used
 
 
-def lift_inlined_meshes(module: Module) -> dict[Mesh, str]:
+def lift_inlined_meshes(module: Module, ops: list[Operation] | None = None) -> dict[Mesh, str]:
     """Replace every inlined mesh of a sharding by an `sdy.mesh` symbol (an equal existing one,
-    or a new one); returns each inlined mesh -> its symbol."""
+    or a new one); returns each inlined mesh -> its symbol (`ops`: `list(module.walk())`, when
+    the caller has it)."""
     named: dict[Mesh, str] = {}
     taken = {symbol_name(op) for op in module.body.ops if "sym_name" in op.properties
              or "sym_name" in op.attributes}
@@ -109,7 +115,7 @@ def lift_inlined_meshes(module: Module) -> dict[Mesh, str]:
             new_ops.append(Operation("sdy.mesh", properties=props))
         return TensorSharding(name, s.dims, s.replicated, s.unreduced)
 
-    rewrite_shardings(module, lift)
+    rewrite_shardings(module, lift, ops)
     for k, op in enumerate(new_ops):
         module.body.insert(last + 1 + k, op)
     return lifted

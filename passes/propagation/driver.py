@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import ClassVar
 
 from shardc.dialect.ir import (
@@ -42,7 +43,9 @@ from .policies import (
 from .projection import back_project, project
 from .report import PropagationReport
 from .unit_builder import ModuleUnits
-from .units import Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
+from .units import ANY_DIRS, Holder, Slot, Unit, holder_of, is_call_arg_edge, rank_of
+
+_sharding_of = attrgetter("sharding")
 
 __all__ = ["PropagatePass", "PropagationReport", "Propagator", "all_shardings", "propagate"]
 
@@ -118,18 +121,24 @@ class Propagator:
         directions and its slots' shardings (all immutable), so it is memoized: modules repeat
         the same layer many times, and most steps have been computed before. A unit that no
         factor may cross at this level changes nothing (a third of the steps of a transformer
-        stack): it returns at once."""
+        stack): it returns at once. So does a unit none of whose slots has a sharding (a third
+        of the rest): it changes nothing at any level, and stays settled until a slot of it is
+        written (`ANY_DIRS`)."""
         dirs = u.dirs
         if not any(dirs):
             u.clean = dirs
             return
         slots = u.slots
-        shardings = [s.sharding for s in slots]  # (a `Slot` view reads through `.sharding`)
+        shardings = tuple(map(_sharding_of, slots))  # (a `Slot` view reads through `.sharding`)
+        if not any(shardings):  # (a sharding is always true)
+            if u.kind != "edge" or not is_call_arg_edge(u):
+                u.clean = ANY_DIRS
+            return
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
             what = (id(u.rule), u.sizes, u.elementwise)
             static = u.step_key = self.step_kinds.setdefault(what, len(self.step_kinds))
-        key = (static, dirs, *shardings)
+        key = (static, dirs, shardings)
         changes = self.step_memo.get(key)
         if changes is None:
             changes = self._changes(u, shardings)
@@ -154,7 +163,7 @@ class Propagator:
                 self.observer.record(u, i, shardings, new, targets, self.round)
 
     def _changes(
-        self, u: Unit, shardings: list[TensorSharding | None]
+        self, u: Unit, shardings: tuple[TensorSharding | None, ...]
     ) -> tuple[tuple[int, TensorSharding], ...]:
         """The (slot index, new sharding) pairs one step through `u` produces."""
         mesh: Mesh | None = None
@@ -282,7 +291,8 @@ class Propagator:
         stopped = False
         for u in units:
             u.queued = False
-            if u.clean is not u.dirs:
+            clean = u.clean
+            if clean is not u.dirs and clean is not ANY_DIRS:
                 self.current = u
                 step(u)
             steps += 1
@@ -312,7 +322,7 @@ class Propagator:
 
     def _step_func_result_links(self) -> None:
         for u in self.func_result_units:
-            if u.clean is not u.dirs:  # (else settled: `Unit.clean`)
+            if u.clean is not u.dirs and u.clean is not ANY_DIRS:  # (else settled: `Unit.clean`)
                 self.current = u
                 self.step(u)
 

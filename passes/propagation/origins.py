@@ -7,6 +7,7 @@ that wrote them and the round; `explain.py` turns that into text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,7 @@ class OriginRecorder:
         self,
         unit: Any,
         index: int,
-        before: list[TensorSharding | None],
+        before: Sequence[TensorSharding | None],
         new: TensorSharding,
         targets: list[Any],
         round: str,
@@ -101,7 +102,7 @@ class OriginRecorder:
         index: int,
         factors: tuple[int, ...],
         gained: set[str],
-        before: list[TensorSharding | None],
+        before: Sequence[TensorSharding | None],
     ) -> Any:
         slots = unit.slots
         for j, s in enumerate(before):

@@ -27,7 +27,12 @@ from shardc.dialect.ir import (
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.builder import identity_rule
 from shardc.dialect.rules.model import OpShardingRule
-from shardc.dialect.rules.registry import rule_for, rule_keyed_on_signature
+from shardc.dialect.rules.registry import (
+    RULE_ATTR,
+    registered_ops,
+    rule_for,
+    rule_keyed_on_signature,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -138,17 +143,16 @@ class ModuleUnits:
         # counts steps (`max_steps`): how many were left out (the default cap counts them)
         self.skip_trivial = not options.max_steps
         self.trivial = 0
-        self._keyed: dict[str, bool] = {}  # op name -> rule_keyed_on_signature(name)
+        self._keyed: dict[str, bool | str] = {}  # op name -> _rule_lookup_of(name)
         self._has_manual = False  # a manual computation anywhere (value_slot has more to do)
 
     def build(self) -> None:
         funcs = self.module.funcs
         if self._ops is None:
             self._ops = list(self.module.walk())
-        callees = {callee_name(op) for op in self._ops if op.name == "func.call"}
-        self._make_stand_ins()
+        self._make_stand_ins()  # (and the callees, in the same pass over the ops)
+        callees = self._callees
         self.dead = dead_ops(self.module, self._ops)
-        self._callees = callees
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
@@ -179,8 +183,11 @@ class ModuleUnits:
         while stack:
             ops, after = stack[-1]
             for op in ops:
-                for r in op.results:
-                    holders.append(stand_ins.get(id(r), r))
+                if stand_ins:
+                    for r in op.results:
+                        holders.append(stand_ins.get(id(r), r))
+                else:
+                    holders += op.results
                 live = id(op) not in dead
                 if op.regions:
                     deferred = live and op.name in _EDGES_AFTER_REGIONS
@@ -211,16 +218,21 @@ class ModuleUnits:
 
     def _make_stand_ins(self) -> None:
         """Holders for the values whose sharding lives on an op, made before any slot reads one
-        (a func's result link or a while's body may read a value defined later in the walk)."""
+        (a func's result link or a while's body may read a value defined later in the walk);
+        the names of the funcs called (`_callees`), in the same pass over the ops."""
         assert self._ops is not None
+        callees = self._callees
         for op in self._ops:
-            if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            name = op.name
+            if name == "func.call":
+                callees.add(callee_name(op))
+            elif name in ("sdy.sharding_constraint", "sdy.reshard"):
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
-                (self.constraints if op.name == "sdy.sharding_constraint" else self.reshards).append(op)
+                (self.constraints if name == "sdy.sharding_constraint" else self.reshards).append(op)
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
-            elif op.name == "sdy.manual_computation":
+            elif name == "sdy.manual_computation":
                 self._has_manual = True
                 for i, v in enumerate(op.operands):
                     s = redirects_manual_operand(op, i)
@@ -367,8 +379,11 @@ class ModuleUnits:
         key = None
         keyed = self._keyed.get(name)
         if keyed is None:
-            keyed = self._keyed[name] = rule_keyed_on_signature(name)
-        if keyed:
+            keyed = self._keyed[name] = _rule_lookup_of(name)
+        if keyed is _CONSTANT:
+            if RULE_ATTR not in op.attributes:
+                return  # (no rule, and a constant is not counted: `_rule_entry`'s _NOTHING)
+        elif keyed:
             # what decides the rule (rule_keyed_on_signature): the name, the attribute texts
             # (None once a dict was changed since parsing) and the operand and result types, by
             # identity (the parser interns types; the module keeps them alive meanwhile)
@@ -407,27 +422,51 @@ class ModuleUnits:
         stand_ins = self.stand_ins
         if self.redirects or self._has_manual:
             operands = [self.value_slot(v, op) for v in op.operands]
-        else:
+            results = [stand_ins.get(id(r), r) for r in op.results]
+        elif stand_ins:
             operands = [stand_ins.get(id(v), v) for v in op.operands]
+            results = [stand_ins.get(id(r), r) for r in op.results]
+        else:  # (most modules: every slot is the IR value itself)
+            operands, results = op.operands, op.results
         u = Unit(
             "op",
             name,
             rule,
             operands,
-            [stand_ins.get(id(r), r) for r in op.results],
+            results,
             op,
             str(target).strip('"') if target else None,
             name in ELEMENTWISE_OPS,
         )
         u.sizes = sizes
         u.dims = dims
-        multi_use = self._multi_use
-        for s in operands:
-            if multi_use(s):
-                u.multi_use = True
-                break
+        if self._redirected_uses:
+            multi_use = self._multi_use
+            for s in operands:
+                if multi_use(s):
+                    u.multi_use = True
+                    break
+        else:
+            for s in operands:
+                # (a value read once is not multi-use: most operands, decided without a call)
+                if (not isinstance(s, Value) or s.num_uses > 1) and self._multi_use(s):
+                    u.multi_use = True
+                    break
         self.units.append(u)
-        self._index(u)
+        if operands is op.operands:  # (plain values: `_index`, inline)
+            readers = self.readers
+            for v in u.slots:
+                users = readers.get(v)
+                if users is None:
+                    readers[v] = u
+                elif isinstance(users, Unit):
+                    readers[v] = (users, u)
+                elif isinstance(users, tuple):
+                    readers[v] = (*users, u) if len(users) < 8 else [*users, u]
+                else:
+                    users.append(u)
+        else:
+            self._index(u)
 
     def _rule_entry(self, op: Operation) -> tuple | None:
         """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
@@ -619,6 +658,18 @@ class ModuleUnits:
 
 _type_of = attrgetter("type")
 
+# a constant op name with no registered rule: without an attached rule, no unit and no count
+_CONSTANT = "constant"
+
+
+def _rule_lookup_of(name: str) -> bool | str:
+    """How `_add_rule_unit` finds the rule of ops named `name`: memoized on their signature
+    (True), looked up per op (False), or none for a rule-less constant (`_CONSTANT`, about a
+    fifth of a train step's ops: each differs in its value, so no signature memo helps)."""
+    if name in CONSTANT_OPS and name not in registered_ops():
+        return _CONSTANT
+    return rule_keyed_on_signature(name)
+
 # what `_rule_entry` says to do with an op
 _UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
 
@@ -660,23 +711,20 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `ops`: `list(module.walk())`, when the caller has it."""
-    removable: set[int] = set()
     unused: list[Operation] = []  # removable ops none of whose results has a use
     for op in module.walk() if ops is None else ops:
         results = op.results
         if not results:
             continue
-        name = op.name
-        if name in _EFFECTFUL or not name.startswith(_EFFECT_FREE_DIALECTS):
-            continue
-        if op.regions and not _removable(op):
-            continue
-        removable.add(id(op))
         for r in results:
             if r.num_uses:
                 break
         else:
-            unused.append(op)
+            if _removable(op):
+                unused.append(op)
+    if not unused:
+        return set()
+    removable: dict[int, bool] = {}  # id(op) -> _removable(op), asked as the worklist meets it
     dead: set[int] = set()
 
     def users_dead(op: Operation) -> bool:
@@ -700,7 +748,12 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
             for v in inner.operands:
                 if isinstance(v, OpResult):
                     p = v.owner
-                    if id(p) in removable and id(p) not in dead and users_dead(p):
+                    if id(p) in dead:
+                        continue
+                    ok = removable.get(id(p))
+                    if ok is None:
+                        ok = removable[id(p)] = _removable(p)
+                    if ok and users_dead(p):
                         stack.append(p)
     return dead
 

@@ -184,6 +184,10 @@ class ManualResultSlot(Slot):
 # Units
 
 
+# `Unit.clean` of a unit whose last step saw no sharding on any slot: settled at every level
+ANY_DIRS: tuple[Direction, ...] = (-1,)
+
+
 class Unit:
     """One propagation step's worth of IR: an op with its rule, an edge, a barrier, a link.
 
@@ -238,7 +242,8 @@ class Unit:
         self.queued = False
         self.step_key: int | None = None  # what besides shardings and dirs decides a step
         # the dirs of this unit's last step if it changed nothing and no slot of it was written
-        # since (the driver's sweeps skip it then: the step would change nothing again)
+        # since (the driver's sweeps skip it then: the step would change nothing again);
+        # `ANY_DIRS` if no slot of it had a sharding then (no step would change anything)
         self.clean: tuple[Direction, ...] | None = None
 
     @property
