@@ -31,6 +31,7 @@ def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
     seen: set[str] = set()
     made = 0
     pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    calls_in: dict[str, bool] = {}  # callee -> whether it calls (its clones' calls are split)
     while pending:
         call = pending.pop(0)
         name = callee_name(call)
@@ -52,7 +53,11 @@ def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
         funcs[new_name] = clone
         call.properties["callee"] = symbol_ref(new_name)
         made += 1
-        pending.extend(op for op in clone.walk() if op.name == "func.call")
+        calls = calls_in.get(name)
+        if calls is None:
+            calls = calls_in[name] = any(op.name == "func.call" for op in func.walk())
+        if calls:
+            pending.extend(op for op in clone.walk() if op.name == "func.call")
     return made
 
 
@@ -144,18 +149,27 @@ def _called(func: Operation) -> list[str]:
 def _layout(func: Operation, klass: dict[str, int]) -> tuple[object, ...]:
     """Everything of `func` that differs between two call-site copies: shardings of its
     arguments, results, op results and block arguments, op properties, and the layout classes
-    (`klass`) of the funcs it calls."""
+    (`klass`) of the funcs it calls.
+
+    Shardings are compared as values (frozen, hashable) and attribute dictionaries by their
+    text: no string is built for what was not changed since parsing."""
     out: list[object] = []
     body = func_body(func)
     if body is not None:
-        out.append(tuple(str(a.sharding) for a in body.args))
+        out.append(tuple([a.sharding for a in body.args]))
     if isinstance(func, FuncOp):
-        out.append(tuple(str(s) for s in func.result_shardings))
+        out.append(tuple(func.result_shardings))
+    append = out.append
     for op in func.walk():
         if op is func:
             continue
-        props = klass.get(callee_name(op)) if op.name == "func.call" else str(op.properties)
-        args = tuple(str(a.sharding) for r in op.regions for b in r.blocks for a in b.args)
-        results = tuple(str(r.sharding) for r in op.results)
-        out.append((op.name, props, str(op.attributes), results, args))
+        name = op.name
+        props = klass.get(callee_name(op)) if name == "func.call" else op.properties.body()
+        args = (
+            tuple([a.sharding for r in op.regions for b in r.blocks for a in b.args])
+            if op.regions
+            else ()
+        )
+        results = tuple([r.sharding for r in op.results])
+        append((name, props, op.attributes.body(), results, args))
     return tuple(out)

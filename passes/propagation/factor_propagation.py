@@ -112,14 +112,21 @@ def compatible_major_axes(step: StepInput, f: int, direction: Direction, mesh: M
     can = True
     for t in first:
         fs = t.factors.get(f)
-        if fs is not None:
-            res, can = _merge(res, fs.axes, can, mesh)
+        # (merging nothing keeps both; onto nothing, while it may expand, takes the new list)
+        if fs is not None and fs.axes:
+            if res or not can:
+                res, can = _merge(res, fs.axes, can, mesh)
+            else:
+                res = fs.axes
     if direction != Directions.BOTH:
         can = False
     for t in second:
         fs = t.factors.get(f)
-        if fs is not None:
-            res, can = _merge(res, fs.axes, can, mesh)
+        if fs is not None and fs.axes:
+            if res or not can:
+                res, can = _merge(res, fs.axes, can, mesh)
+            else:
+                res = fs.axes
     return res
 
 

@@ -56,6 +56,9 @@ def _split(a: AxisRef, g: int, mesh: Mesh) -> tuple[AxisRef, AxisRef]:
     return make_axis_ref(a.name, pre, g, mesh), make_axis_ref(a.name, pre * g, size // g, mesh)
 
 
+_OPEN_DIM = DimSharding((), is_closed=False)
+
+
 def project(
     sharding: TensorSharding | None,
     dim_factors: tuple[tuple[int, ...], ...],
@@ -72,9 +75,15 @@ def project(
         if not flist:
             continue
         if sharding is None or d >= len(sharding.dims):
-            dim = DimSharding((), is_closed=False)
+            dim = _OPEN_DIM
         else:
             dim = sharding.dims[d]
+        if not dim.axes:  # (most dims: every factor of it empty, none overflows)
+            closed = dim.is_closed
+            last = flist[-1]
+            for f in flist:
+                factors[f] = FactorSharding((), closed, f == last)
+            continue
         remaining = list(dim.axes)
         pos = 0
         cur: AxisRef | None = remaining[0] if remaining else None
