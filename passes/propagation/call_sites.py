@@ -94,11 +94,16 @@ def dedupe_call_sites(module: Module) -> int:
             name = copies[name]
         return name
 
-    # a func's layout names its callees by their layout class, so callees are classed first
+    # a func's layout names its callees by their layout class, so callees are classed first;
+    # a func that is no copy and has none is a class of its own (its layout is not needed)
+    copied = set(copies) | {root(name) for name in copies}
     klass: dict[str, int] = {}
     classes: dict[tuple[object, ...], int] = {}
     for name in _callees_first(module):
-        key = (root(name), _layout(funcs[name], klass))
+        if name in copied:
+            key = (root(name), _layout(funcs[name], klass))
+        else:
+            key = (name,)
         klass[name] = classes.setdefault(key, len(classes))
     # each class keeps one func: the input's own where it is in the class, else the first copy
     keeper: dict[int, str] = {}
