@@ -100,6 +100,7 @@ def dedupe_call_sites(module: Module) -> int:
     klass: dict[str, int] = {}
     classes: dict[tuple[object, ...], int] = {}
     for name in _callees_first(module):
+        key: tuple[object, ...]
         if name in copied:
             key = (root(name), _layout(funcs[name], klass))
         else:

@@ -84,6 +84,9 @@ def project(
             for f in flist:
                 factors[f] = FactorSharding((), closed, f == last)
             continue
+        if len(flist) == 1 and len(dim.axes) == 1:  # (one factor takes the dim's one axis)
+            factors[flist[0]] = FactorSharding(dim.axes, dim.is_closed, True)
+            continue
         remaining = list(dim.axes)
         pos = 0
         cur: AxisRef | None = remaining[0] if remaining else None
