@@ -24,13 +24,18 @@ from shardc.dialect.ir import (
 MARK = "shardc.call_site_copy_of"
 
 
-def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
+def split_call_sites(
+    module: Module, ops: list[Operation] | None = None, calls: list[Operation] | None = None
+) -> int:
     """Give every call site but the first of each callee a private, marked clone of it;
-    returns how many clones were made (`ops`: `list(module.walk())`, when the caller has it)."""
+    returns how many clones were made (`ops`: `list(module.walk())`, when the caller has it;
+    `calls`, when given, gets every `func.call` of the module after the split)."""
     funcs = module.funcs
     seen: set[str] = set()
     made = 0
     pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    if calls is not None:
+        calls.extend(pending)
     calls_in: dict[str, bool] = {}  # callee -> whether it calls (its clones' calls are split)
     while pending:
         call = pending.pop(0)
@@ -53,11 +58,14 @@ def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
         funcs[new_name] = clone
         call.properties["callee"] = symbol_ref(new_name)
         made += 1
-        calls = calls_in.get(name)
-        if calls is None:
-            calls = calls_in[name] = any(op.name == "func.call" for op in func.walk())
-        if calls:
-            pending.extend(op for op in clone.walk() if op.name == "func.call")
+        has_calls = calls_in.get(name)
+        if has_calls is None:
+            has_calls = calls_in[name] = any(op.name == "func.call" for op in func.walk())
+        if has_calls:
+            inner = [op for op in clone.walk() if op.name == "func.call"]
+            pending.extend(inner)
+            if calls is not None:
+                calls.extend(inner)
     return made
 
 
