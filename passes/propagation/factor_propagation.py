@@ -321,19 +321,30 @@ def _truncate_without_others(
     return axes
 
 
+def _lacked(visit: list[tuple[int, TensorFactorShardings, bool]], f: int, cand: AxisList) -> bool:
+    """Whether a tensor along `f` does not hold all of `cand`."""
+    for _, t, _ in visit:
+        fs = t.factors.get(f)
+        if fs is not None and fs.axes != cand:
+            return True
+    return False
+
+
 def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) -> list[bool]:
     """Each tensor takes as much of each factor's candidate as it can (results first)."""
     nfactors = len(step.factor_sizes)
     cands = [compatible_major_axes(step, f, direction(f), mesh) for f in range(nfactors)]
     n_ops = len(step.operands)
     updated = [False] * (n_ops + len(step.results))
-    active = [f for f in range(nfactors) if cands[f]]
-    if not active:
-        return updated
-    # only factors with a candidate take axes: the order among them is all that matters
-    order = active if len(active) == 1 else _order_of(step, cands, active, mesh)
     visit = [(n_ops + i, t, False) for i, t in enumerate(step.results)]
     visit += [(i, t, True) for i, t in enumerate(step.operands)]
+    # only a factor with a candidate that some tensor lacks can change anything (a tensor
+    # holding the whole candidate is skipped below, and its factor's axes stay as they are):
+    # the order among those factors is all that matters
+    active = [f for f in range(nfactors) if cands[f] and _lacked(visit, f, cands[f])]
+    if not active:
+        return updated
+    order = active if len(active) == 1 else _order_of(step, cands, active, mesh)
     for index, t, is_operand in visit:
         for f in order:
             fs = t.factors.get(f)
