@@ -5,10 +5,12 @@ Both sides start from the same MLIR text and end with MLIR text, in one run:
 * shardc: `shardc.propagate(text)` = parse (jaxlib) + import + propagate + export (pretty),
 * Shardy: jaxlib parse + `sdy-propagation-pipeline` through jaxlib's PassManager + print,
 
-on 8-, 32- and 96-layer transformer stacks (bench/common.py, seed 003's 2D sharding on a 2x4 mesh),
-best of k runs each, printing both times and the ratio shardc / Shardy per size.
+on 8-, 32- and 96-layer transformer stacks (bench/common.py, seed 003's 2D sharding on a 2x4 mesh)
+and, with `--stack`, other model shapes (a scanned stack, a convnet, a mixture of experts, an
+MLP-Mixer), best of k runs each, printing both times and the ratio shardc / Shardy per size.
 
-    python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--format pretty|generic] [--breakdown]
+    python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--stack both|shapes|all|scan,..]
+        [--format pretty|generic] [--breakdown]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import functools
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,8 +34,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--stack",
         default="both",
-        choices=("identical", "distinct", "both"),
-        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+        help="model kinds, comma-separated: identical, distinct (head_dim 8+i, hidden 128+4i), "
+        "scan (the layer under jax.lax.scan), conv, moe, mixer; or both (identical,distinct), "
+        "shapes (scan,conv,moe,mixer), all",
+    )
+    ap.add_argument(
+        "--clock",
+        default="wall",
+        choices=("wall", "cpu"),
+        help="wall-clock seconds, or the process's CPU seconds (steadier on a loaded machine)",
     )
     ap.add_argument(
         "--breakdown",
@@ -41,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         "(best of k per step, as `shardc propagate --timing` measures them)",
     )
     args = ap.parse_args(argv)
+    common.stack_kinds(args.stack)  # (an unknown kind: an error before any lowering)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
     try:
         import shardc
@@ -50,19 +62,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# shardc.propagate is not available ({e}); timing Shardy alone")
         propagate = None
 
-    print(f"# shardc.propagate vs sdy-propagation-pipeline ({common.rng_note()}, best of {args.k})")
+    print(
+        f"# shardc.propagate vs sdy-propagation-pipeline ({common.rng_note()}, best of {args.k}, "
+        f"{args.clock} clock)"
+    )
     print(f"{'layers':>6} {'shardy s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}")
-    print("# a layer count ending in d: every layer has its own shapes (bench/common.py)")
+    print(
+        "# a layer count ending in d: every layer has its own shapes; s: the layer scanned "
+        "(jax.lax.scan), c: convnet, m: mixture of experts, x: MLP-Mixer (bench/common.py)"
+    )
     for label, n, text in common.workloads(args.layers, args.stack):
         print(f"# {label} layers: {common.describe(text)}")
         common.shardy_pipeline(text)  # warm up
-        ref, _ = common.best_of(functools.partial(common.shardy_pipeline, text), args.k)
+        ref, _ = common.best_of(functools.partial(common.shardy_pipeline, text), args.k, clock)
         if propagate is None:
             print(f"{label:>6} {ref:>9.3f} {'-':>9} {'-':>6} {'-':>16}")
             continue
         out = propagate(text, format=args.format)  # warm up and check
         assert "sdy.sharding" in out, "shardc.propagate returned no shardings"
-        mine, _ = common.best_of(functools.partial(propagate, text, format=args.format), args.k)
+        mine, _ = common.best_of(
+            functools.partial(propagate, text, format=args.format), args.k, clock
+        )
         print(f"{label:>6} {ref:>9.3f} {mine:>9.3f} {mine / ref:>6.2f} {1e3 * mine / n:>16.2f}")
         if args.breakdown:
             print(f"#   {label} steps (best of {args.k}, s): " + _breakdown(text, args))

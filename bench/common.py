@@ -1,4 +1,5 @@
-"""Shared pieces of the benchmarks: N-layer transformer stacks lowered from JAX, and timing.
+"""Shared pieces of the benchmarks: N-layer transformer stacks (and other model shapes: a
+scanned stack, a convnet, a mixture of experts, an MLP-Mixer) lowered from JAX, and timing.
 
 The stack follows seed 003's GSPMD "2D finalized" sharding on a 2x4 mesh (X=2, Y=4; `Auto` axes
 so propagation has work to do): activations [batch.X, seq, embed.Y], attention weights
@@ -106,24 +107,157 @@ def transformer_stack_text(n_layers: int, distinct: bool = False) -> str:
     return jitted.lower(x, params).as_text()
 
 
+# ---------------------------------------------------------------------------------------------
+# Model shapes other than the transformer stack (each a grad step lowered from JAX, 2x4 mesh)
+
+
+def _ns(*spec: Any) -> NamedSharding:
+    return NamedSharding(mesh(), P(*spec))
+
+
+def _f32(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+@functools.cache
+def scanned_stack_text(n_layers: int) -> str:
+    """The stack's layer under `jax.lax.scan` over `n_layers` stacked parameters (MaxText's and
+    t5x's `scan_layers=True`), grad: two while loops whose bodies call JAX's
+    dynamic_(update_)index_in_dim helpers (~80 call sites); about 500 ops at any depth."""
+
+    def f(x: jax.Array, ps: dict[str, jax.Array]) -> jax.Array:
+        def body(h: jax.Array, p: dict[str, jax.Array]) -> tuple[jax.Array, None]:
+            return _layer(h, p), None
+
+        h, _ = jax.lax.scan(body, x, ps)
+        return jnp.mean(h * h)
+
+    specs = _param_specs()
+    ps = {k: _f32(n_layers, *shape) for k, (shape, _) in specs.items()}
+    psh = {k: NamedSharding(mesh(), P(None, *spec)) for k, (_, spec) in specs.items()}
+    x = _f32(BATCH, SEQ, D_MODEL)
+    g = jax.grad(f, argnums=1)
+    return jax.jit(g, in_shardings=(_ns("X", None, "Y"), psh)).lower(x, ps).as_text()
+
+
+@functools.cache
+def convnet_text(n_layers: int) -> str:
+    """`n_layers` 3x3 convolutions (NHWC, batch on X, output channels of the kernels on Y), each
+    normalized by its batch statistics with a ReLU residual, grad (~56 ops per layer)."""
+
+    def f(x: jax.Array, ws: list[jax.Array]) -> jax.Array:
+        for w in ws:
+            y = jax.lax.conv_general_dilated(
+                x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )
+            mu = y.mean(axis=(0, 1, 2))
+            var = y.var(axis=(0, 1, 2))
+            x = x + jax.nn.relu((y - mu) * jax.lax.rsqrt(var + 1e-5))
+        return jnp.mean(x * x)
+
+    ws = [_f32(3, 3, 32, 32) for _ in range(n_layers)]
+    shardings = (_ns("X", None, None, None), [_ns(None, None, None, "Y")] * n_layers)
+    g = jax.grad(f, argnums=1)
+    return jax.jit(g, in_shardings=shardings).lower(_f32(16, 16, 16, 32), ws).as_text()
+
+
+@functools.cache
+def moe_text(n_layers: int, experts: int = 8) -> str:
+    """`n_layers` mixture-of-experts layers: a softmax router, top-1 one-hot dispatch, expert
+    einsums (experts on Y, the dispatched batch constrained to X), combine, residual; grad
+    (~100 ops per layer)."""
+
+    def layer(x: jax.Array, p: dict[str, jax.Array]) -> jax.Array:
+        top = jax.nn.softmax(x @ p["router"], -1)
+        disp = jax.nn.one_hot(jnp.argmax(top, -1), experts) * top
+        xe = jnp.einsum("bte,btd->ebd", disp, x)
+        xe = jax.lax.with_sharding_constraint(xe, _ns("Y", "X", None))
+        h = jax.nn.gelu(jnp.einsum("ebd,edh->ebh", xe, p["w1"]))
+        ye = jnp.einsum("ebh,ehd->ebd", h, p["w2"])
+        return x + jnp.einsum("bte,ebd->btd", disp, ye)
+
+    def f(x: jax.Array, ps: list[dict[str, jax.Array]]) -> jax.Array:
+        for p in ps:
+            x = layer(x, p)
+        return jnp.mean(x * x)
+
+    ps = [
+        {"router": _f32(32, experts), "w1": _f32(experts, 32, 64), "w2": _f32(experts, 64, 32)}
+        for _ in range(n_layers)
+    ]
+    psh = [{"router": _ns(), "w1": _ns("Y", None, None), "w2": _ns("Y", None, None)}] * n_layers
+    g = jax.grad(f, argnums=1)
+    return jax.jit(g, in_shardings=(_ns("X", None, None), psh)).lower(_f32(8, 16, 32), ps).as_text()
+
+
+@functools.cache
+def mixer_text(n_layers: int) -> str:
+    """`n_layers` MLP-Mixer blocks: a token-mixing MLP (across the sequence, transposed) and a
+    channel-mixing MLP, each a GELU residual; grad (~100 ops per layer)."""
+
+    def f(x: jax.Array, ws: list[tuple[jax.Array, jax.Array]]) -> jax.Array:
+        for w1, w2 in ws:
+            x = x + jnp.swapaxes(jax.nn.gelu(jnp.swapaxes(x, 1, 2) @ w1), 1, 2)
+            x = x + jax.nn.gelu(x @ w2)
+        return jnp.mean(x * x)
+
+    ws = [(_f32(16, 16), _f32(32, 32)) for _ in range(n_layers)]
+    shardings = (_ns("X", None, "Y"), [(_ns(None, "Y"), _ns("Y", None))] * n_layers)
+    g = jax.grad(f, argnums=1)
+    return jax.jit(g, in_shardings=shardings).lower(_f32(8, 16, 32), ws).as_text()
+
+
+# kind -> (row label suffix, text of an N-layer module)
+STACK_KINDS: dict[str, tuple[str, Callable[[int], str]]] = {
+    "identical": ("", lambda n: transformer_stack_text(n)),
+    "distinct": ("d", lambda n: transformer_stack_text(n, distinct=True)),
+    "scan": ("s", scanned_stack_text),
+    "conv": ("c", convnet_text),
+    "moe": ("m", moe_text),
+    "mixer": ("x", mixer_text),
+}
+# names for several kinds at once
+STACK_GROUPS = {
+    "both": ("identical", "distinct"),
+    "shapes": ("scan", "conv", "moe", "mixer"),
+    "all": tuple(STACK_KINDS),
+}
+
+
+def stack_kinds(stack: str) -> tuple[str, ...]:
+    """The kinds a `--stack` value names: a kind, a group (both, shapes, all) or a comma list."""
+    out: list[str] = []
+    for name in stack.split(","):
+        kinds = STACK_GROUPS.get(name, (name,))
+        for kind in kinds:
+            if kind not in STACK_KINDS:
+                known = ", ".join([*STACK_KINDS, *STACK_GROUPS])
+                raise SystemExit(f"error: --stack {name}: not one of {known}")
+            if kind not in out:
+                out.append(kind)
+    return tuple(out)
+
+
 def workloads(layers: str, stack: str) -> list[tuple[str, int, str]]:
-    """(label, layers, text) for each requested depth and stack kind (identical/distinct/both)."""
-    kinds = ("identical", "distinct") if stack == "both" else (stack,)
+    """(label, layers, text) for each requested depth and model kind (`stack_kinds`): the
+    label is the layer count and the kind's suffix (`96d`, `16s`, `16c`, `16m`, `16x`)."""
     out = []
     for n in (int(s) for s in layers.split(",")):
-        for kind in kinds:
-            label = f"{n}" if kind == "identical" else f"{n}d"
-            out.append((label, n, transformer_stack_text(n, distinct=kind == "distinct")))
+        for kind in stack_kinds(stack):
+            suffix, text_of = STACK_KINDS[kind]
+            out.append((f"{n}{suffix}", n, text_of(n)))
     return out
 
 
-def best_of(fn: Callable[[], Any], k: int) -> tuple[float, float]:
-    """(best, median) wall time of `k` runs of `fn`, in seconds."""
+def best_of(
+    fn: Callable[[], Any], k: int, clock: Callable[[], float] = time.perf_counter
+) -> tuple[float, float]:
+    """(best, median) time of `k` runs of `fn`, in seconds (wall time, or `clock`'s)."""
     times = []
     for _ in range(k):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return min(times), statistics.median(times)
 
 

@@ -2,8 +2,9 @@
 
 The export used to print generic text and have jaxlib parse it again only to print it pretty;
 this printer writes the pretty form directly for the ops and forms it knows (the table `_OPS`:
-what JAX lowers a model to, each format as stablehlo/sdy/func print it). Anything else (an op
-not in the table, a property it does not expect, nested regions other than a compact reduce,
+what JAX lowers a model to, each format as stablehlo/sdy/func print it; `_REGION_OPS`: ops
+whose regions are printed in full, a while's cond/do and a reduce's reducer, named as MLIR
+names nested regions). Anything else (an op not in the tables, a property it does not expect,
 more than one block, location printing) raises `Unsupported`, and the caller prints through
 jaxlib instead: this printer never guesses a format. tests/test_pretty_printer.py checks it
 byte for byte against jaxlib on every lit input and the benchmark stacks.
@@ -84,7 +85,33 @@ class _FuncPrinter:
         self.names: dict[Value, str] = {}  # (values hash by identity)
         self.next_value = 0
         self.next_conflict = 0
+        self.next_argument = 0
         self.used: set[str] = set()
+        self.dialect = "func"  # the default dialect: its ops print without their prefix
+
+    def fork(self) -> _FuncPrinter:
+        """The naming state a nested region starts from (MLIR's SSANameState): the counters
+        and names of its whole parent region, which a sibling region does not see."""
+        child = _FuncPrinter()
+        child.names = self.names  # (a value is named once; a sibling never reads another's)
+        child.next_value = self.next_value
+        child.next_conflict = self.next_conflict
+        child.next_argument = self.next_argument
+        child.used = set(self.used)
+        child.dialect = ""  # (a region of a stablehlo op: no default dialect)
+        return child
+
+    def unique(self, hint: str) -> str:
+        """`hint`, or `hint_N` with the next free conflict number (MLIR's uniqueValueName)."""
+        name = hint
+        if hint in self.used:
+            while True:
+                name = f"{hint}_{self.next_conflict}"
+                self.next_conflict += 1
+                if name not in self.used:
+                    break
+        self.used.add(name)
+        return name
 
     def name(self, v: Value) -> str:
         try:
@@ -108,15 +135,7 @@ class _FuncPrinter:
             name = f"%{self.next_value}"
             self.next_value += 1
         else:
-            name = hint
-            if hint in self.used:
-                while True:
-                    name = f"{hint}_{self.next_conflict}"
-                    self.next_conflict += 1
-                    if name not in self.used:
-                        break
-            self.used.add(name)
-            name = "%" + name
+            name = "%" + self.unique(hint)
         if n == 1:
             self.names[op.results[0]] = name
             return f"{name} = "
@@ -366,7 +385,7 @@ def _partition_id(op: Operation, p: _FuncPrinter) -> str:
 
 
 def _return(op: Operation, p: _FuncPrinter) -> str:
-    if op.properties or op.regions or op.attributes:
+    if op.properties or op.regions or op.attributes or p.dialect != "func":
         raise Unsupported(op.name)
     if not op.operands:
         return "return"
@@ -378,7 +397,226 @@ def _call(op: Operation, p: _FuncPrinter) -> str:
         raise Unsupported(op.name)
     callee = str(op.properties["callee"])
     ops = p.operands(op)
-    return f"{p.define(op)}call {callee}({ops}){_attr_dict(op)} : {_functional(op)}"
+    name = "call" if p.dialect == "func" else op.name
+    return f"{p.define(op)}{name} {callee}({ops}){_attr_dict(op)} : {_functional(op)}"
+
+
+def _region_return(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.return %a, %b : T, U` (the terminator of a stablehlo op's region)."""
+    _no_props(op)
+    if op.attributes or op.results:
+        raise Unsupported(op.name)
+    if not op.operands:
+        return op.name
+    return f"{op.name} {p.operands(op)} : {', '.join(_types(op.operands))}"
+
+
+def _chlo_unary(op: Operation, p: _FuncPrinter) -> str:
+    """`chlo.square %x attr-dict : T -> T`."""
+    _no_props(op)
+    if len(op.operands) != 1 or len(op.results) != 1:
+        raise Unsupported(op.name)
+    ops = p.operands(op)
+    types = f"{op.operands[0].type.text} -> {op.results[0].type.text}"
+    return f"{p.define(op)}{op.name} {ops}{_attr_dict(op)} : {types}"
+
+
+_CONV_DIMS = re.compile(r"#stablehlo\.conv<(.*)>$")
+_BOOL_LIST = re.compile(r"array<i1(?:: ((?:true|false)(?:, (?:true|false))*))?>$")
+_PADDING = re.compile(
+    r"dense<(-?\d+|\[\[-?\d+, -?\d+\](?:, \[-?\d+, -?\d+\])*\])> : tensor<(\d+)x2xi64>$"
+)
+_CONV_OWN = frozenset({"batch_group_count", "feature_group_count", "precision_config"})
+# the window's properties, in the order they print, and their labels
+_CONV_LABEL = {
+    "window_strides": "stride",
+    "padding": "pad",
+    "lhs_dilation": "lhs_dilate",
+    "rhs_dilation": "rhs_dilate",
+    "window_reversal": "reverse",
+}
+_CONV_WINDOW = tuple(_CONV_LABEL)
+
+
+def _padding(raw: object) -> str:
+    """`dense<1> : tensor<2x2xi64>` -> `[[1, 1], [1, 1]]` (non-splat values as written)."""
+    m = _PADDING.match(str(raw))
+    if m is None:
+        raise Unsupported(f"padding {raw}")
+    value, rows = m.group(1), int(m.group(2))
+    if value.startswith("["):
+        return value
+    return "[" + ", ".join([f"[{value}, {value}]"] * rows) + "]"
+
+
+def _convolution(op: Operation, p: _FuncPrinter) -> str:
+    """`stablehlo.convolution(%x, %k) dim_numbers = [..]x[..]->[..], window = {stride = [..],
+    pad = [[..]], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]} {attrs} : (..) -> ..`
+    (the group counts and precision config go into the sorted attribute dictionary)."""
+    props = op.properties
+    keys = set(props.keys())
+    if (
+        op.regions
+        or op.successors
+        or len(op.operands) != 2
+        or len(op.results) != 1
+        or "dimension_numbers" not in keys
+        or not keys <= {"dimension_numbers", *_CONV_WINDOW, *_CONV_OWN}
+    ):
+        raise Unsupported(op.name)
+    m = _CONV_DIMS.match(str(props["dimension_numbers"]))
+    if m is None:
+        raise Unsupported("convolution dimension numbers")
+    window = []
+    for key in _CONV_WINDOW:
+        if key not in keys:
+            continue
+        raw = props[key]
+        if key == "padding":
+            value = _padding(raw)
+        elif key == "window_reversal":
+            b = _BOOL_LIST.match(str(raw))
+            if b is None:
+                raise Unsupported(f"window reversal {raw}")
+            value = f"[{b.group(1) or ''}]"
+        else:
+            value = _dims(raw)
+        window.append(f"{_CONV_LABEL[key]} = {value}")
+    head = f"({p.operands(op)}) dim_numbers = {m.group(1)}"
+    if window:
+        head += ", window = {" + ", ".join(window) + "}"
+    own = {k: str(props[k]) for k in _CONV_OWN if k in keys}
+    body = result_sharding_attrs(op)
+    items = {**own, **(dict(AttrDict(body).items()) if body else {})}
+    attrs = f" {{{AttrDict(items=dict(sorted(items.items()))).body()}}}" if items else ""
+    return f"{p.define(op)}{op.name}{head}{attrs} : {_functional(op)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Ops with regions printed in full. Their nested regions are named after the whole region that
+# holds them (MLIR numbers a region's values before those of the regions nested in it), so
+# each format names the op's results at its place and returns how to print the rest later.
+
+Later = Callable[[str], str]  # indentation -> the op's lines
+RegionFormat = Callable[[Operation, _FuncPrinter], Later]
+
+
+def _block_lines(
+    ops: Sequence[Operation], p: _FuncPrinter, indent: str, out: list[str] | None = None
+) -> list[str]:
+    """The lines of one block's ops at `indent` (regions nested in them included), appended
+    to `out` when given (a function's body: joined into chunks as they come, up to the first
+    op whose regions are printed later)."""
+    lines: list[str] = [] if out is None else out
+    first = len(lines)
+    later: list[tuple[int, Later]] = []
+    for op in ops:
+        if out is not None and not later and len(lines) - first > FOLD_LINES:
+            # lines joined into one chunk as they come: a line's object header costs as much
+            # as its text, and the module's lines would all be alive until the final join
+            lines[first:] = ["\n".join(lines[first:])]
+            first += 1
+        nested = _REGION_OPS.get(op.name)
+        if nested is not None:
+            one_line = _OPS.get(op.name)
+            if one_line is not None:
+                try:
+                    lines.append(indent + one_line(op, p))
+                    continue
+                except Unsupported:
+                    pass  # (not the one-line form: the regions are printed)
+            later.append((len(lines), nested(op, p)))
+            lines.append("")
+            continue
+        fmt = _OPS.get(op.name)
+        if fmt is None:
+            raise Unsupported(op.name)
+        lines.append(indent + fmt(op, p))
+    for i, rest in later:
+        lines[i] = indent + rest(indent)
+    return lines
+
+
+def _single_block(op: Operation, n: int) -> list:
+    if len(op.regions) != n or op.successors or any(len(r.blocks) != 1 for r in op.regions):
+        raise Unsupported(op.name)
+    return [r.blocks[0] for r in op.regions]
+
+
+def _while(op: Operation, p: _FuncPrinter) -> Later:
+    """`stablehlo.while(%iterArg = %x, ..) : T, .. attributes {..}` then its `cond` and `do`
+    regions (their arguments named `iterArg`, `iterArg_N`, as StableHLO's printer asks)."""
+    cond, body = _single_block(op, 2)
+    if op.properties or not op.operands:
+        raise Unsupported(op.name)
+    types = _types(op.operands)
+    for block in (cond, body):
+        if block.label not in (None, "bb0") or _types(block.args) != types:
+            raise Unsupported("while region arguments")
+    attrs = _attr_dict(op)
+    if attrs:
+        attrs = " attributes" + attrs
+    head = p.define(op)
+
+    def rest(indent: str) -> str:
+        inner = indent + "  "
+        parts = []
+        arg_names: list[str] = []
+        for block in (cond, body):
+            q = p.fork()
+            arg_names = []
+            for a in block.args:
+                arg_names.append("%" + q.unique("iterArg"))
+                q.names[a] = arg_names[-1]
+            parts.append("\n".join(_block_lines(block.ops, q, inner)))
+        pairs = ", ".join(f"{a} = {p.name(v)}" for a, v in zip(arg_names, op.operands, strict=True))
+        return (
+            f"{head}{op.name}({pairs}) : {', '.join(types)}{attrs}\n{indent}cond {{\n"
+            f"{parts[0]}\n{indent}}} do {{\n{parts[1]}\n{indent}}}"
+        )
+
+    return rest
+
+
+def _reduce_regions(op: Operation, p: _FuncPrinter) -> Later:
+    """`stablehlo.reduce(%x init: %i), (..) across dimensions = [..] {..} : (..) -> (..)` then
+    ` reducer(%a: T, %b: T) (..)  {` and the body (a reduce that is not one binary op)."""
+    (block,) = _single_block(op, 1)
+    keys = op.properties.keys()
+    n = len(op.operands) // 2
+    if keys != ["dimensions"] or not n or len(op.operands) % 2 or len(block.args) != 2 * n:
+        raise Unsupported(op.name)
+    if block.label not in (None, "bb0"):
+        raise Unsupported("reduce block")
+    inputs, inits = op.operands[:n], op.operands[n:]
+    pairs = ", ".join(
+        f"({p.name(x)} init: {p.name(i)})" for x, i in zip(inputs, inits, strict=True)
+    )
+    dims = _dims(op.properties["dimensions"])
+    tail = f" across dimensions = {dims}{_attr_dict(op)} : {_functional(op)}"
+    head = p.define(op)
+
+    def rest(indent: str) -> str:
+        q = p.fork()
+        names = []
+        for a in block.args:
+            names.append("%" + q.unique(f"arg{q.next_argument}"))
+            q.next_argument += 1
+            q.names[a] = names[-1]
+        args = " ".join(
+            f"({names[i]}: {block.args[i].type.text}, {names[n + i]}: {block.args[n + i].type.text})"
+            for i in range(n)
+        )
+        lines = "\n".join(_block_lines(block.ops, q, indent + "  "))
+        return f"{head}{op.name}{pairs}{tail}\n{indent} reducer{args}  {{\n{lines}\n{indent}}}"
+
+    return rest
+
+
+_REGION_OPS: dict[str, RegionFormat] = {
+    "stablehlo.while": _while,
+    "stablehlo.reduce": _reduce_regions,
+}
 
 
 _COMMUTATIVE = frozenset(
@@ -409,6 +647,10 @@ _OPS: dict[str, OpFormat] = {
     "stablehlo.pad": _pad,
     "stablehlo.reverse": _dims_op("dimensions", type_of=_same_type),
     "stablehlo.dynamic_slice": _dims_op("slice_sizes", "sizes"),
+    "stablehlo.dynamic_update_slice": _functional_type_op,
+    "stablehlo.convolution": _convolution,
+    "stablehlo.return": _region_return,
+    "chlo.square": _chlo_unary,
     "stablehlo.partition_id": _partition_id,
     "sdy.sharding_constraint": _sdy_sharding_op,
     "sdy.reshard": _sdy_sharding_op,
@@ -516,17 +758,8 @@ def _func(func: FuncOp, out: list[str]) -> None:
         parens = len(outs) > 1 or res_attrs[0] or outs[0].startswith("(")
         head += " -> " + (f"({', '.join(results)})" if parens else results[0])
     out.append("  " + head + " {")
-    first = len(out)
-    for op in entry.ops:
-        fmt = _OPS.get(op.name)
-        if fmt is None:
-            raise Unsupported(op.name)
-        out.append("    " + fmt(op, p))
-        if len(out) - first > FOLD_LINES:
-            # lines joined into one chunk as they come: a line's object header costs as much
-            # as its text, and the module's lines would all be alive until the final join
-            out[first:] = ["\n".join(out[first:])]
-            first += 1
+    p.next_argument = len(entry.args)
+    _block_lines(entry.ops, p, "    ", out)
     out.append("  }")
 
 

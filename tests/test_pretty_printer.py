@@ -66,9 +66,37 @@ def test_lit_inputs_print_as_jaxlib_does() -> None:
     assert printed >= 40
 
 
+def test_loops_convolutions_and_reducers_print_as_jaxlib_does() -> None:
+    # regions printed in full: a while's cond/do (iterArg names, constants named after the
+    # enclosing function's), a convolution's window, a scan's calls inside a loop body
+    for name in ("fori_loop", "scan", "conv"):
+        for module in _imported_and_propagated(lowered_text(name), name):
+            assert _check(module), name
+
+
+def test_a_reduce_with_a_reducer_region_prints_as_jaxlib_does() -> None:
+    # argmax: two inputs, a reducer body of compares and selects (`reducer(%arg1: ..)`), its
+    # block arguments numbered after the function's; inside a loop body, after the loop's
+    import jax
+    import jax.numpy as jnp
+
+    def f(x: jax.Array) -> jax.Array:
+        def body(i: jax.Array, acc: jax.Array) -> jax.Array:
+            return acc + jnp.argmax(x + i.astype(x.dtype), axis=-1)
+
+        return jnp.argmax(x, axis=1) + jax.lax.fori_loop(0, 3, body, jnp.zeros(8, jnp.int32))
+
+    text = jax.jit(f).lower(jax.ShapeDtypeStruct((8, 16), jnp.float32)).as_text()
+    assert "reducer(" in text
+    exported = import_text(text, "argmax")
+    run_pipeline(exported, PipelineOptions(export="annotate"))
+    for module in (import_text(text, "argmax"), exported):
+        assert _check(module)
+
+
 def test_unknown_ops_fall_back_to_jaxlib() -> None:
-    text = lowered_text("fori_loop")  # a stablehlo.while: regions the printer does not write
-    module = import_text(text, "fori_loop")
+    text = lowered_text("sort")  # a stablehlo.sort: an op the printer does not write
+    module = import_text(text, "sort")
     with pytest.raises(Unsupported):
         print_pretty(module)
     assert export_text(module) == _through_jaxlib(module)

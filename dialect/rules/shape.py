@@ -176,13 +176,33 @@ def dynamic_slice(op: Operation) -> OpShardingRule:
     )
 
 
+# (operand shapes, result shapes, all start indices constant) -> the rule: it depends on those
+# only, but reads the indices' defining ops, so it is not `shape_keyed` (a scanned model has a
+# dynamic_update_slice per stacked array in every call-site copy of its helpers)
+_DUS_RULES: dict[tuple, OpShardingRule] = {}
+
+
 @register_rule("stablehlo.dynamic_update_slice")
 def dynamic_update_slice(op: Operation) -> OpShardingRule:
     """Operand/result dims pass through; an update dim of another size gets its own factor, NR
     unless every start index is a constant."""
+    constant_indices = all(_defined_by(v, _CONSTANT_OPS) for v in op.operands[2:])
+    key = (
+        tuple([shape_of(v) for v in op.operands]),
+        tuple([shape_of(v) for v in op.results]),
+        constant_indices,
+    )
+    rule = _DUS_RULES.get(key)
+    if rule is None:
+        if len(_DUS_RULES) >= 4096:
+            _DUS_RULES.clear()
+        rule = _DUS_RULES[key] = _dynamic_update_slice(op, constant_indices)
+    return rule
+
+
+def _dynamic_update_slice(op: Operation, constant_indices: bool) -> OpShardingRule:
     in_shape, upd_shape = shape_of(op.operands[0]), shape_of(op.operands[1])
     n_idx = len(op.operands) - 2
-    constant_indices = all(_defined_by(v, _CONSTANT_OPS) for v in op.operands[2:])
     b = RuleBuilder.for_op(op)
     for d, size in enumerate(in_shape):
         if upd_shape[d] == size:

@@ -29,8 +29,9 @@ class SplitCallSites:
         if not ctx.has_op(module, "func.call"):  # (the checks before listed the ops)
             ctx.keep_ops()
             return
-        if split_call_sites(module, ctx.ops(module)):
-            seed_call_results(module)
+        calls: list[Operation] = []
+        if split_call_sites(module, ctx.ops(module), calls):
+            seed_call_results(module, calls)
         else:  # (every callee has one call site: no op was added)
             seed_call_results(module, ctx.ops(module))
             ctx.keep_ops()
@@ -38,7 +39,7 @@ class SplitCallSites:
 
 def seed_call_results(module: Module, ops: list[Operation] | None = None) -> None:
     """Each call result without a sharding takes its callee's result sharding (`ops`:
-    `list(module.walk())`, when the caller has it)."""
+    `list(module.walk())` or every call of the module, when the caller has it)."""
     funcs = module.funcs
     for op in module.walk() if ops is None else ops:
         if op.name != "func.call":

@@ -24,13 +24,19 @@ from shardc.dialect.ir import (
 MARK = "shardc.call_site_copy_of"
 
 
-def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
+def split_call_sites(
+    module: Module, ops: list[Operation] | None = None, calls: list[Operation] | None = None
+) -> int:
     """Give every call site but the first of each callee a private, marked clone of it;
-    returns how many clones were made (`ops`: `list(module.walk())`, when the caller has it)."""
+    returns how many clones were made (`ops`: `list(module.walk())`, when the caller has it;
+    `calls`, when given, gets every `func.call` of the module after the split)."""
     funcs = module.funcs
     seen: set[str] = set()
     made = 0
     pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    if calls is not None:
+        calls.extend(pending)
+    calls_in: dict[str, bool] = {}  # callee -> whether it calls (its clones' calls are split)
     while pending:
         call = pending.pop(0)
         name = callee_name(call)
@@ -52,7 +58,14 @@ def split_call_sites(module: Module, ops: list[Operation] | None = None) -> int:
         funcs[new_name] = clone
         call.properties["callee"] = symbol_ref(new_name)
         made += 1
-        pending.extend(op for op in clone.walk() if op.name == "func.call")
+        has_calls = calls_in.get(name)
+        if has_calls is None:
+            has_calls = calls_in[name] = any(op.name == "func.call" for op in func.walk())
+        if has_calls:
+            inner = [op for op in clone.walk() if op.name == "func.call"]
+            pending.extend(inner)
+            if calls is not None:
+                calls.extend(inner)
     return made
 
 
@@ -89,11 +102,17 @@ def dedupe_call_sites(module: Module) -> int:
             name = copies[name]
         return name
 
-    # a func's layout names its callees by their layout class, so callees are classed first
+    # a func's layout names its callees by their layout class, so callees are classed first;
+    # a func that is no copy and has none is a class of its own (its layout is not needed)
+    copied = set(copies) | {root(name) for name in copies}
     klass: dict[str, int] = {}
     classes: dict[tuple[object, ...], int] = {}
     for name in _callees_first(module):
-        key = (root(name), _layout(funcs[name], klass))
+        key: tuple[object, ...]
+        if name in copied:
+            key = (root(name), _layout(funcs[name], klass))
+        else:
+            key = (name,)
         klass[name] = classes.setdefault(key, len(classes))
     # each class keeps one func: the input's own where it is in the class, else the first copy
     keeper: dict[int, str] = {}
@@ -144,18 +163,27 @@ def _called(func: Operation) -> list[str]:
 def _layout(func: Operation, klass: dict[str, int]) -> tuple[object, ...]:
     """Everything of `func` that differs between two call-site copies: shardings of its
     arguments, results, op results and block arguments, op properties, and the layout classes
-    (`klass`) of the funcs it calls."""
+    (`klass`) of the funcs it calls.
+
+    Shardings are compared as values (frozen, hashable) and attribute dictionaries by their
+    text: no string is built for what was not changed since parsing."""
     out: list[object] = []
     body = func_body(func)
     if body is not None:
-        out.append(tuple(str(a.sharding) for a in body.args))
+        out.append(tuple([a.sharding for a in body.args]))
     if isinstance(func, FuncOp):
-        out.append(tuple(str(s) for s in func.result_shardings))
+        out.append(tuple(func.result_shardings))
+    append = out.append
     for op in func.walk():
         if op is func:
             continue
-        props = klass.get(callee_name(op)) if op.name == "func.call" else str(op.properties)
-        args = tuple(str(a.sharding) for r in op.regions for b in r.blocks for a in b.args)
-        results = tuple(str(r.sharding) for r in op.results)
-        out.append((op.name, props, str(op.attributes), results, args))
+        name = op.name
+        props = klass.get(callee_name(op)) if name == "func.call" else op.properties.body()
+        args = (
+            tuple([a.sharding for r in op.regions for b in r.blocks for a in b.args])
+            if op.regions
+            else ()
+        )
+        results = tuple([r.sharding for r in op.results])
+        append((name, props, op.attributes.body(), results, args))
     return tuple(out)

@@ -7,7 +7,7 @@ projections by hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
@@ -112,14 +112,21 @@ def compatible_major_axes(step: StepInput, f: int, direction: Direction, mesh: M
     can = True
     for t in first:
         fs = t.factors.get(f)
-        if fs is not None:
-            res, can = _merge(res, fs.axes, can, mesh)
+        # (merging nothing keeps both; onto nothing, while it may expand, takes the new list)
+        if fs is not None and fs.axes:
+            if res or not can:
+                res, can = _merge(res, fs.axes, can, mesh)
+            else:
+                res = fs.axes
     if direction != Directions.BOTH:
         can = False
     for t in second:
         fs = t.factors.get(f)
-        if fs is not None:
-            res, can = _merge(res, fs.axes, can, mesh)
+        if fs is not None and fs.axes:
+            if res or not can:
+                res, can = _merge(res, fs.axes, can, mesh)
+            else:
+                res = fs.axes
     return res
 
 
@@ -259,8 +266,17 @@ def factor_order(step: StepInput, cands: Sequence[AxisList], mesh: Mesh) -> list
     more; for element-wise ops the more-sharded candidate comes next; then the lower tensor index
     (operands before results), then the factor index.
     """
+    return _order_of(step, cands, range(len(cands)), mesh)
+
+
+def _order_of(
+    step: StepInput, cands: Sequence[AxisList], factors: Iterable[int], mesh: Mesh
+) -> list[int]:
+    """`factors` in `factor_order`'s order (each factor's key is its own: any subset keeps
+    its relative order)."""
     keys = []
-    for f, cand in enumerate(cands):
+    for f in factors:
+        cand = cands[f]
         size, index = source_of_factor(step, f, cand, mesh)
         sharded = -_product(cand, mesh) if step.elementwise else 0
         keys.append(((-size, sharded, index, f), f))
@@ -275,16 +291,43 @@ def _product(axes: AxisList, mesh: Mesh) -> int:
     return n
 
 
-def _within(
-    t: TensorFactorShardings, fs: FactorSharding, fsize: int, mesh: Mesh
-) -> Callable[[AxisRef, int], AxisRef | None]:
-    return lambda a, prev: prefix_within_factor(a, t, fs, prev, fsize, mesh)
+def _truncate_within(
+    axes: AxisList, t: TensorFactorShardings, fs: FactorSharding, fsize: int, mesh: Mesh
+) -> AxisList:
+    """`_truncate` by `prefix_within_factor` (inlined: the hot path of every step)."""
+    prev = 1
+    for i, a in enumerate(axes):
+        r = prefix_within_factor(a, t, fs, prev, fsize, mesh)
+        if r is None:
+            return axes[:i]
+        if r != a:
+            return (*axes[:i], r)
+        prev *= r.size(mesh)
+    return axes
 
 
-def _without_others(
-    t: TensorFactorShardings, f: int, mesh: Mesh
-) -> Callable[[AxisRef, int], AxisRef | None]:
-    return lambda a, prev: prefix_without_other_factors(a, t, f, mesh)
+def _truncate_without_others(
+    axes: AxisList, t: TensorFactorShardings, f: int, mesh: Mesh
+) -> AxisList:
+    """`_truncate` by `prefix_without_other_factors` (inlined, as above)."""
+    prev = 1
+    for i, a in enumerate(axes):
+        r = prefix_without_other_factors(a, t, f, mesh)
+        if r is None:
+            return axes[:i]
+        if r != a:
+            return (*axes[:i], r)
+        prev *= r.size(mesh)
+    return axes
+
+
+def _lacked(visit: list[tuple[int, TensorFactorShardings, bool]], f: int, cand: AxisList) -> bool:
+    """Whether a tensor along `f` does not hold all of `cand`."""
+    for _, t, _ in visit:
+        fs = t.factors.get(f)
+        if fs is not None and fs.axes != cand:
+            return True
+    return False
 
 
 def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) -> list[bool]:
@@ -293,22 +336,26 @@ def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) ->
     cands = [compatible_major_axes(step, f, direction(f), mesh) for f in range(nfactors)]
     n_ops = len(step.operands)
     updated = [False] * (n_ops + len(step.results))
-    if not any(cands):
-        return updated
-    order = factor_order(step, cands, mesh)
     visit = [(n_ops + i, t, False) for i, t in enumerate(step.results)]
     visit += [(i, t, True) for i, t in enumerate(step.operands)]
+    # only a factor with a candidate that some tensor lacks can change anything (a tensor
+    # holding the whole candidate is skipped below, and its factor's axes stay as they are):
+    # the order among those factors is all that matters
+    active = [f for f in range(nfactors) if cands[f] and _lacked(visit, f, cands[f])]
+    if not active:
+        return updated
+    order = active if len(active) == 1 else _order_of(step, cands, active, mesh)
     for index, t, is_operand in visit:
         for f in order:
             fs = t.factors.get(f)
             cand = cands[f]
-            if fs is None or not cand:
+            # (a tensor holding the whole candidate already can take nothing more)
+            if fs is None or not cand or fs.axes == cand:
                 continue
-            fsize = step.factor_sizes[f]
-            new = _truncate(cand, _within(t, fs, fsize, mesh), mesh)
+            new = _truncate_within(cand, t, fs, step.factor_sizes[f], mesh)
             if not is_strict_prefix(fs.axes, new, mesh):
                 continue
-            new = _truncate(new, _without_others(t, f, mesh), mesh)
+            new = _truncate_without_others(new, t, f, mesh)
             if is_operand and step.elementwise:
                 for r in step.results:
                     rfs = r.factors.get(f)

@@ -56,6 +56,9 @@ def _split(a: AxisRef, g: int, mesh: Mesh) -> tuple[AxisRef, AxisRef]:
     return make_axis_ref(a.name, pre, g, mesh), make_axis_ref(a.name, pre * g, size // g, mesh)
 
 
+_OPEN_DIM = DimSharding((), is_closed=False)
+
+
 def project(
     sharding: TensorSharding | None,
     dim_factors: tuple[tuple[int, ...], ...],
@@ -63,62 +66,85 @@ def project(
     mesh: Mesh,
 ) -> TensorFactorShardings:
     """Project a tensor sharding (None = fully open) onto the factors of its dims."""
-    out = TensorFactorShardings()
-    if sharding is not None:
-        out.replicated = sharding.replicated
-        out.unreduced = sharding.unreduced
-    factors = out.factors
+    factors: dict[int, FactorSharding] = {}
+    if sharding is None:
+        for flist in dim_factors:
+            if flist:
+                last = flist[-1]
+                for f in flist:
+                    factors[f] = FactorSharding((), False, f == last)
+        return TensorFactorShardings(factors)
+    dims = sharding.dims
+    n = len(dims)
     for d, flist in enumerate(dim_factors):
         if not flist:
             continue
-        if sharding is None or d >= len(sharding.dims):
-            dim = DimSharding((), is_closed=False)
+        dim = dims[d] if d < n else _OPEN_DIM
+        axes = dim.axes
+        if not axes:  # (most dims: every factor of it empty, none overflows)
+            closed = dim.is_closed
+            last = flist[-1]
+            for f in flist:
+                factors[f] = FactorSharding((), closed, f == last)
+        elif len(flist) == 1 and len(axes) == 1:  # (one factor takes the dim's one axis)
+            factors[flist[0]] = FactorSharding(axes, dim.is_closed, True)
         else:
-            dim = sharding.dims[d]
-        remaining = list(dim.axes)
-        pos = 0
-        cur: AxisRef | None = remaining[0] if remaining else None
-        overflow_seen = False
-        last = flist[-1]
-        for f in flist:
-            fs = FactorSharding(minor_most=(f == last))
-            factors[f] = fs
-            if overflow_seen:
-                fs.closed = True
-                break
-            fs.closed = dim.is_closed
-            if fs.minor_most:
-                acc: list[AxisRef] = []
-                if cur is not None:
-                    acc.append(cur)
-                    for a in remaining[pos + 1 :]:
-                        append_axis(acc, a, mesh)
-                fs.axes = tuple(acc)
-                break
-            r = factor_sizes[f]
-            acc = []
-            while cur is not None:
-                size = cur.size(mesh)
-                g = gcd(r, size)
-                if g <= 1:
-                    break
-                if size > g:
-                    major, cur = _split(cur, g, mesh)
-                    acc.append(major)
-                    r //= g
-                else:
-                    acc.append(cur)
-                    r //= size
-                    pos += 1
-                    cur = remaining[pos] if pos < len(remaining) else None
-            fs.axes = tuple(acc)
-            if r > 1 and cur is not None:
-                over = [cur]
+            _project_dim(dim, flist, factor_sizes, mesh, factors)
+    return TensorFactorShardings(factors, sharding.replicated, sharding.unreduced)
+
+
+def _project_dim(
+    dim: DimSharding,
+    flist: tuple[int, ...],
+    factor_sizes: tuple[int, ...],
+    mesh: Mesh,
+    factors: dict[int, FactorSharding],
+) -> None:
+    """The factors of one dim with axes: each takes the major part its size divides, the
+    minor-most the rest; what a factor cannot take overflows and closes the factors after it."""
+    remaining = list(dim.axes)
+    pos = 0
+    cur: AxisRef | None = remaining[0] if remaining else None
+    overflow_seen = False
+    last = flist[-1]
+    for f in flist:
+        fs = FactorSharding(minor_most=(f == last))
+        factors[f] = fs
+        if overflow_seen:
+            fs.closed = True
+            break
+        fs.closed = dim.is_closed
+        if fs.minor_most:
+            acc: list[AxisRef] = []
+            if cur is not None:
+                acc.append(cur)
                 for a in remaining[pos + 1 :]:
-                    append_axis(over, a, mesh)
-                fs.overflow = tuple(over)
-                overflow_seen = True
-    return out
+                    append_axis(acc, a, mesh)
+            fs.axes = tuple(acc)
+            break
+        r = factor_sizes[f]
+        acc = []
+        while cur is not None:
+            size = cur.size(mesh)
+            g = gcd(r, size)
+            if g <= 1:
+                break
+            if size > g:
+                major, cur = _split(cur, g, mesh)
+                acc.append(major)
+                r //= g
+            else:
+                acc.append(cur)
+                r //= size
+                pos += 1
+                cur = remaining[pos] if pos < len(remaining) else None
+        fs.axes = tuple(acc)
+        if r > 1 and cur is not None:
+            over = [cur]
+            for a in remaining[pos + 1 :]:
+                append_axis(over, a, mesh)
+            fs.overflow = tuple(over)
+            overflow_seen = True
 
 
 def back_project(
