@@ -63,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--stack",
         default="both",
-        choices=("identical", "distinct", "both"),
-        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), or both",
+        help="identical layers, distinct layers (head_dim 8+i, hidden 128+4i), both, or the "
+        "other model shapes as bench_propagate.py takes them (scan, conv, moe, mixer, shapes, "
+        "all, a comma list)",
     )
     args = ap.parse_args(argv)
     sys.path.insert(0, HERE)
