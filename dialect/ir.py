@@ -750,6 +750,20 @@ class Module:
     def walk(self) -> Iterator[Operation]:
         return self.op.walk()
 
+    def ops_named(self, name: str) -> Iterator[Operation]:
+        """The ops named `name`, in no promised order: a scan of each block's op names, without
+        a walk's stack entry per op (cheaper where few ops match, as in a pass's "is there
+        any" check)."""
+        stack = [self.op]
+        while stack:
+            for region in stack.pop().regions:
+                for block in region.blocks:
+                    for op in block.ops:
+                        if op.name == name:
+                            yield op
+                        if op.regions:
+                            stack.append(op)
+
     def resolve_loc(self, loc: str | None) -> str | None:
         """`loc(#loc3)` -> `file.py:3:4`: the innermost file location, for messages."""
         if not loc:

@@ -206,7 +206,7 @@ class _Exporter:
         self.keep_open = keep_open
         self.meshes = _meshes(module)
         self.mesh = default_mesh(module)
-        self.callees = {callee_name(op) for op in _ops_named(module, "func.call")}
+        self.callees = {callee_name(op) for op in module.ops_named("func.call")}
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
         self._final: dict[TensorSharding, TensorSharding] = {}
@@ -537,6 +537,7 @@ class _Exporter:
         """A closed constraint after each chosen value, its uses rewired to it."""
         after: dict[int, list[Operation]] = {}
         blocks: dict[int, Block] = {}
+        moved: set[int] = set()  # constraints `redirect_uses` put right after a pin
         for r, op, s, _ in chosen:
             block = op.parent
             if not isinstance(block, Block) or not isinstance(r, OpResult):
@@ -546,14 +547,15 @@ class _Exporter:
             made = next((m for u, i in uses if (m := redirects_manual_operand(u, i, False))), None)
             c, _ = constrain_after(r, s, after, blocks)
             if target is not None:
-                after[id(op)].extend(self.redirect_uses(target, uses, c, block))
+                after[id(op)].extend(self.redirect_uses(target, uses, c, block, moved))
             elif made is not None:
                 after[id(op)].extend(self.redirect_to(made, uses, c, block))
-        splice_after(after, blocks)
+        splice_after(after, blocks, moved)
 
     def redirect_uses(
-        self, target: Operation, uses: list[tuple[Operation, int]], pin: Operation, block: Block
-    ) -> list[Operation]:
+        self, target: Operation, uses: list[tuple[Operation, int]], pin: Operation, block: Block,
+        moved: set[int],
+    ) -> list[Operation]:  # fmt: skip
         """A while/case/barrier result with a closed constraint (`target`) is read by its other
         users through that constraint's layout (import_steps/constraints.py: Shardy sends them
         through the constraint): one reshard right after the op, not one per user (a loop
@@ -566,7 +568,7 @@ class _Exporter:
             # would be another of the same layout (XLA reshards each HLO value apart: a
             # concatenate of the two read them through two identical all-to-alls, fuzzer
             # seed 3535 #57)
-            block.ops.remove(target)
+            moved.add(id(target))  # (`splice_after` takes it out of its old place)
             for user, idx in others:
                 user.set_operand(idx, target.results[0])
             return [target]
@@ -656,26 +658,12 @@ def export_module(
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
 
 
-def _ops_named(module: Module, name: str) -> list[Operation]:
-    """The ops of `module` named `name`, in no promised order (one pass over each block's ops,
-    without a walk's stack entry per op)."""
-    out = []
-    stack = [module.op]
-    while stack:
-        for region in stack.pop().regions:
-            for block in region.blocks:
-                for op in block.ops:
-                    if op.name == name:
-                        out.append(op)
-                    if op.regions:
-                        stack.append(op)
-    return out
 
 
 def _drop_data_flow_edges(module: Module) -> None:
     """`sdy.data_flow_edge` is an identity that only Shardy's own pipeline uses internally; XLA
     (through jaxlib) rejects it, so its uses read its operand instead."""
-    for op in _ops_named(module, "sdy.data_flow_edge"):
+    for op in list(module.ops_named("sdy.data_flow_edge")):
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
 

@@ -45,12 +45,17 @@ def constrain_after(
     return c, uses
 
 
-def splice_after(after: dict[int, list[Operation]], blocks: dict[int, Block]) -> None:
-    """Put the ops queued in `after` (by `id` of an op of `blocks`) right after that op."""
+def splice_after(
+    after: dict[int, list[Operation]], blocks: dict[int, Block], moved: set[int] | None = None
+) -> None:
+    """Put the ops queued in `after` (by `id` of an op of `blocks`) right after that op; an op
+    of a block that is queued elsewhere (its `id` in `moved`) leaves its old place."""
     for block in blocks.values():
         ops: list[Operation] = []
         get = after.get
         for op in block.ops:
+            if moved and id(op) in moved:
+                continue
             ops.append(op)
             queued = get(id(op))
             if queued:

@@ -57,25 +57,14 @@ class RemoveRedundantCollectives:
         ctx.kept_collectives.extend(report.kept)
 
 
-def _has_manual_computation(module: Module) -> bool:
-    """Whether `module` has a manual computation (a scan of each block's op names, cheaper
-    than the variance analysis's walk on a module that has none: a jitted step's export)."""
-    stack = [module.op]
-    while stack:
-        for region in stack.pop().regions:
-            for block in region.blocks:
-                for op in block.ops:
-                    if op.name == MANUAL_OP:
-                        return True
-                    if op.regions:
-                        stack.append(op)
-    return False
 
 
 def remove_redundant_collectives(module: Module) -> Report:
     """Rewrite every collective whose operand is invariant along the collective's axes."""
-    if not _has_manual_computation(module):
-        return Report()  # (only a manual region's collectives are rewritten)
+    if next(module.ops_named(MANUAL_OP), None) is None:
+        # (only a manual region's collectives are rewritten: a scan of op names is cheaper
+        # than the variance analysis's walk on a module that has none, a jitted step's export)
+        return Report()
     analysis = analyze_variance(module, View.VALUE)
     region_of_op: dict[Operation, ManualRegion] = {}
     for region in analysis.regions:

@@ -309,15 +309,14 @@ def _truncate_within(
 def _truncate_without_others(
     axes: AxisList, t: TensorFactorShardings, f: int, mesh: Mesh
 ) -> AxisList:
-    """`_truncate` by `prefix_without_other_factors` (inlined, as above)."""
-    prev = 1
+    """`_truncate` by `prefix_without_other_factors` (inlined, as above; it needs no running
+    size of the axes kept)."""
     for i, a in enumerate(axes):
         r = prefix_without_other_factors(a, t, f, mesh)
         if r is None:
             return axes[:i]
         if r != a:
             return (*axes[:i], r)
-        prev *= r.size(mesh)
     return axes
 
 
