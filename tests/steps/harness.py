@@ -36,6 +36,10 @@ from .common import named, one_device_mesh
 BYTES_SLACK = (1.01, 256)  # shardc.jit's bytes <= jax.jit's * 1.01 + 256
 MEMORY_SLACK = 1.01
 NAME_COVERAGE = 0.95
+# LLVM's optimization off for the tests' compiles (half of XLA's CPU compile time): XLA's HLO
+# passes (partitioning, scheduling, buffer assignment), which the bytes, memory and shardings
+# read, are the same; checked on every step here (identical bytes and memory, both sides)
+FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
 @dataclass
@@ -114,31 +118,37 @@ class Pair:
 
 
 def compile_both(make: Callable[[Mesh], Step], mesh: Mesh, run: bool = True,
-                 reference: list[np.ndarray] | None = None) -> Pair:
+                 reference: list[np.ndarray] | None = None,
+                 compiler_options: dict[str, Any] | None = FAST_COMPILE) -> Pair:
     """Compile `make(mesh)` with jax.jit and shardc.jit from the same arguments and, with
     `run`, run both on fresh copies of the arguments and take the unsharded run's outputs
     (`reference`, or `unsharded_outputs(make, mesh)`)."""
     step = make(mesh)
     args = step.init()
-    jax_compiled = step.jax_jit().lower(*args).compile()
+    jax_compiled = step.jax_jit().lower(*args).compile(compiler_options)
     lowered = step.shardc_jit().lower(*args)
-    compiled = lowered.compile()
+    compiled = lowered.compile(compiler_options)
     pair = Pair(step, jax_compiled.as_text(), compiled.as_text(), memory_bytes(jax_compiled),
                 memory_bytes(compiled), lowered, compiled)
     if run:
         # fresh arguments per call: a donated call deletes its arguments' buffers
         pair.jax_outputs = _host(jax_compiled(*jax.device_put(step.init(), step.in_shardings)))
         pair.shardc_outputs = _host(compiled(*jax.device_put(step.init(), step.in_shardings)))
-        pair.reference = reference if reference is not None else unsharded_outputs(make, mesh)
+        if reference is None:
+            reference = unsharded_outputs(make, mesh, compiler_options)
+        pair.reference = reference
     return pair
 
 
-def unsharded_outputs(make: Callable[[Mesh], Step], mesh: Mesh) -> list[np.ndarray]:
+def unsharded_outputs(make: Callable[[Mesh], Step], mesh: Mesh,
+                      compiler_options: dict[str, Any] | None = FAST_COMPILE
+                      ) -> list[np.ndarray]:
     """The step's outputs run on one device: built for a mesh with `mesh`'s axis names, each of
     size 1 (its sharding constraints are then no-ops)."""
     one = make(one_device_mesh(mesh))
+    args = one.init()
     run = jax.jit(one.fun, in_shardings=one.in_shardings, out_shardings=one.out_shardings)
-    return _host(run(*one.init()))
+    return _host(run.lower(*args).compile(compiler_options)(*args))
 
 
 def _host(tree: Any) -> list[np.ndarray]:
