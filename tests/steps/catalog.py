@@ -1,5 +1,5 @@
-"""Every step model by name, with the mesh it is sharded on and its size type: what the bench
-and scripts iterate over (the tests import the models directly)."""
+"""Every step model by name, with the mesh it is sharded on and its size type: what the tests
+and the bench iterate over."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ class Model:
     build: Callable[..., Step]  # (mesh, size) -> Step
     mesh_axes: dict[str, int]
     size: type  # the model's `Size` dataclass (its defaults are the tests' tiny sizes)
+    # another model whose step on one device is the same program (its unsharded run serves)
+    unsharded_as: str | None = None
 
     def mesh(self) -> Mesh:
         return auto_mesh(self.mesh_axes)
@@ -33,8 +35,9 @@ MODELS: dict[str, Model] = {
     "llama": Model(llama.build, llama.MESH_AXES, llama.Size),
     "lora": Model(lora.build, lora.MESH_AXES, lora.Size),
     "scan": Model(scan_decoder.build, scan_decoder.MESH_AXES, scan_decoder.Size),
+    # the layouts differ only in their constraints and rules, no-ops on one device
     **{f"flax_{layout}": Model(functools.partial(flax_transformer.build, layout=layout),
-                               axes, flax_transformer.Size)
+                               axes, flax_transformer.Size, unsharded_as="flax_dp")
        for layout, (axes, _) in flax_transformer.LAYOUTS.items()},
     "moe": Model(moe.build, moe.MESH_AXES, moe.Size),
     "vit": Model(vit.build, vit.MESH_AXES, vit.Size),
