@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             times = step_times(model.make(small)(mesh), args.k, clock)
             rows.append(("step time", *times, lambda s: f"{s * 1e3:.1f} ms"))
         print(f"| {'measure':<26} | {'jax.jit':>12} | {'shardc.jit':>12} | ratio |")
-        print(f"| {'-' * 26} | {'-' * 12}: | {'-' * 12}: | ----: |")
+        print(f"| {'-' * 26} | {'-' * 11}: | {'-' * 11}: | ----: |")
         ratios = []
         for label, ref, mine, fmt in rows:
             ratio = mine / ref if ref else float("nan")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -20,6 +21,19 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 Rules = Sequence[tuple[str, P]]
+
+
+@dataclass(frozen=True)
+class DecoderSize:
+    """The size of a decoder-only language model step (defaults: the tests' tiny one)."""
+
+    vocab: int = 128
+    dim: int = 64
+    heads: int = 4
+    ffn: int = 128
+    layers: int = 1
+    seq: int = 16
+    batch: int = 8
 
 
 def auto_mesh(axes: dict[str, int], devices: Sequence[Any] | None = None) -> Mesh:

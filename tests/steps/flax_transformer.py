@@ -9,7 +9,6 @@ input is constrained with `nn.with_logical_constraint`, as Flax's sharding guide
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -17,7 +16,7 @@ import jax.numpy as jnp
 from flax import linen as nn
 from jax.sharding import Mesh
 
-from .common import integers, next_token_loss
+from .common import DecoderSize, integers, next_token_loss
 from .harness import Step
 from .train import adamw_step
 
@@ -31,15 +30,8 @@ LAYOUTS: dict[str, tuple[dict[str, int], Rules]] = {
 }
 
 
-@dataclass(frozen=True)
-class Size:
-    vocab: int = 128
-    dim: int = 64
-    heads: int = 4
-    ffn: int = 128
-    layers: int = 1
-    seq: int = 16
-    batch: int = 8
+Size = DecoderSize
+TINY = Size()
 
 
 def _logical(names: tuple[str, ...], init: Callable[..., Any] | None = None) -> Callable[..., Any]:
@@ -88,7 +80,7 @@ class TransformerLM(nn.Module):
                         use_bias=False)(nn.LayerNorm()(x))
 
 
-def build(mesh: Mesh, layout: str = "megatron", size: Size = Size()) -> Step:
+def build(mesh: Mesh, layout: str = "megatron", size: Size = TINY) -> Step:
     """The step `(params, opt_state, tokens) -> (params, opt_state, loss)` under `layout`."""
     rules = LAYOUTS[layout][1]
     model = TransformerLM(size, mesh, rules)

@@ -10,7 +10,6 @@ their parameters; parameters and optimizer state donated, as EasyLM's train step
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -19,6 +18,7 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from .common import (
+    DecoderSize,
     causal_attention,
     constrainer,
     f32,
@@ -43,15 +43,8 @@ BATCH = P(("dp", "fsdp"))
 ACTIVATION = P(("dp", "fsdp"), None, "mp")
 
 
-@dataclass(frozen=True)
-class Size:
-    vocab: int = 128
-    dim: int = 64
-    heads: int = 4
-    ffn: int = 128
-    layers: int = 1
-    seq: int = 16
-    batch: int = 8
+Size = DecoderSize
+TINY = Size()
 
 
 def param_shapes(size: Size) -> dict[str, Any]:
@@ -80,7 +73,7 @@ def forward(params: dict[str, Any], tokens: jax.Array, size: Size, mesh: Mesh) -
     return rms_norm(x, params["norm"]) @ params["lm_head"]
 
 
-def build(mesh: Mesh, size: Size = Size()) -> Step:
+def build(mesh: Mesh, size: Size = TINY) -> Step:
     """The step `(params, opt_state, tokens) -> (params, opt_state, loss)` on `mesh`."""
     constrain = constrainer(mesh)
 
