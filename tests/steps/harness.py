@@ -36,7 +36,7 @@ from .common import named, one_device_mesh
 BYTES_SLACK = (1.01, 256)  # shardc.jit's bytes <= jax.jit's * 1.01 + 256
 MEMORY_SLACK = 1.01
 NAME_COVERAGE = 0.95
-# LLVM's optimization off for the tests' compiles (half of XLA's CPU compile time): XLA's HLO
+# LLVM's optimization off for the tests' compiles (about half of XLA's CPU compile time): XLA's HLO
 # passes (partitioning, scheduling, buffer assignment), which the bytes, memory and shardings
 # read, are the same; checked on every step here (identical bytes and memory, both sides)
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
@@ -117,12 +117,12 @@ class Pair:
         return total_bytes(self.shardc_text)
 
 
-def compile_both(make: Callable[[Mesh], Step], mesh: Mesh, run: bool = True,
+def compile_both(make: Callable[[Mesh], Step], mesh: Mesh,
                  reference: list[np.ndarray] | None = None,
                  compiler_options: dict[str, Any] | None = FAST_COMPILE) -> Pair:
-    """Compile `make(mesh)` with jax.jit and shardc.jit from the same arguments and, with
-    `run`, run both on fresh copies of the arguments and take the unsharded run's outputs
-    (`reference`, or `unsharded_outputs(make, mesh)`)."""
+    """Compile `make(mesh)` with jax.jit and shardc.jit from the same arguments, run both on
+    fresh copies of the arguments, and take the unsharded run's outputs (`reference`, or
+    `unsharded_outputs(make, mesh)`)."""
     step = make(mesh)
     args = step.init()
     jax_compiled = step.jax_jit().lower(*args).compile(compiler_options)
@@ -130,13 +130,12 @@ def compile_both(make: Callable[[Mesh], Step], mesh: Mesh, run: bool = True,
     compiled = lowered.compile(compiler_options)
     pair = Pair(step, jax_compiled.as_text(), compiled.as_text(), memory_bytes(jax_compiled),
                 memory_bytes(compiled), lowered, compiled)
-    if run:
-        # fresh arguments per call: a donated call deletes its arguments' buffers
-        pair.jax_outputs = _host(jax_compiled(*jax.device_put(step.init(), step.in_shardings)))
-        pair.shardc_outputs = _host(compiled(*jax.device_put(step.init(), step.in_shardings)))
-        if reference is None:
-            reference = unsharded_outputs(make, mesh, compiler_options)
-        pair.reference = reference
+    # fresh arguments per call: a donated call deletes its arguments' buffers
+    pair.jax_outputs = _host(jax_compiled(*jax.device_put(step.init(), step.in_shardings)))
+    pair.shardc_outputs = _host(compiled(*jax.device_put(step.init(), step.in_shardings)))
+    if reference is None:
+        reference = unsharded_outputs(make, mesh, compiler_options)
+    pair.reference = reference
     return pair
 
 
