@@ -67,15 +67,13 @@ def _mb(n: float) -> str:
 
 
 def compiled_figures(step: Step) -> dict[str, tuple[float, float]]:
-    """(jax.jit, shardc.jit) collective bytes and memory per device, and lower + compile
-    seconds, from compiles on the step's abstract arguments."""
+    """(jax.jit, shardc.jit) collective bytes and memory per device, from compiles on the
+    step's abstract arguments (bench_jit.py times compiles)."""
     from tests.differential.hlo_bytes import total_bytes
 
-    out: dict[str, list[float]] = {"bytes": [], "memory": [], "compile": []}
+    out: dict[str, list[float]] = {"bytes": [], "memory": []}
     for wrapper in (step.jax_jit(), step.shardc_jit()):
-        t0 = time.perf_counter()
         compiled = wrapper.lower(*step.abstract).compile()
-        out["compile"].append(time.perf_counter() - t0)
         out["bytes"].append(total_bytes(compiled.as_text()))
         out["memory"].append(memory_bytes(compiled))
     return {k: (v[0], v[1]) for k, v in out.items()}
@@ -132,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n## {step.name} on ({mesh_text})")
         print(f"bytes and memory at {_size_text(big)}")
         rows = [("collective bytes / device", *fig["bytes"], _mb),
-                ("memory / device", *fig["memory"], _mb),
-                ("lower + compile", *fig["compile"], lambda s: f"{s:.2f} s")]
+                ("memory / device", *fig["memory"], _mb)]
         if not args.no_time:
             print(f"step time at {_size_text(small)}")
             times = step_times(model.make(small)(mesh), args.k, clock)
@@ -146,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
             ratios.append(ratio)
             print(f"| {label:<26} | {fmt(ref):>12} | {fmt(mine):>12} | {ratio:5.2f} |", flush=True)
         summary.append((step.name, ratios))
-    print("\n| step | bytes | memory | compile | step time |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("\n| step | bytes | memory | step time |")
+    print("| --- | ---: | ---: | ---: |")
     for name, ratios in summary:
-        cells = [f"{r:.2f}" for r in ratios] + ["-"] * (4 - len(ratios))
+        cells = [f"{r:.2f}" for r in ratios] + ["-"] * (3 - len(ratios))
         print(f"| {name} | " + " | ".join(cells) + " |")
     return 0
 
