@@ -2,8 +2,9 @@
 optimizer, and the transformer pieces (RMSNorm, rotary embeddings, causal attention).
 
 Sharding rules are written the way EasyLM and big_vision write them: a list of
-`(regex, PartitionSpec)` matched against each leaf's path (`layers/0/wq`), first match wins, so
-the optimizer's moments (`1/0/mu/layers/0/wq`) take their parameter's layout by the same rules.
+`(regex, PartitionSpec)` matched against each leaf's path (`layers/0/wq`), first match wins.
+The optimizer's moments (`1/0/mu/layers/0/wq`) take their parameter's spec by path
+(`train.like_params`), whatever gave the parameters theirs (rules or Flax logical names).
 """
 
 from __future__ import annotations
