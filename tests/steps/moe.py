@@ -58,8 +58,8 @@ def route(logits: jax.Array, size: Size) -> tuple[jax.Array, jax.Array, jax.Arra
     gates, experts = jax.lax.top_k(probs, size.top_k)  # [g, s, k]
     choice = jax.nn.one_hot(experts, e, dtype=jnp.float32)  # [g, s, k, e]
     # slots fill by choice rank first (every first choice before any second), then by token
-    ordered = choice.transpose(0, 2, 1, 3).reshape(g, size.top_k * s, e)
-    slot = (jnp.cumsum(ordered, axis=1) - 1.0) * ordered
+    ordered = choice.transpose(0, 2, 1, 3).reshape(g, size.top_k * s, e).astype(jnp.int32)
+    slot = (jnp.cumsum(ordered, axis=1) - 1) * ordered
     slot = slot.reshape(g, size.top_k, s, e).transpose(0, 2, 1, 3)  # [g, s, k, e]
     kept = choice * (slot < capacity(size))
     in_slot = jax.nn.one_hot(slot, capacity(size), dtype=jnp.float32)  # [g, s, k, e, c]
