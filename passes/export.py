@@ -61,6 +61,7 @@ from .pin import (
     restore_written,
     sharding_key,
     splice_after,
+    xla_reads_op_sharding,
 )
 
 Mode = Literal["annotate", "pin"]
@@ -829,8 +830,21 @@ def export_module(
     dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
     if mode == "pin":
         assert oracle is not None
-        return exporter.pin_against(oracle, shardc_layouts)
+        report = exporter.pin_against(oracle, shardc_layouts)
+        drop_unread_op_shardings(module)
+        return report
     return None
+
+
+def drop_unread_op_shardings(module: Module) -> None:
+    """Remove the op-level shardings XLA does not read (all but `KEEPS_OP_SHARDING`'s and
+    custom rules'): XLA's HLO passes carry them along as frontend attributes, and a
+    simplification that folds an op (a transpose of a transpose of a loop result) can leave one
+    on another instruction of another rank, which XLA then rejects."""
+    for op in module.walk():
+        if op.results and not xla_reads_op_sharding(op):
+            for r in op.results:
+                r.sharding = None
 
 
 def _drop_data_flow_edges(module: Module) -> None:

@@ -38,21 +38,18 @@ def test_lower_compile_call() -> None:
         low.compile()(x[:4], w)
 
 
-def test_compiled_text_drops_only_the_op_shardings_xla_drops() -> None:
-    from shardc.xla_form import text_for_xla
-
+def test_compiled_form_keeps_the_annotations_as_written_and_no_op_shardings() -> None:
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
     low = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
-    exported = low.exported("pin", True)
-    full = exported.text("generic")
-    text = text_for_xla(exported.module)
-    # the dot and the tanh lose their op-level shardings; the @main boundary and the
-    # constraint (what XLA keeps) stay, and the export itself is left as it was
-    assert full.count("sdy.sharding_per_value") >= 2 and "sdy.sharding_per_value" not in text
-    assert text.count('"sdy.sharding_constraint"') == full.count('"sdy.sharding_constraint"') >= 1
-    assert text.count("sdy.sharding = #sdy.sharding<") == full.count("sdy.sharding = #sdy.sharding<")
-    assert exported.text("generic") == full == low.as_text("generic", "pin", True)
+    pinned = low.as_text("generic", "pin", True)
+    annotated = low.as_text("generic")
+    # XLA reads no op-level sharding of a dot or a tanh (and its HLO passes can misplace one):
+    # the compiled form has none; the user's constraint stays as written (open), the @main
+    # boundary as shardc.jit's frontend wrote it
+    assert "sdy.sharding_per_value" not in pinned and annotated.count("sdy.sharding_per_value") >= 2
+    assert pinned.count('"sdy.sharding_constraint"') == 1
+    assert '{"x", ?}' in pinned and '{"x", ?}' not in annotated
     y = low.compile()(x, w)
     np.testing.assert_allclose(np.asarray(y), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
 

@@ -347,10 +347,11 @@ _DTYPE_BYTES = {
 _SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([0-9,]*)\]")
 
 
-def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = False) -> Any:
-    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend);
-    `as_jax_jit`: with the options jax.jit compiles its own lowering with (XLA chooses the
-    layout of each `@main` argument and result that has no sharding)."""
+def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = True) -> Any:
+    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend), with
+    the options jax.jit compiles its own lowering with: XLA chooses the layout of each `@main`
+    argument and result that has no sharding (`as_jax_jit=False`: it keeps what propagation
+    gives it)."""
     import jax
 
     from shardc.backend import compile_text
