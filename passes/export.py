@@ -823,16 +823,22 @@ def export_module(
     if not keep_open:
         recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
     if mode == "pin":
+        assert oracle is not None
         # shardc's layouts of what the annotations as written leave to XLA, then those
         shardc_layouts = exporter.boundary_layouts()
         if written is not None:
             restore_written(module, written)
-    dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
-    if mode == "pin":
-        assert oracle is not None
         report = exporter.pin_against(oracle, shardc_layouts)
         drop_unread_op_shardings(module)
+        # copies of a callee that XLA reads alike (no pin tells them apart) become one again:
+        # XLA's Shardy gives each call site its own copy anyway, and JAX's own call structure
+        # lets the module for XLA be written onto a copy of JAX's (xla_module.py)
+        funcs = len(module.funcs)
+        dedupe_call_sites(module)
+        if len(module.funcs) != funcs:
+            report.last_checked = False
         return report
+    dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
     return None
 
 
