@@ -14,40 +14,37 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.axis_types import EXPLICIT_AXES
+from shardc.dialect.errors import ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Operation
 from shardc.dialect.shardings import TensorSharding
 
 from . import specs
 from .calling import (
-    ArgSpec,
-    argument_paths,
     check_divisible,
-    committed_annotation,
-    leaf_aval,
     leaf_paths,
-    same_layout,
     split_call,
 )
 from .jitted import Compiled
 
 if TYPE_CHECKING:
     from .exported import Exported
+    from .jit_trace import CallTrace
     from .jitted import Jitted, Lowered
-
-
-def _sds(leaf: Any, aval: Any) -> Any:
-    import jax
-
-    if isinstance(leaf, jax.ShapeDtypeStruct):
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=leaf.weak_type)
-    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
 
 
 def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any],
                    options: Any = None) -> Lowered:
     """Trace and lower with JAX on the mesh's devices, propagate with shardc, and keep JAX's
     lowering object so that `compile_lowered` compiles shardc's module through it."""
+    from .jit_trace import trace_call
+
+    return lower_traced(trace_call(jitted, args, kwargs), options)
+
+
+def lower_traced(call: CallTrace, options: Any = None) -> Lowered:
+    """Lower a traced call with JAX, write its annotations on `@main`, import and propagate
+    (`Jitted.trace(...).lower()` and `Jitted.lower(...)` both end here)."""
     import time
 
     import jax
@@ -56,70 +53,12 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     from shardc import mlir_bridge
     from shardc.importer import import_generic
 
-    from .annotations import tracing_mesh
-    from .backend import concrete_mesh, mesh_devices
-    from .frontend import (
-        Traced,
-        _check_static_argnums,
-        _exclude_shardc_frames,
-        _main_func,
-        _mesh_symbol,
-        _set_attrs,
-        flat_shardings,
-        jax_errors_translated,
-    )
+    from .frontend import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
     from .jitted import Lowered
     from .xla_module import record_origin
 
-    start = time.perf_counter()
-    _exclude_shardc_frames()
-    spec = jitted.argspec
-    _check_static_argnums(jitted.fun, args, spec.given_static_argnums)
-    mesh = jitted.mesh
-    devices = mesh_devices(mesh, jitted.jax_mesh)
-    cmesh = concrete_mesh(mesh, devices)
-    dyn, dyn_kw, _ = split_call(spec, args, kwargs)
-    leaves, tree = jax.tree.flatten((dyn, dyn_kw))
-    paths = argument_paths(jitted.fun, args, spec, dyn, dyn_kw)
-    avals = [leaf_aval(leaf, p) for leaf, p in zip(leaves, paths, strict=True)]
-    sds_leaves = [_sds(leaf, a) for leaf, a in zip(leaves, avals, strict=True)]
-
-    # shardings: in_shardings over the dynamic positional args (keywords open), then the
-    # committed arrays' own layouts where in_shardings says nothing
-    n_pos = len(jax.tree.leaves(dyn))
-    pos_sds = jax.tree.unflatten(jax.tree.structure(dyn), sds_leaves[:n_pos])
-    given = flat_shardings(jitted.in_shardings, pos_sds, sds_leaves[:n_pos], mesh,
-                           "in_shardings", specs.MESH_SYMBOL)
-    given += [None] * (len(leaves) - n_pos)
-    ins: list[TensorSharding | None] = []
-    for i, (leaf, path, user) in enumerate(zip(leaves, paths, given, strict=True)):
-        what = f"argument {path}"
-        committed = committed_annotation(leaf, mesh, devices, what)
-        if user is not None and committed is not None and not same_layout(user, committed):
-            raise ShardingError(
-                f"{what} is a jax.Array committed to {leaf.sharding.spec if hasattr(leaf.sharding, 'spec') else leaf.sharding} "
-                f"({committed.body()}), but in_shardings gives {user.body()}",
-                hint="jax.jit refuses to move a committed array: jax.device_put it to the layout "
-                "in_shardings names first, or drop its in_shardings entry (None) to keep its "
-                "layout",
-            )
-        chosen = user if user is not None else committed
-        check_divisible(chosen, tuple(avals[i].shape), mesh,
-                        f"{what} (in_shardings = {chosen.body() if chosen else None})")
-        ins.append(chosen)
-
-    call_args, call_kw = _rebuild(args, kwargs, spec, jax.tree.unflatten(tree, sds_leaves))
-    with jax_errors_translated(mesh), tracing_mesh(mesh), jax.set_mesh(cmesh):
-        traced = jax.jit(
-            jitted.fun,
-            static_argnums=spec.static_argnums or None,
-            static_argnames=spec.static_argnames or None,
-            donate_argnums=spec.donate_argnums or None,
-            donate_argnames=spec.donate_argnames or None,
-            keep_unused=True,
-        ).trace(*call_args, **call_kw)
-        jax_lowered = traced.lower()
-
+    jitted, traced, mesh, ins = call.jitted, call.traced, call.mesh, call.ins
+    jax_lowered = traced.lower()
     out_info = traced.out_info  # (JAX builds it anew on every read)
     out_avals, out_tree = jax.tree.flatten(out_info)
     out_paths = leaf_paths(out_info, "output")
@@ -146,6 +85,9 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
             )
         _set_attrs(main, "arg_attrs", _with_tokens(ins_sym, tokens_in))
         _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
+        if call.explicit:
+            module.operation.attributes[EXPLICIT_AXES] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(n) for n in mesh.axis_names if n in call.explicit])
 
     name = getattr(jitted.fun, "__name__", "fun")
     # without locations: each op reads its own from JAX's module when a message, listing or
@@ -158,14 +100,17 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     # rather than every lowering paying for a copy of the IR
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
     ir_module, report = jitted.run_pipeline(ir_module, options)
-    record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
-                    symbol, time.perf_counter() - start)
+    record = Traced(module, call.tree, out_tree, list(call.sds_leaves), list(out_avals), ins, outs,
+                    symbol, time.perf_counter() - call.start)
     lowered = Lowered(jitted, record, ir_module)
     lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
-    lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
-    lowered.argument_paths = paths  # type: ignore[attr-defined]
+    lowered.jax_mesh_concrete = call.jmesh  # type: ignore[attr-defined]
+    lowered.argument_paths = call.paths  # type: ignore[attr-defined]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
-    lowered.call_arity = len(args)  # type: ignore[attr-defined]
+    lowered.call_arity = len(call.args)  # type: ignore[attr-defined]
+    lowered.call_key = call.key  # type: ignore[attr-defined]
+    lowered.explicit_axes = call.explicit  # type: ignore[attr-defined]
+    lowered.jaxpr_effects = traced.jaxpr.effects  # type: ignore[attr-defined]
     lowered.plan_source = (source, options)
     lowered.report = report
     lowered.origin = origin
@@ -214,18 +159,6 @@ def _with_tokens(shardings: list[Any], tokens: set[int]) -> list[Any]:
     it = iter(shardings)
     total = len(shardings) + len(tokens)
     return [None if i in tokens else next(it) for i in range(total)]
-
-
-def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
-             abstract: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The call's arguments with every dynamic leaf replaced by its ShapeDtypeStruct."""
-    dyn, dyn_kw = abstract
-    n = len(args)
-    static_idx = {i % n for i in spec.static_argnums if -n <= i < n}
-    it = iter(dyn)
-    call_args = tuple(args[i] if i in static_idx else next(it) for i in range(n))
-    call_kw = {k: (v if k in spec.static_argnames else dyn_kw[k]) for k, v in kwargs.items()}
-    return call_args, call_kw
 
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
@@ -350,7 +283,7 @@ class JaxCompiled(Compiled):
             text = str(e)
             if "pytree" not in text and "compiled" not in text:
                 raise
-            raise ShardcError(
+            raise ArgumentTypeError(
                 f"called with arguments other than those the function was compiled for: "
                 f"{' '.join(text.split())[:400]}",
                 hint="call with the arguments given to .lower() (static ones left out), or call "

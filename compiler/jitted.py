@@ -17,11 +17,12 @@ leaves nothing to propagate). The mesh may be bigger than the machine: lowering 
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
@@ -146,7 +147,7 @@ class Compiled:
         dyn = tuple(a for i, a in enumerate(args) if i not in low.static_argnums)
         leaves, tree = jax.tree.flatten(dyn)
         if tree != low.in_tree:
-            raise ShardcError(
+            raise ArgumentTypeError(
                 f"called with {len(dyn)} arguments ({len(leaves)} arrays, structure "
                 f"{tree}), but the function was compiled for {len(low.in_avals)} arrays "
                 f"of structure {low.in_tree}",
@@ -156,7 +157,7 @@ class Compiled:
         for i, (leaf, aval) in enumerate(zip(leaves, low.in_avals, strict=True)):
             shape, dtype = tuple(np.shape(leaf)), np.dtype(getattr(leaf, "dtype", np.asarray(leaf).dtype))
             if shape != tuple(aval.shape) or dtype != np.dtype(aval.dtype):
-                raise ShardcError(
+                raise ArgumentTypeError(
                     f"argument {i} has shape {shape} and dtype {dtype}, but the function was "
                     f"compiled for {tuple(aval.shape)} {np.dtype(aval.dtype)}",
                     hint="call the shardc.jit function itself, which compiles per signature",
@@ -202,6 +203,23 @@ class Lowered:
         # copy of it), and how the last compile built XLA's module ("bindings" or "text")
         self.origin: Any = None
         self.xla_route: str | None = None
+
+    @property
+    def _compiled_default(self) -> Any:
+        """A weak reference to this lowering's compile with default options (what `.compile()`
+        returns again while it lives)."""
+        return self.__dict__.get("_compiled_default_ref")
+
+    @_compiled_default.setter
+    def _compiled_default(self, ref: Any) -> None:
+        # the compile with default options is also what a call of the jitted function with
+        # this signature runs, as jax.jit reuses `.lower(...).compile()`
+        self.__dict__["_compiled_default_ref"] = ref
+        compiled = ref() if ref is not None else None
+        key = getattr(self, "call_key", None)
+        jax_compiled = getattr(compiled, "jax_compiled", None)
+        if key is not None and jax_compiled is not None:
+            self.jitted.offer_compiled(key, jax_compiled, getattr(self, "jaxpr_effects", ()))
 
     @property
     def ir(self) -> Module:
@@ -403,7 +421,8 @@ class Lowered:
 
 
 class Jitted:
-    """The result of `shardc.jit(fun, ...)`: `.lower(*args)`, or call it like `jax.jit`."""
+    """The result of `shardc.jit(fun, ...)`: `.lower(*args)`, `.trace(*args)`, or call it like
+    `jax.jit`."""
 
     def __init__(
         self,
@@ -420,15 +439,12 @@ class Jitted:
         donate_argnames: str | tuple[str, ...] = (),
     ):
         from .calling import resolve_argspec
+        from .dispatch import make_dispatcher
 
-        if mesh is None:
-            raise ShardcError(
-                f"shardc.jit({getattr(fun, '__name__', fun)}) needs a mesh",
-                hint='pass mesh=jax.make_mesh(...), an AbstractMesh or "x=4,y=2"',
-            )
         self.fun = fun
-        self.jax_mesh = mesh if not isinstance(mesh, str | Mesh | dict) else None
-        self.mesh = specs.to_mesh(mesh)
+        # mesh=None: the mesh `jax.set_mesh` sets around each call (`mesh`, `jax_mesh`)
+        self._mesh_arg = mesh
+        self._given_mesh = None if mesh is None else specs.to_mesh(mesh)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.argspec = resolve_argspec(
@@ -440,8 +456,43 @@ class Jitted:
         self.remove_redundant_collectives = remove_redundant_collectives
         self.caller = Caller(function="shardc.jit")  # `shardc compile` sets the CLI
         self.entry_args: tuple[Any, ...] | None = None
-        self._cache: dict[Any, Compiled] = {}
+        # per call signature, what a call runs (filled by calls and by `.lower().compile()`)
+        self._cache: dict[Any, Any] = {}
         functools.update_wrapper(self, fun)
+        # JAX's C++ dispatch over this function's miss handler (None: calls take the Python
+        # path); the handler holds the function weakly, so no cycle keeps it alive
+        made = make_dispatcher(fun, getattr(fun, "__name__", "fun"), _miss_handler(self),
+                               self.argspec.static_argnums, self.argspec.static_argnames)
+        self._dispatch: Any = None
+        self._dispatch_cache: Any = None
+        if made is not None:
+            self._dispatch, self._dispatch_cache = made
+
+    @property
+    def mesh(self) -> Mesh:
+        """The mesh the function runs on: the one given, else the one `jax.set_mesh` set."""
+        if self._given_mesh is not None:
+            return self._given_mesh
+        from .jit_trace import resolve_mesh
+
+        return resolve_mesh(None, self.fun)[0]
+
+    @property
+    def jax_mesh(self) -> Any:
+        """The JAX mesh object the mesh came from (`jax.sharding.Mesh`, `AbstractMesh`), or
+        None for a mesh given as text or as a shardc `Mesh`."""
+        from .jit_trace import resolve_mesh
+
+        return resolve_mesh(self._mesh_arg, self.fun)[1]
+
+    def _key_mesh(self) -> Any:
+        """The part of a call's cache key that the context decides: the context's mesh when
+        no mesh was given."""
+        if self._mesh_arg is not None:
+            return None
+        from .meshes import context_mesh
+
+        return context_mesh()
 
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
@@ -460,17 +511,54 @@ class Jitted:
         On a mesh this machine has, JAX lowers on its devices and `.compile()` hands shardc's
         module back to JAX's own compile (callbacks, donation, placement are JAX's); a mesh
         bigger than the machine lowers abstractly (inspect only)."""
+        if self._fits_machine():
+            return self.trace(*args, **kwargs).lower(strategy=strategy)
+        return self._lower_abstract(args, kwargs, strategy)
+
+    def trace(self, *args: Any, **kwargs: Any) -> TracedStage:
+        """Trace with JAX as a call would (arguments may be ShapeDtypeStructs): the traced
+        stage, whose `.lower()` gives the `Lowered` that `.lower(*args)` gives, and whose
+        `.jaxpr`, `.out_info` and `.args_info` are JAX's."""
+        from .calling import normalize_call
+        from .jit_trace import trace_call
+
+        if not self._fits_machine():
+            raise ShardcError(
+                f"shardc.jit({getattr(self.fun, '__name__', 'fun')}).trace needs a mesh this "
+                f"machine has; mesh {self.mesh.body()} is abstract or bigger",
+                hint="use .lower(...) for an abstract lowering, or give a concrete mesh",
+            )
+        args, kwargs = normalize_call(self.fun, args, kwargs)
+        return TracedStage(trace_call(self, args, kwargs))
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' shapes and dtypes as `jax.ShapeDtypeStruct`s, as `jax.jit(f).eval_shape`
+        gives them (traced, not lowered or compiled)."""
+        import jax
+
+        from .calling import normalize_call
+
+        args, kwargs = normalize_call(self.fun, args, kwargs)
+        if self._fits_machine():
+            return self.trace(*args, **kwargs).out_info
+        return jax.eval_shape(self.fun, *args, **kwargs)
+
+    def clear_cache(self) -> None:
+        """Forget every compiled call (the next call of each signature compiles again)."""
+        self._cache.clear()
+        self.__dict__.pop("_inner_jits", None)
+        if self._dispatch_cache is not None:
+            self._dispatch_cache.clear()
+
+    def _lower_abstract(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                        strategy: str | None) -> Lowered:
+        """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
+        traces on the abstract mesh, for inspection only."""
         from shardc import mlir_bridge
         from shardc.importer import import_generic
 
         from .frontend import trace_function
 
-        if self._fits_machine():
-            from .calling import normalize_call
-            from .jax_compile import lower_for_call
-
-            args, kwargs = normalize_call(self.fun, args, kwargs)
-            return lower_for_call(self, args, kwargs, _options(self.options, strategy))
         if kwargs:
             raise ShardcError(
                 f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
@@ -478,7 +566,6 @@ class Jitted:
                 hint="pass them positionally to .lower() for an abstract lowering, or give "
                 "shardc.jit a concrete jax.sharding.Mesh",
             )
-
         traced = trace_function(
             self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings,
             jax_mesh=self.jax_mesh,
@@ -532,13 +619,6 @@ class Jitted:
             devices,
         )
 
-    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
-        """Lower a call on the mesh's devices (every keyword is the function's, even one named
-        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
-        from .jax_compile import lower_for_call
-
-        return lower_for_call(self, args, kwargs, _options(self.options))
-
     def _fits_machine(self) -> bool:
         """Whether to lower on the mesh's devices (JAX's own lowering, compile and call): for a
         concrete `Mesh`, or a mesh given by its axes that this machine has the devices for. An
@@ -546,29 +626,118 @@ class Jitted:
         shard_map's mesh to equal the context mesh, and a concrete one carries a device kind)."""
         import jax
 
-        if self.jax_mesh is not None:
-            return type(self.jax_mesh).__name__ == "Mesh"
+        jax_mesh = self.jax_mesh
+        if jax_mesh is not None:
+            return type(jax_mesh).__name__ == "Mesh"
         return self.mesh.num_devices <= jax.device_count()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Compile once per abstract signature (shapes, dtypes, weak types, committed layouts,
-        static values; read without touching data) and run; under a JAX transform or an outer
-        jit, act as an inner `jax.jit` call whose in/out shardings are constraints."""
+        static values, the context's mesh) and run: a signature seen before runs through JAX's
+        C++ dispatch, as a `jax.jit` call does. Under a JAX transform or an outer jit, act as an
+        inner `jax.jit` call with the same shardings."""
+        if self._dispatch is not None:
+            try:
+                return self._dispatch(*args, **kwargs)
+            except ValueError as e:
+                if "Non-hashable static" not in str(e):
+                    raise
+                # JAX's dispatch checks static values first: say it as shardc says it
+        return self._miss(*args, **kwargs)[0]
+
+    def _miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """A call the C++ dispatch has no record of: (outputs, JAX's fast-path record of the
+        call or None, False). Traced calls go to `transforms.traced_call`; others compile once
+        per signature (or reuse what `.lower(...).compile()` compiled for it) and run."""
         from .calling import call_key, normalize_call, split_call
         from .transforms import is_traced, traced_call
 
+        given = args, kwargs
         args, kwargs = normalize_call(self.fun, args, kwargs)
         dyn, dyn_kw, statics = split_call(self.argspec, args, kwargs)
         if is_traced((dyn, dyn_kw)):
-            return traced_call(self, args, kwargs)
-        key = call_key(dyn, dyn_kw, statics)
-        compiled = self._cache.get(key)
-        if compiled is None:
+            return traced_call(self, args, kwargs), None, False
+        key = call_key(dyn, dyn_kw, statics, self._key_mesh())
+        entry = self._cache.get(key)
+        if entry is None:
             lowered = self._lower_for_call(args, kwargs)
-            compiled = lowered.compile()
+            lowered.compile()  # (registers what it compiled under the call's key)
             lowered.release_ir()  # nothing reaches it but the cache: free it now, not at a GC
-            self._cache[key] = compiled
-        return compiled(*dyn, **dyn_kw)
+            entry = self._cache.get(key)
+            if entry is None:  # pragma: no cover - a lowering whose key differs
+                raise ShardcError("the compiled call was not recorded under its signature",
+                                  hint="report this: shardc.jit's call cache lost a compile")
+        # the fast path flattens the arguments as given: record it only where shardc did not
+        # move keywords into positions
+        exact = given[0] is args and given[1] is kwargs
+        outs, fast = entry.run(dyn, dyn_kw, exact and self._dispatch is not None)
+        return outs, fast, False
+
+    def offer_compiled(self, key: Any, compiled: Any, effects: Any) -> None:
+        """Record JAX's compiled function of a lowering (compiled with default options) as what
+        a call with signature `key` runs, as `jax.jit` reuses `.lower(...).compile()`."""
+        from .dispatch import CallEntry
+
+        self._cache[key] = CallEntry(compiled, effects)
+
+    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
+        """Lower a call on the mesh's devices (every keyword is the function's, even one named
+        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
+        from .jax_compile import lower_for_call
+
+        return lower_for_call(self, args, kwargs, _options(self.options))
+
+
+def _miss_handler(jitted: Jitted) -> Callable[..., Any]:
+    """`jitted._miss` through a weak reference (the C++ dispatch object holds its handler)."""
+    ref = weakref.ref(jitted)
+
+    def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        target = ref()
+        if target is None:  # pragma: no cover - the dispatch object outlived its function
+            raise ShardcError("this shardc.jit function was freed")
+        return target._miss(*args, **kwargs)
+
+    return miss
+
+
+class TracedStage:
+    """`Jitted.trace(...)`: the function traced by JAX for one call signature.
+
+    `.lower()` gives the `Lowered` that `Jitted.lower(...)` gives for the same arguments;
+    `.jaxpr`, `.out_info`, `.args_info` and `.fun_name` are JAX's."""
+
+    def __init__(self, call: Any):
+        self._call = call
+
+    @property
+    def jaxpr(self) -> Any:
+        """JAX's closed jaxpr of the call."""
+        return self._call.traced.jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs as `jax.ShapeDtypeStruct`s (JAX's, typed on Explicit axes)."""
+        return self._call.traced.out_info
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments as JAX describes them (shape, dtype, donation)."""
+        return self._call.traced.args_info
+
+    @property
+    def fun_name(self) -> str:
+        return str(self._call.traced.fun_name)
+
+    def lower(self, strategy: str | None = None) -> Lowered:
+        """Lower, import and propagate: the `Lowered` of this call."""
+        from .jax_compile import lower_traced
+
+        jitted = self._call.jitted
+        return lower_traced(self._call, _options(jitted.options, strategy))
+
+    def __repr__(self) -> str:
+        return f"<shardc traced {self.fun_name} on mesh {self._call.mesh.body()}>"
 
 
 def jit(

@@ -10,7 +10,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 RNG = np.random.default_rng(0)
 X = jnp.asarray(RNG.standard_normal((8, 16)), jnp.float32)
 W = jnp.asarray(RNG.standard_normal((16, 4)), jnp.float32)

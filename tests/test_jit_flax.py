@@ -13,7 +13,7 @@ from flax import nnx
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("data", "model"))
+MESH = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 AUTO = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 RULES = (("batch", "data"), ("embed", None), ("mlp", "model"), ("vocab", "model"))
 VOCAB, EMBED, SEQ, BATCH = 32, 16, 8, 8

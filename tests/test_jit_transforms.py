@@ -8,7 +8,7 @@ import pytest
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 RNG = np.random.default_rng(3)
 X = jnp.asarray(RNG.standard_normal((8, 16)), jnp.float32)
 W = jnp.asarray(RNG.standard_normal((16, 4)) * 0.1, jnp.float32)

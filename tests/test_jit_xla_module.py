@@ -40,7 +40,12 @@ def test_bindings_build_the_module_the_text_route_parses(name: str) -> None:
     low = shardc.jit(f, mesh=programs.mesh(), **kw).lower(*args)
     built, text = _both_routes(low)
     # every program here is JAX's module plus shardc's constraints, boundary shardings and
-    # rewritten attributes: nothing sends it to the text route
+    # rewritten attributes: nothing sends it to the text route, except a callee that shardc
+    # copies per call site (JAX lowers both calls of nested_jit's inner jit to one func when
+    # it traces without a context mesh, as jax.jit does; the bindings route adds no funcs)
+    if name == "nested_jit":
+        assert built is None and '"func.func"' in text and "@inner_0" in text
+        return
     assert built is not None
     assert built == text
 
