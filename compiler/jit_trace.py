@@ -32,6 +32,7 @@ from .calling import (
     split_call,
 )
 from .meshes import (
+    check_auto,
     check_request,
     context_mesh,
     explicit_axes,
@@ -109,6 +110,8 @@ def trace_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     devices = mesh_devices(mesh, jitted.jax_mesh)
     jmesh = typed_concrete_mesh(mesh, jitted.jax_mesh, devices)
     explicit = explicit_axes(jmesh)
+    if getattr(jitted.options, "auto", False):
+        check_auto(mesh, explicit)
     dyn, dyn_kw, statics = split_call(spec, args, kwargs)
     leaves, tree = jax.tree.flatten((dyn, dyn_kw))
     paths = argument_paths(jitted.fun, args, spec, dyn, dyn_kw)

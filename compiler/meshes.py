@@ -32,7 +32,12 @@ def context_mesh() -> Any | None:
     abstract = jax.sharding.get_abstract_mesh()
     if abstract is None or abstract.empty:
         return None
-    concrete = jax.sharding.get_mesh()
+    try:
+        from jax._src.mesh import get_concrete_mesh  # (jax.sharding.get_mesh refuses in a trace)
+
+        concrete = get_concrete_mesh()
+    except ImportError:  # pragma: no cover - a JAX without it
+        concrete = None
     if concrete is not None and not getattr(concrete, "empty", True):
         return concrete
     return abstract
