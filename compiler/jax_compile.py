@@ -210,6 +210,22 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     return out
 
 
+def module_for_compile(lowered: Lowered) -> Any:
+    """The jaxlib module `compile_lowered` hands to XLA for `lowered`, built the way it builds
+    it (the `pin` export, through `_module_for_xla`), without compiling: what
+    `Lowered.compiler_ir()` returns and `Lowered.cost_analysis()` analyses."""
+    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
+    return _module_for_xla(lowered, exported)
+
+
+def lowering_for_xla(lowered: Lowered) -> Any:
+    """A copy of JAX's lowering object of `lowered` holding the module XLA would compile (its
+    `hlo()` and `cost_analysis()` are then of shardc's module)."""
+    lowering = _fresh_copy(lowered.jax_lowered)._lowering  # type: ignore[attr-defined]
+    lowering._hlo = module_for_compile(lowered)
+    return lowering
+
+
 def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
     """The jaxlib module XLA compiles: the export written onto a copy of JAX's module through
     the bindings where it is JAX's module plus inserted constraints (`xla_module`), else its
@@ -319,6 +335,16 @@ class JaxCompiled(Compiled):
 
     def runtime_executable(self) -> Any:
         return self.jax_compiled.runtime_executable()
+
+    @property
+    def input_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the inputs, in the input pytree."""
+        return self.jax_compiled.input_formats
+
+    @property
+    def output_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the outputs, in the output pytree."""
+        return self.jax_compiled.output_formats
 
 
 def _array_shardings(exported: Exported) -> tuple[list[Any], list[Any]]:

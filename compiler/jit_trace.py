@@ -15,13 +15,14 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from . import specs
 from .annotations import tracing_mesh
+from .backend import mesh_devices
 from .calling import (
     argument_paths,
     call_key,
@@ -30,6 +31,12 @@ from .calling import (
     leaf_aval,
     same_layout,
     split_call,
+)
+from .frontend import (
+    _check_static_argnums,
+    _exclude_shardc_frames,
+    flat_shardings,
+    jax_errors_translated,
 )
 from .meshes import (
     check_auto,
@@ -43,9 +50,6 @@ from .meshes import (
     typed_concrete_mesh,
 )
 
-if TYPE_CHECKING:
-    from .jitted import Jitted
-
 # what JAX says when a trace needs a context mesh and none is set
 _NEEDS_CONTEXT = ("The context mesh cannot be empty", "not under a mesh context")
 
@@ -56,7 +60,7 @@ class CallTrace:
     its axis types), the flat dynamic arguments with their paths, abstract values and resolved
     shardings, and the cache key of the call."""
 
-    jitted: Jitted
+    jitted: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     mesh: Mesh
@@ -93,14 +97,12 @@ def _typed(sharding: TensorSharding | None, jmesh: Any, explicit: frozenset[str]
     return native_sharding(sharding, jmesh) or NamedSharding(jmesh, explicit_part(sharding, explicit))
 
 
-def trace_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallTrace:
+def trace_call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallTrace:
     """Resolve every dynamic argument's layout (in_shardings, else a committed array's own;
     checked for divisibility and for propagation-only requests on Explicit axes) and trace the
     function with JAX, arguments typed as `jax.jit` types them."""
     import jax
 
-    from .backend import mesh_devices
-    from .frontend import _check_static_argnums, _exclude_shardc_frames, flat_shardings
 
     start = time.perf_counter()
     _exclude_shardc_frames()
@@ -156,13 +158,12 @@ def trace_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
                      start)
 
 
-def _trace(jitted: Jitted, fun: Callable[..., Any], call_args: tuple[Any, ...],
+def _trace(jitted: Any, fun: Callable[..., Any], call_args: tuple[Any, ...],
            call_kw: dict[str, Any], mesh: Mesh, jmesh: Any, explicit: frozenset[str]) -> Any:
     """`jax.jit(fun).trace(...)` in the context `jax.jit` would see, then given the jit's mesh
     as the lowering's context mesh (its devices, whatever the trace saw)."""
     import jax
 
-    from .frontend import jax_errors_translated
 
     spec = jitted.argspec
 
@@ -201,7 +202,6 @@ def _typed_outputs(fun: Callable[..., Any], out_shardings: Any, mesh: Mesh, jmes
     import jax
     from jax.sharding import NamedSharding
 
-    from .frontend import flat_shardings
 
     @functools.wraps(fun)
     def typed(*args: Any, **kwargs: Any) -> Any:

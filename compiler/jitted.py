@@ -22,14 +22,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shardc.dialect.errors import ArgumentTypeError, ShardcError
+from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
+from .auto_fit import fit_to_budget
+from .backend import build_executable, mesh_devices
+from .calling import call_key, normalize_call, resolve_argspec, split_call
+from .dispatch import CallEntry, make_dispatcher
 from .exported import Exported, export_copy, export_in_place
+from .frontend import trace_function
+from .grid import render_grid
+from .jit_trace import resolve_mesh, trace_call
+from .meshes import context_mesh, native_sharding
+from .transforms import is_traced, traced_call
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -122,6 +131,13 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
                 yield ValueInfo(prefix + names[id(r)], str(r.type), sharding, op.name, loc, r)
 
 
+def _closed(sharding: TensorSharding) -> TensorSharding:
+    """`sharding` with every dim closed and no priority: the layout an exported sharding
+    stands for (its open dims hold what propagation put there)."""
+    dims = tuple(DimSharding(d.axes, True) for d in sharding.dims)
+    return TensorSharding(sharding.mesh, dims, sharding.replicated, sharding.unreduced)
+
+
 def _shape(type_text: str) -> tuple[int, ...]:
     inner = type_text[type_text.find("<") + 1 : type_text.rfind(">")]
     parts = inner.split("x")[:-1]
@@ -176,6 +192,10 @@ class Compiled:
     def as_text(self) -> str:
         """The optimised per-device HLO XLA produced (with its collectives)."""
         return self.executable.hlo_text()
+
+    def __repr__(self) -> str:
+        name = getattr(self.lowered.jitted.fun, "__name__", "fun")
+        return f"<shardc Compiled {name} on mesh {self.lowered.mesh.body()}>"
 
 
 class Lowered:
@@ -303,6 +323,76 @@ class Lowered:
                 self.removed_collectives = exp.removed_collectives
         return self._exports[key]
 
+    # JAX's stage API ----------------------------------------------------------------------
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The module `.compile()` hands to XLA (a jaxlib `ir.Module`, the `pin` export as it
+        builds it); `dialect="hlo"`: that module converted to an XLA computation, as
+        `jax.stages.Lowered.compiler_ir` gives them."""
+        if dialect not in (None, "stablehlo", "hlo"):
+            raise ArgumentError(f"dialect = {dialect!r} is not one of stablehlo, hlo")
+        if getattr(self, "jax_lowered", None) is None:
+            if dialect == "hlo":
+                raise ShardcError(
+                    "compiler_ir('hlo') needs a lowering on the mesh's devices",
+                    hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
+                )
+            from shardc import mlir_bridge
+
+            pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
+            return mlir_bridge.parse_module(pinned.text("pretty"), "<shardc.jit>")
+        from .jax_compile import lowering_for_xla, module_for_compile
+
+        if dialect == "hlo":
+            return lowering_for_xla(self).hlo()
+        return module_for_compile(self)
+
+    def cost_analysis(self) -> Any:
+        """XLA's cost estimate of the module `.compile()` hands it, before XLA's optimizations
+        (flops, bytes accessed, ...), as `jax.stages.Lowered.cost_analysis` gives it."""
+        if getattr(self, "jax_lowered", None) is None:
+            raise ShardcError(
+                "cost_analysis() needs a lowering on the mesh's devices",
+                hint="lower with a mesh this machine has, or compile and read "
+                "compiled.cost_analysis()",
+            )
+        from .jax_compile import lowering_for_xla
+
+        return lowering_for_xla(self).cost_analysis()
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs as `jax.ShapeDtypeStruct`s with the shardings the compiled function
+        returns them in (shardc's out shardings as `NamedSharding`s where one says it exactly,
+        else None), in the output pytree."""
+        import jax
+
+        from .jax_compile import _array_shardings
+
+        jmesh = getattr(self, "jax_mesh_concrete", None)
+        outs = []
+        _, shardings = _array_shardings(self.exported())
+        for aval, s in zip(self.out_avals, shardings, strict=True):
+            named = native_sharding(_closed(s), jmesh) if jmesh is not None and s else None
+            outs.append(jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=named,
+                                             weak_type=getattr(aval, "weak_type", False)))
+        return jax.tree.unflatten(self.out_tree, outs)
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments as JAX describes them (shape, dtype, donation), in the pytree of the
+        call's (positional, keyword) arguments."""
+        jax_lowered = getattr(self, "jax_lowered", None)
+        if jax_lowered is not None:
+            return jax_lowered.args_info
+        import jax
+
+        return jax.tree.unflatten(self.in_tree, list(self.in_avals))
+
+    def __repr__(self) -> str:
+        name = getattr(self.jitted.fun, "__name__", "fun")
+        return (f"<shardc Lowered {name}: {len(self.in_avals)} inputs, {len(self.out_avals)} "
+                f"outputs on mesh {self.mesh.body()}>")
+
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
         their bytes and memory (the lines `shardc propagate --auto --explain` prints)."""
@@ -380,7 +470,6 @@ class Lowered:
 
     def show(self, name: str, print_it: bool = True) -> str:
         """A grid of which devices hold which block of value `name` (from `.listing()`)."""
-        from .grid import render_grid
 
         v = self.value(name)
         shape = _shape(v.type)
@@ -395,7 +484,6 @@ class Lowered:
         """Compile the `pin` export for the mesh's devices through XLA, redundant collectives
         of shard_map regions removed (see `removed_collectives`) unless the jit said not to.
         `compiler_options`: XLA options by name, as `jax.stages.Lowered.compile` takes them."""
-        from .backend import build_executable
 
         if getattr(self, "jax_lowered", None) is not None:
             from .jax_compile import compile_lowered
@@ -438,8 +526,6 @@ class Jitted:
         donate_argnums: int | tuple[int, ...] = (),
         donate_argnames: str | tuple[str, ...] = (),
     ):
-        from .calling import resolve_argspec
-        from .dispatch import make_dispatcher
 
         self.fun = fun
         # mesh=None: the mesh `jax.set_mesh` sets around each call (`mesh`, `jax_mesh`)
@@ -473,7 +559,6 @@ class Jitted:
         """The mesh the function runs on: the one given, else the one `jax.set_mesh` set."""
         if self._given_mesh is not None:
             return self._given_mesh
-        from .jit_trace import resolve_mesh
 
         return resolve_mesh(None, self.fun)[0]
 
@@ -481,7 +566,6 @@ class Jitted:
     def jax_mesh(self) -> Any:
         """The JAX mesh object the mesh came from (`jax.sharding.Mesh`, `AbstractMesh`), or
         None for a mesh given as text or as a shardc `Mesh`."""
-        from .jit_trace import resolve_mesh
 
         return resolve_mesh(self._mesh_arg, self.fun)[1]
 
@@ -490,9 +574,13 @@ class Jitted:
         no mesh was given."""
         if self._mesh_arg is not None:
             return None
-        from .meshes import context_mesh
 
         return context_mesh()
+
+    def __repr__(self) -> str:
+        name = getattr(self.fun, "__name__", "fun")
+        mesh = self._given_mesh.body() if self._given_mesh is not None else "from jax.set_mesh"
+        return f"<shardc.jit {name}, mesh {mesh}, {len(self._cache)} compiled>"
 
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
@@ -519,8 +607,6 @@ class Jitted:
         """Trace with JAX as a call would (arguments may be ShapeDtypeStructs): the traced
         stage, whose `.lower()` gives the `Lowered` that `.lower(*args)` gives, and whose
         `.jaxpr`, `.out_info` and `.args_info` are JAX's."""
-        from .calling import normalize_call
-        from .jit_trace import trace_call
 
         if not self._fits_machine():
             raise ShardcError(
@@ -536,7 +622,6 @@ class Jitted:
         gives them (traced, not lowered or compiled)."""
         import jax
 
-        from .calling import normalize_call
 
         args, kwargs = normalize_call(self.fun, args, kwargs)
         if self._fits_machine():
@@ -557,7 +642,6 @@ class Jitted:
         from shardc import mlir_bridge
         from shardc.importer import import_generic
 
-        from .frontend import trace_function
 
         if kwargs:
             raise ShardcError(
@@ -586,7 +670,6 @@ class Jitted:
         """The devices to check an auto plan's memory on (None: no budget, or too few)."""
         if options is None or not options.auto or options.memory_budget in ("", None, 0):
             return None
-        from .backend import mesh_devices
 
         try:
             return mesh_devices(self.mesh, self.jax_mesh)
@@ -608,7 +691,6 @@ class Jitted:
         if devices is None:
             ctx = run_pipeline(module, pipeline, self.caller)
             return module, ctx.report
-        from .auto_fit import fit_to_budget
 
         # the checks once; then each of auto_fit's tries propagates a fresh copy
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
@@ -649,8 +731,6 @@ class Jitted:
         """A call the C++ dispatch has no record of: (outputs, JAX's fast-path record of the
         call or None, False). Traced calls go to `transforms.traced_call`; others compile once
         per signature (or reuse what `.lower(...).compile()` compiled for it) and run."""
-        from .calling import call_key, normalize_call, split_call
-        from .transforms import is_traced, traced_call
 
         given = args, kwargs
         args, kwargs = normalize_call(self.fun, args, kwargs)
@@ -676,7 +756,6 @@ class Jitted:
     def offer_compiled(self, key: Any, compiled: Any, effects: Any) -> None:
         """Record JAX's compiled function of a lowering (compiled with default options) as what
         a call with signature `key` runs, as `jax.jit` reuses `.lower(...).compile()`."""
-        from .dispatch import CallEntry
 
         self._cache[key] = CallEntry(compiled, effects)
 

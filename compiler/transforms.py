@@ -11,15 +11,17 @@ XLA's Shardy, sees them). Donation means nothing inside a trace and is ignored, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from . import specs
-
-if TYPE_CHECKING:
-    from .jitted import Jitted
+from .annotations import constrain
+from .backend import mesh_devices
+from .calling import argument_paths, check_divisible, leaf_paths, split_call
+from .frontend import flat_shardings
+from .meshes import native_sharding, typed_concrete_mesh
 
 
 def is_traced(tree: Any) -> bool:
@@ -42,7 +44,6 @@ def _constrain_all(values: Any, shardings: list[TensorSharding | None], mesh: An
     constrained by `shardc.constrain`; the others are the inner jit's own shardings."""
     import jax
 
-    from .annotations import constrain
 
     leaves, tree = jax.tree.flatten(values)
     out = [v if s is None or native(s) else constrain(v, s, mesh=mesh)
@@ -62,8 +63,6 @@ def _resolve(given: Any, values: Any, mesh: Mesh, label: str,
     checked for divisibility, naming each leaf by its path."""
     import jax
 
-    from .calling import check_divisible
-    from .frontend import flat_shardings
 
     leaves, tree = jax.tree.flatten(values)
     avals = [jax.ShapeDtypeStruct(jax.numpy.shape(v), jax.numpy.result_type(v)) for v in leaves]
@@ -74,15 +73,12 @@ def _resolve(given: Any, values: Any, mesh: Mesh, label: str,
     return shardings
 
 
-def traced_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def traced_call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Call `jitted` inside a JAX trace as an inner `jax.jit` with its shardings: JAX's own
     where JAX can say them (the mesh's devices and axis types with them), `shardc.constrain`
     constraints where only shardc can (open dims, priorities)."""
     import jax
 
-    from .backend import mesh_devices
-    from .calling import argument_paths, split_call
-    from .meshes import typed_concrete_mesh
 
     spec = jitted.argspec
     mesh = jitted.mesh
@@ -102,15 +98,13 @@ def traced_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return cache[key](*args, dyn_kw, static_kw)
 
 
-def _inner_jit(jitted: Jitted, n: int, dyn: tuple[Any, ...], dyn_kw: dict[str, Any],
+def _inner_jit(jitted: Any, n: int, dyn: tuple[Any, ...], dyn_kw: dict[str, Any],
                ins: list[TensorSharding | None], jmesh: Any) -> Any:
     """The inner `jax.jit` for calls with `n` positional arguments of the structure of `dyn`
     whose flat shardings are `ins`, and dynamic keywords like `dyn_kw` (built once per such
     call, so JAX's own cache keeps its traces)."""
     import jax
 
-    from .calling import leaf_paths
-    from .meshes import native_sharding
 
     spec = jitted.argspec
     mesh = jitted.mesh
@@ -157,7 +151,6 @@ def _UNSPECIFIED() -> Any:  # noqa: N802 - JAX's sentinel
 def _jax_sharding(sharding: TensorSharding | None, jmesh: Any) -> Any:
     """What the inner jit is given for a value: the `NamedSharding` where JAX can say it, else
     JAX's unspecified (propagation's, under the constraint `_constrain_all` writes)."""
-    from .meshes import native_sharding
 
     named = native_sharding(sharding, jmesh) if sharding is not None else None
     return named if named is not None else _UNSPECIFIED()
