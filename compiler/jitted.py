@@ -34,7 +34,7 @@ from .backend import build_executable, mesh_devices
 from .calling import call_key, normalize_call, resolve_argspec, split_call
 from .dispatch import CallEntry, make_dispatcher
 from .exported import Exported, export_copy, export_in_place
-from .frontend import trace_function
+from .frontend import flat_shardings, trace_function
 from .grid import render_grid
 from .jit_trace import resolve_mesh, trace_call
 from .meshes import context_mesh, native_sharding
@@ -624,9 +624,21 @@ class Jitted:
 
 
         args, kwargs = normalize_call(self.fun, args, kwargs)
-        if self._fits_machine():
-            return self.trace(*args, **kwargs).out_info
-        return jax.eval_shape(self.fun, *args, **kwargs)
+        if not self._fits_machine():
+            return jax.eval_shape(self.fun, *args, **kwargs)
+        traced = self.trace(*args, **kwargs)
+        out_info = traced.out_info
+        if self.out_shardings is None:
+            return out_info
+        # out_shardings JAX can say name the outputs' shardings, as jax.jit's eval_shape says
+        leaves, tree = jax.tree.flatten(out_info)
+        given = flat_shardings(self.out_shardings, out_info, leaves, traced._call.mesh,
+                               "out_shardings", specs.MESH_SYMBOL)
+        jmesh = traced._call.jmesh
+        return jax.tree.unflatten(tree, [
+            leaf if s is None or native_sharding(s, jmesh) is None
+            else leaf.update(sharding=native_sharding(s, jmesh))
+            for leaf, s in zip(leaves, given, strict=True)])
 
     def clear_cache(self) -> None:
         """Forget every compiled call (the next call of each signature compiles again)."""

@@ -1,0 +1,93 @@
+"""Benchmark: the per-call overhead of a compiled `shardc.jit` function against `jax.jit`'s.
+
+The workload is what dominates a training loop's dispatch: a function of a pytree of N small
+arrays (a dict of N f32[8, 16] leaves, each plus one), called with committed arrays that live
+on the 2x4 mesh of 8 virtual CPU devices, both wrappers given the same in/out shardings (each
+leaf on X), so both run the same executable and what differs is the work around it.
+
+Method: both functions are compiled and warmed up first (a few calls each). Then, for R
+rounds, each side runs a batch of B calls back to back, timed with `time.perf_counter` from
+the first call to `jax.block_until_ready` on the last result; the two sides alternate within
+each round (jax.jit first in even rounds, shardc.jit first in odd ones), so that both see the
+same machine load over time. Per round, the per-call time of each side is batch time / B and
+the ratio is shardc's over jax.jit's; the table gives the median per-call times and the median
+of the per-round ratios (so one round disturbed by the shared machine moves it little).
+
+    python bench/bench_call.py [--leaves 1,50,200,1000] [--rounds 15] [--batch 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402  (sets XLA_FLAGS for 8 devices before jax is imported)
+
+
+def _time_batch(f, args, batch: int) -> float:
+    import jax
+
+    start = time.perf_counter()
+    out = None
+    for _ in range(batch):
+        out = f(args)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - start) / batch
+
+
+def measure(n_leaves: int, rounds: int, batch: int) -> tuple[float, float, float]:
+    """(jax.jit's median seconds per call, shardc.jit's, median of per-round ratios)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardc
+
+    mesh = common.mesh()
+    sharding = NamedSharding(mesh, P("X"))
+    args = {f"w{i:04d}": jax.device_put(np.full((8, 16), i, np.float32), sharding)
+            for i in range(n_leaves)}
+
+    def step(params):
+        return jax.tree.map(lambda a: a + jnp.float32(1), params)
+
+    j = jax.jit(step, in_shardings=(sharding,), out_shardings=sharding)
+    s = shardc.jit(step, mesh=mesh, in_shardings=P("X"), out_shardings=P("X"))
+    for f in (j, s):  # compile and warm up
+        for _ in range(3):
+            jax.block_until_ready(f(args))
+    for a, b in zip(jax.tree.leaves(j(args)), jax.tree.leaves(s(args)), strict=True):
+        assert a.sharding == b.sharding, (a.sharding, b.sharding)
+    jt, st, ratios = [], [], []
+    for r in range(rounds):
+        order = [(j, jt), (s, st)] if r % 2 == 0 else [(s, st), (j, jt)]
+        for f, times in order:
+            times.append(_time_batch(f, args, batch))
+        ratios.append(st[-1] / jt[-1])
+    return statistics.median(jt), statistics.median(st), statistics.median(ratios)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leaves", default="1,50,200,1000")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--batch", type=int, default=200)
+    args = parser.parse_args()
+    print("| leaves | jax.jit us/call | shardc.jit us/call | ratio (median of rounds) |")
+    print("| ---: | ---: | ---: | ---: |")
+    for n in (int(x) for x in args.leaves.split(",")):
+        batch = max(10, args.batch // max(1, n // 50))
+        jt, st, ratio = measure(n, args.rounds, batch)
+        print(f"| {n} | {jt * 1e6:.1f} | {st * 1e6:.1f} | {ratio:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
