@@ -4,6 +4,7 @@ numbers, reshard / auto_axes / explicit_axes / unreduced as JAX lowers them, and
 what only propagation could do on an Explicit axis. 8 virtual CPU devices."""
 
 import contextlib
+import re
 
 import jax
 import jax.numpy as jnp
@@ -149,3 +150,20 @@ def test_mesh_from_jax_set_mesh() -> None:
     other = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     with jax.set_mesh(other), pytest.raises(shardc.ShardcError, match="runs under jax.set_mesh"):
         shardc.jit(lambda v: v, mesh=AUTO)(A_NP)
+
+
+def test_explanations_say_explicit_shardings_come_from_the_type() -> None:
+    a, w = arrays(MIXED)
+    options = shardc.PropagationOptions(debug_origins=True)
+
+    def f(a, w):
+        return jnp.tanh(a @ w).sum(1)
+
+    lines = shardc.jit(f, mesh=MIXED, options=options).lower(a, w).report.explanation
+    line = next(ln for ln in lines if ln.startswith("%2 = stablehlo.tanh") and "dim 0" in ln)
+    # x on the tanh traces to the type of the dot's result, with the dot's own source line
+    assert re.search(r'dim 0 \{"x"\} <- the type stablehlo.dot_general \(.*test_jit_explicit.py:'
+                     r'\d+:\d+\) gave its result \(Explicit axes\)', line), line
+    # y (Auto) is propagation's, from the argument's annotation
+    assert any(ln.startswith("%2 = stablehlo.tanh") and 'dim 1 {"y"} <- %arg1 (annotation' in ln
+               for ln in lines)
