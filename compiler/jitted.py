@@ -527,6 +527,11 @@ class Jitted:
         donate_argnames: str | tuple[str, ...] = (),
     ):
 
+        if not callable(fun):
+            raise ArgumentTypeError(
+                f"shardc.jit({_short(fun)}): {type(fun).__name__!r} object is not callable",
+                hint="pass the function to jit: shardc.jit(f, mesh=...) or @shardc.jit(mesh=...)",
+            )
         self.fun = fun
         # mesh=None: the mesh `jax.set_mesh` sets around each call (`mesh`, `jax_mesh`)
         self._mesh_arg = mesh
@@ -777,6 +782,11 @@ class Jitted:
         from .jax_compile import lower_for_call
 
         return lower_for_call(self, args, kwargs, _options(self.options))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _miss_handler(jitted: Jitted) -> Callable[..., Any]:
