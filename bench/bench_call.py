@@ -13,7 +13,11 @@ same machine load over time. Per round, the per-call time of each side is batch 
 the ratio is shardc's over jax.jit's; the table gives the median per-call times and the median
 of the per-round ratios (so one round disturbed by the shared machine moves it little).
 
-    python bench/bench_call.py [--leaves 1,50,200,1000] [--rounds 15] [--batch 200]
+    python bench/bench_call.py [--leaves 1,50,200,1000] [--rounds 41] [--calls 2000]
+
+A batch is `--calls` / (N + 10) calls, at least 3: short batches, many rounds, so that the
+median sees through a shared machine's load (which moves each call's time by far more than the
+difference being measured: both sides run the same executable through the same dispatch).
 """
 
 from __future__ import annotations
@@ -77,13 +81,13 @@ def measure(n_leaves: int, rounds: int, batch: int) -> tuple[float, float, float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leaves", default="1,50,200,1000")
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=41)
+    parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     print("| leaves | jax.jit us/call | shardc.jit us/call | ratio (median of rounds) |")
     print("| ---: | ---: | ---: | ---: |")
     for n in (int(x) for x in args.leaves.split(",")):
-        batch = max(10, args.batch // max(1, n // 50))
+        batch = max(3, args.calls // (n + 10))
         jt, st, ratio = measure(n, args.rounds, batch)
         print(f"| {n} | {jt * 1e6:.1f} | {st * 1e6:.1f} | {ratio:.3f} |", flush=True)
     return 0

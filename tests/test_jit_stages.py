@@ -102,3 +102,31 @@ def test_every_printed_object_reads() -> None:
     assert repr(f).startswith("<shardc.jit layer, mesh <[")
     assert repr(low.compile()).startswith("<shardc Compiled layer")
     assert str(f.trace(X, W)).startswith("<shardc traced layer")
+
+
+def test_repeated_calls_take_jaxs_dispatch_without_python() -> None:
+    """After the first call of a signature, calls run in JAX's C++ dispatch (as jax.jit's do):
+    shardc's Python miss handler runs once per signature, whatever the number of leaves."""
+    f = shardc.jit(lambda d, s: jax.tree.map(lambda a: a * s, d), mesh=MESH,
+                   in_shardings=(P("x"), None))
+    misses = []
+    miss = f._miss
+
+    def counted(*args, **kwargs):
+        misses.append(1)
+        return miss(*args, **kwargs)
+
+    f._miss = counted
+    tree = {f"w{i}": jnp.full((8, 4), float(i)) for i in range(50)}
+    for _ in range(5):
+        out = f(tree, 2.0)
+    assert len(misses) == 1
+    for _ in range(5):  # committed outputs fed back: one more signature, then no more misses
+        out = f(out, 2.0)
+    assert len(misses) == 2
+    np.testing.assert_allclose(np.asarray(out["w3"]), 3.0 * 2.0 ** 6)
+    # keywords that fill positional parameters keep the Python path (its flattening differs)
+    g = shardc.jit(lambda a, b: a + b, mesh=MESH)
+    g(X, b=X)
+    g(X, b=X)
+    assert len(g._cache) == 1
