@@ -14,6 +14,11 @@ the ratio is shardc's over jax.jit's; the table gives the median per-call times 
 of the per-round ratios (so one round disturbed by the shared machine moves it little).
 
     python bench/bench_call.py [--leaves 1,50,200,1000] [--rounds 41] [--calls 2000]
+                               [--clock wall|thread]
+
+`--clock thread` times the calling thread's CPU seconds instead of wall-clock: the work of
+flattening, checking, placing and dispatching, which is what the two wrappers can differ in,
+without the executable's run on XLA's own threads or the waits of a loaded machine.
 
 A batch is `--calls` / (N + 10) calls, at least 3: short batches, many rounds, so that the
 median sees through a shared machine's load (which moves each call's time by far more than the
@@ -33,18 +38,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (sets XLA_FLAGS for 8 devices before jax is imported)
 
 
-def _time_batch(f, args, batch: int) -> float:
+def _time_batch(f, args, batch: int, clock) -> float:
     import jax
 
-    start = time.perf_counter()
+    start = clock()
     out = None
     for _ in range(batch):
         out = f(args)
     jax.block_until_ready(out)
-    return (time.perf_counter() - start) / batch
+    return (clock() - start) / batch
 
 
-def measure(n_leaves: int, rounds: int, batch: int) -> tuple[float, float, float]:
+def measure(n_leaves: int, rounds: int, batch: int, clock=time.perf_counter
+            ) -> tuple[float, float, float]:
     """(jax.jit's median seconds per call, shardc.jit's, median of per-round ratios)."""
     import jax
     import jax.numpy as jnp
@@ -73,7 +79,7 @@ def measure(n_leaves: int, rounds: int, batch: int) -> tuple[float, float, float
     for r in range(rounds):
         order = [(j, jt), (s, st)] if r % 2 == 0 else [(s, st), (j, jt)]
         for f, times in order:
-            times.append(_time_batch(f, args, batch))
+            times.append(_time_batch(f, args, batch, clock))
         ratios.append(st[-1] / jt[-1])
     return statistics.median(jt), statistics.median(st), statistics.median(ratios)
 
@@ -83,12 +89,15 @@ def main() -> int:
     parser.add_argument("--leaves", default="1,50,200,1000")
     parser.add_argument("--rounds", type=int, default=41)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall")
     args = parser.parse_args()
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    print(f"clock: {args.clock}")
     print("| leaves | jax.jit us/call | shardc.jit us/call | ratio (median of rounds) |")
     print("| ---: | ---: | ---: | ---: |")
     for n in (int(x) for x in args.leaves.split(",")):
         batch = max(3, args.calls // (n + 10))
-        jt, st, ratio = measure(n, args.rounds, batch)
+        jt, st, ratio = measure(n, args.rounds, batch, clock)
         print(f"| {n} | {jt * 1e6:.1f} | {st * 1e6:.1f} | {ratio:.3f} |", flush=True)
     return 0
 

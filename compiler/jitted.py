@@ -17,6 +17,7 @@ leaves nothing to propagate). The mesh may be bigger than the machine: lowering 
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -550,14 +551,19 @@ class Jitted:
         # per call signature, what a call runs (filled by calls and by `.lower().compile()`)
         self._cache: dict[Any, Any] = {}
         functools.update_wrapper(self, fun)
-        # JAX's C++ dispatch over this function's miss handler (None: calls take the Python
-        # path); the handler holds the function weakly, so no cycle keeps it alive
-        made = make_dispatcher(fun, getattr(fun, "__name__", "fun"), _miss_handler(self),
+        # what a call runs (see `__call__`): JAX's C++ dispatch over this function's miss
+        # handler, or the handler alone where this JAX has no such object; the handler holds
+        # the function weakly, so no cycle keeps it alive
+        miss = _miss_handler(self)
+        made = make_dispatcher(fun, getattr(fun, "__name__", "fun"), miss,
                                self.argspec.static_argnums, self.argspec.static_argnames)
-        self._dispatch: Any = None
         self._dispatch_cache: Any = None
+        self._dispatch: Callable[..., Any] = lambda *a, **k: miss(*a, **k)[0]
         if made is not None:
-            self._dispatch, self._dispatch_cache = made
+            cpp, self._dispatch_cache = made
+            self._dispatch = cpp
+            if self.argspec.static_argnums or self.argspec.static_argnames:
+                self._dispatch = _static_values_checked(cpp, miss)
 
     @property
     def mesh(self) -> Mesh:
@@ -730,19 +736,14 @@ class Jitted:
             return type(jax_mesh).__name__ == "Mesh"
         return self.mesh.num_devices <= jax.device_count()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Compile once per abstract signature (shapes, dtypes, weak types, committed layouts,
-        static values, the context's mesh) and run: a signature seen before runs through JAX's
-        C++ dispatch, as a `jax.jit` call does. Under a JAX transform or an outer jit, act as an
-        inner `jax.jit` call with the same shardings."""
-        if self._dispatch is not None:
-            try:
-                return self._dispatch(*args, **kwargs)
-            except ValueError as e:
-                if "Non-hashable static" not in str(e):
-                    raise
-                # JAX's dispatch checks static values first: say it as shardc says it
-        return self._miss(*args, **kwargs)[0]
+    # Calling a Jitted calls `_dispatch` itself: `f(...)` finds this property on the class and
+    # calls what it returns, with no Python frame of shardc's in between (a wrapper method
+    # would add one to every call: ~6% of a one-leaf jax.jit call, bench/bench_call.py).
+    # A call compiles once per abstract signature (shapes, dtypes, weak types, committed
+    # layouts, static values, the context's mesh) and runs; a signature seen before runs in
+    # JAX's C++ dispatch, as a `jax.jit` call does. Under a JAX transform or an outer jit it
+    # acts as an inner `jax.jit` call with the same shardings (`_miss`).
+    __call__ = property(operator.attrgetter("_dispatch"))
 
     def _miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         """A call the C++ dispatch has no record of: (outputs, JAX's fast-path record of the
@@ -787,6 +788,22 @@ class Jitted:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _static_values_checked(cpp: Callable[..., Any], miss: Callable[..., Any]) -> Callable[..., Any]:
+    """`cpp` (JAX's dispatch) for a function with static arguments: JAX's dispatch hashes the
+    static values before anything else, and a value it cannot hash is said as shardc says it,
+    naming the argument (the miss handler raises it)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return cpp(*args, **kwargs)
+        except ValueError as e:
+            if "Non-hashable static" not in str(e):
+                raise
+        return miss(*args, **kwargs)[0]
+
+    return call
 
 
 def _miss_handler(jitted: Jitted) -> Callable[..., Any]:
