@@ -164,7 +164,6 @@ def _trace(jitted: Any, fun: Callable[..., Any], call_args: tuple[Any, ...],
     as the lowering's context mesh (its devices, whatever the trace saw)."""
     import jax
 
-
     spec = jitted.argspec
 
     def trace() -> Any:
@@ -178,21 +177,19 @@ def _trace(jitted: Any, fun: Callable[..., Any], call_args: tuple[Any, ...],
         ).trace(*call_args, **call_kw)
 
     with jax_errors_translated(mesh), tracing_mesh(mesh, explicit):
-        if context_mesh() is not None:
-            return trace()  # the user's own context (the jit's mesh is that one)
         try:
             traced = trace()
         except ValueError as e:
-            if not any(m in str(e) for m in _NEEDS_CONTEXT):
+            if context_mesh() is not None or not any(m in str(e) for m in _NEEDS_CONTEXT):
                 raise
-            with jax.set_mesh(jmesh):
-                return trace()
-    params = getattr(traced, "_params", None)
-    if isinstance(params, dict) and "ctx_mesh" in params:
-        traced._params = {**params, "ctx_mesh": jmesh}
-        return traced
-    with jax_errors_translated(mesh), tracing_mesh(mesh, explicit), jax.set_mesh(jmesh):
-        return trace()  # a JAX without the context in its trace: trace under the mesh
+            with jax.set_mesh(jmesh):  # shard_map without mesh=, reshard to a bare spec
+                traced = trace()
+        params = getattr(traced, "_params", None)
+        if isinstance(params, dict) and "ctx_mesh" in params:
+            traced._params = {**params, "ctx_mesh": jmesh}
+            return traced
+        with jax.set_mesh(jmesh):  # a JAX that keeps no context in its trace: trace under it
+            return trace()
 
 
 def _typed_outputs(fun: Callable[..., Any], out_shardings: Any, mesh: Mesh, jmesh: Any,
