@@ -25,11 +25,11 @@ from .calling import (
     leaf_paths,
     split_call,
 )
+from .jit_trace import CallTrace, trace_call
 from .jitted import Compiled
 
 if TYPE_CHECKING:
     from .exported import Exported
-    from .jit_trace import CallTrace
     from .jitted import Jitted, Lowered
 
 
@@ -37,8 +37,6 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
                    options: Any = None) -> Lowered:
     """Trace and lower with JAX on the mesh's devices, propagate with shardc, and keep JAX's
     lowering object so that `compile_lowered` compiles shardc's module through it."""
-    from .jit_trace import trace_call
-
     return lower_traced(trace_call(jitted, args, kwargs), options)
 
 

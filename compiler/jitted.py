@@ -7,11 +7,13 @@
     y = lowered.compile()(x, w)      # runs on the mesh's devices through XLA
     y = f(x, w)                      # the same, compiled once per input signature
 
-Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy), then shardc imports the
-module, verifies it, propagates, and exports. The mesh's axes are lowered as `Auto` whatever the
-given mesh says (`jax.make_mesh` defaults to `Explicit`, with which JAX pins nearly every op and
-leaves nothing to propagate). The mesh may be bigger than the machine: lowering uses an
-`AbstractMesh`; only `.compile()`/calling needs the devices.
+Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy, in the context jax.jit
+would trace in: jit_trace.py), then shardc imports the module, verifies it, propagates, and
+exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
+value's sharding is its type and JAX writes it into the module, so shardc propagates over the
+`Auto` axes only (meshes.py). The mesh may be bigger than the machine: lowering then uses an
+`AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
+dispatch (dispatch.py).
 """
 
 from __future__ import annotations
@@ -877,9 +879,10 @@ def jit(
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
-    `mesh`: a `jax.sharding.Mesh` (its axes are lowered as `Auto`, whatever their type), an
-    `AbstractMesh` (lower only, or run on the first devices of the machine), a shardc `Mesh` or
-    `"x=4,y=2"`. `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
+    `mesh`: a `jax.sharding.Mesh` (its axis types kept: shardc propagates over `Auto` axes and
+    keeps the shardings JAX types on `Explicit` ones), an `AbstractMesh` (lower only, or run on
+    the first devices of the machine), a shardc `Mesh` or `"x=4,y=2"`; left out, the mesh
+    `jax.set_mesh` sets around each call (then `PartitionSpec`s are enough, as for `jax.jit`). `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
     specs (compact text like `"x?p1, _"`, `PartitionSpec`, `NamedSharding`, logical specs,
     placements); `None` leaves a value open for propagation. `options`: `PropagationOptions`.
     `check_replication`: check that no shard_map output declared replicated along a manual axis
@@ -892,8 +895,9 @@ def jit(
     keywords, Python scalars (weak types), typed PRNG keys and any pytree; a committed
     `jax.Array` keeps its layout unless `in_shardings` names another (which raises, as jax.jit
     does); a sharding whose axes do not divide a dim raises. Under `jax.jit`, `grad`, `vmap`,
-    `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with its
-    in/out shardings as sharding constraints (priorities kept).
+    `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with the
+    shardings JAX can say as its own in/out shardings (so it runs on the mesh's devices) and
+    the others (open dims, priorities) as sharding constraints.
     `auto`, `memory_budget`, `axis_cost`: cost-based choice of what no annotation decided
     (`PropagationOptions.auto` and its fields; `Lowered.auto_explanation()` says why).
     """
