@@ -28,6 +28,7 @@ from typing import Any
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 
@@ -42,6 +43,7 @@ from .grid import render_grid
 from .jit_trace import resolve_mesh, trace_call
 from .meshes import context_mesh, native_sharding
 from .transforms import is_traced, traced_call
+from .xla_form import ShardyOracle, parse_for_xla
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -226,6 +228,8 @@ class Lowered:
         # copy of it), and how the last compile built XLA's module ("bindings" or "text")
         self.origin: Any = None
         self.xla_route: str | None = None
+        # the annotations as JAX (and shardc's frontend) wrote them: where `.compile()` starts
+        self.written: Written | None = None
 
     @property
     def _compiled_default(self) -> Any:
@@ -314,13 +318,16 @@ class Lowered:
             raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
         key = (mode, remove_redundant)
         if key not in self._exports:
+            oracle = self.xla_oracle() if mode == "pin" else None
             if for_compile and self._in_place_ok():
                 module = self._propagated()  # (propagated again if an earlier compile took it)
                 self._ir = None
-                exp = export_in_place(module, mode, remove_redundant)  # type: ignore[arg-type]
+                exp = export_in_place(module, mode, remove_redundant, oracle=oracle,  # type: ignore[arg-type]
+                                      written=self.written)
                 self._compile_export = key
             else:
-                exp = export_copy(self._propagated(), mode, remove_redundant)  # type: ignore[arg-type]
+                exp = export_copy(self._propagated(), mode, remove_redundant, oracle=oracle,  # type: ignore[arg-type]
+                                  written=self.written)
             self._exports[key] = exp
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
@@ -395,6 +402,25 @@ class Lowered:
         name = getattr(self.jitted.fun, "__name__", "fun")
         return (f"<shardc Lowered {name}: {len(self.in_avals)} inputs, {len(self.out_avals)} "
                 f"outputs on mesh {self.mesh.body()}>")
+
+    def xla_oracle(self) -> ShardyOracle:
+        """What the `pin` export asks what XLA derives: jaxlib's Shardy on the module XLA is
+        handed, built on a copy of JAX's own module where the export allows
+        (`xla_module.build_xla_module`), else parsed from its text; `xla_route` says which."""
+        origin = self.origin
+
+        def build(module: Module) -> Any:
+            if origin is not None:
+                from .xla_module import build_xla_module
+
+                built = build_xla_module(origin, module)
+                if built is not None:
+                    self.xla_route = "bindings"
+                    return built
+            self.xla_route = "text"
+            return parse_for_xla(module)
+
+        return ShardyOracle(build)
 
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
@@ -685,8 +711,10 @@ class Jitted:
         options = _options(self.options, strategy)
         # `.plan()` re-propagates the unpropagated IR (re-imported then) with origins
         source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
+        written = record_written(module)
         module, report = self.run_pipeline(module, options)
         lowered = Lowered(self, traced, module)
+        lowered.written = written
         lowered.plan_source = (source, options)
         lowered.report = report
         return lowered
@@ -708,9 +736,11 @@ class Jitted:
         `memory_analysis` and re-planned until it fits (auto_fit.py): the module returned is
         then the best fitting plan's, not `module`."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
+        # what XLA deletes before its own propagation decides nothing of what runs
+        propagation = replace(options or PropagationOptions(), xla_dead_code=True)
         pipeline = PipelineOptions(
             check_replication=self.check_replication,
-            propagation=options or PropagationOptions(),
+            propagation=propagation,
         )
         devices = self._auto_fit_devices(options)
         if devices is None:
@@ -721,7 +751,7 @@ class Jitted:
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
         return fit_to_budget(  # type: ignore[no-any-return]
             module.clone,
-            options,
+            propagation,
             lambda m: export_copy(m, "pin", False).text("pretty"),
             devices,
         )
