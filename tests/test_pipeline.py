@@ -87,7 +87,7 @@ def test_reported_shardings_are_the_exported_ones() -> None:
     # f32[6] on x=4: 4 does not divide 6, the export keeps the dividing part {"x":(1)2}.
     # (An argument annotated so is an error, as with jax.jit: here propagation puts it there,
     # from a constraint inside.)
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     f = shardc.jit(lambda v: shardc.constrain(v, "x") * 2.0, mesh=mesh)
     low = f.lower(jax.ShapeDtypeStruct((6,), jnp.float32))
     text = low.as_text()
