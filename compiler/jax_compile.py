@@ -188,10 +188,8 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
-    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
-                                for_compile=True)
+    exported, module = _compiled_form(lowered, for_compile=True)
     arg_sh, res_sh = _array_shardings(exported)
-    module = _module_for_xla(lowered, exported)
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -231,11 +229,17 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
 
 
 def module_for_compile(lowered: Lowered) -> Any:
-    """The jaxlib module `compile_lowered` hands to XLA for `lowered`, built the way it builds
-    it (the `pin` export, through `_module_for_xla`), without compiling: what
+    """The jaxlib module `compile_lowered` hands to XLA for `lowered`, without compiling: what
     `Lowered.compiler_ir()` returns and `Lowered.cost_analysis()` analyses."""
-    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives)
-    return _module_for_xla(lowered, exported)
+    return _compiled_form(lowered)[1]
+
+
+def _compiled_form(lowered: Lowered, for_compile: bool = False) -> tuple[Exported, Any]:
+    """The `pin` export of `lowered` (made on the propagated IR itself when `for_compile`) and
+    the jaxlib module XLA compiles from it: one builder for `.compile()` and `compiler_ir()`."""
+    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
+                                for_compile=for_compile)
+    return exported, _module_for_xla(lowered, exported)
 
 
 def lowering_for_xla(lowered: Lowered) -> Any:
