@@ -435,13 +435,13 @@ class _Exporter:
         bounds, manuals = layouts_of
         entries = {name: f for name, f in entry_funcs(self.module).items() if name in bounds}
         pinned: set[int] = set()  # ids of values with a pin
-        forced = []
-        for r, op, s in self.comparable(pinned):
-            safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
-            if safe is not s:
-                r.sharding = safe
-                forced.append((r, op, safe, True))
-                report.forced.append(self.describe(r))
+        # a layout XLA partitions wrongly (`pin_hazards`; XLA aborts on some: jax.jit with it
+        # too) is pinned made safe first, whether or not XLA would derive it by itself
+        forced = [
+            self.made_safe((r, op, s, False), report)
+            for r, op, s in self.comparable(pinned)
+            if op.name in PIN_HAZARDS and pinnable(op, s) is not s
+        ]
         self.pin_chosen(forced, pinned)
         while True:
             ops = list(self.module.walk())
@@ -470,12 +470,17 @@ class _Exporter:
                 break
             if report.rounds < max_rounds:
                 differ = _first_differences(differ)
+            differ = [self.made_safe(c, report) for c in differ]
             report.pins += [self.describe(c[0]) for c in differ]
             self.pin_chosen(differ, pinned)
         if report.unverified:
             # out of rounds: whatever is left that XLA could lay out otherwise gets a pin
             gone = dead_ops(self.module, xla=True)
-            rest = [(r, op, s, False) for r, op, s in self.comparable(pinned) if id(op) not in gone]
+            rest = [
+                self.made_safe((r, op, s, False), report)
+                for r, op, s in self.comparable(pinned)
+                if id(op) not in gone
+            ]
             report.pins += [self.describe(c[0]) for c in rest]
             self.pin_chosen(rest, pinned)
             for name, func in entries.items():
@@ -569,6 +574,19 @@ class _Exporter:
         view.in_shardings, view.out_shardings = ins, outs
         report.pins.append(self.describe(op.results[0]) if op.results else op.name)
         return 1
+
+    def made_safe(self, c: Candidate, report: PinReport) -> Candidate:
+        """A pin to a layout XLA partitions wrongly (`pin_hazards`) made safe: its dims XLA
+        mis-partitions closed and empty."""
+        r, op, s, _ = c
+        if op.name not in PIN_HAZARDS:
+            return c
+        safe = pinnable(op, s)
+        if safe is s:
+            return c
+        r.sharding = safe
+        report.forced.append(self.describe(r))
+        return (r, op, safe, True)
 
     def pin_chosen(self, chosen: list[Candidate], pinned: set[int]) -> None:
         if chosen:
