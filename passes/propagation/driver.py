@@ -193,9 +193,10 @@ class Propagator:
             if not upd:
                 continue
             old = shardings[i]
-            new = back_project(
-                projs[i], old, u.dims[i], sizes, mesh, old.mesh if old is not None else ref
-            )
+            # a sharding on an empty mesh (ignored when the common mesh was chosen) takes the
+            # common mesh, as in Shardy: its dims never name another mesh's axes
+            keep = old is not None and self.resolve(old) == mesh
+            new = back_project(projs[i], old, u.dims[i], sizes, mesh, old.mesh if keep else ref)
             if old is None:
                 if not any(d.axes for d in new.dims):
                     continue
