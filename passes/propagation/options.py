@@ -44,7 +44,11 @@ class PropagationOptions:
         True, "run the op-priority schedule (pass-through ops first, broadcasts forward last)"
     )
     conservative: bool = _option(
-        False, "never propagate along permutation factors (Shardy's conservative-propagation)"
+        False,
+        "Shardy's conservative-propagation: no axis is split into sub-axes, and the rules of "
+        "`shardc rules --conservative` (no factor along a concatenate's dim or a "
+        "convolution's spatial dims; pad, slice, reduce_window and select_and_scatter "
+        "propagate nothing along the dims they change)",
     )
     debug_origins: bool = _option(
         False,

@@ -379,7 +379,7 @@ class ModuleUnits:
         key = None
         keyed = self._keyed.get(name)
         if keyed is None:
-            keyed = self._keyed[name] = _rule_lookup_of(name)
+            keyed = self._keyed[name] = _rule_lookup_of(name, self.options.conservative)
         if keyed is _CONSTANT:
             if RULE_ATTR not in op.attributes:
                 return  # (no rule, and a constant is not counted: `_rule_entry`'s _NOTHING)
@@ -473,7 +473,7 @@ class ModuleUnits:
         that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
         failed (warned)."""
         try:
-            rule = rule_for(op)
+            rule = rule_for(op, self.options.conservative)
         except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
             self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
             return None
@@ -662,13 +662,13 @@ _type_of = attrgetter("type")
 _CONSTANT = "constant"
 
 
-def _rule_lookup_of(name: str) -> bool | str:
+def _rule_lookup_of(name: str, conservative: bool) -> bool | str:
     """How `_add_rule_unit` finds the rule of ops named `name`: memoized on their signature
     (True), looked up per op (False), or none for a rule-less constant (`_CONSTANT`, about a
     fifth of a train step's ops: each differs in its value, so no signature memo helps)."""
     if name in CONSTANT_OPS and name not in registered_ops():
         return _CONSTANT
-    return rule_keyed_on_signature(name)
+    return rule_keyed_on_signature(name, conservative)
 
 # what `_rule_entry` says to do with an op
 _UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
