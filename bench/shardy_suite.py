@@ -145,7 +145,10 @@ def shardc_run(run: RunLine) -> ShardcRun:
         return ShardcRun(True, None, conservative)
     strategy = run.option("propagation-strategy") or "aggressive"
     if run.has("sdy-propagation-pipeline"):
-        return ShardcRun(False, PropagationOptions(conservative=conservative))
+        dedup = run.option("dedup-functions-fully") == "true"
+        return ShardcRun(
+            False, PropagationOptions(conservative=conservative, dedup_functions_fully=dedup)
+        )
     if run.has("sdy-user-priority-propagate"):
         opts = PropagationOptions(strategy=strategy, keep_open=True, conservative=conservative)
     elif run.has("sdy-op-priority-propagate"):

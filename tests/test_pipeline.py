@@ -28,18 +28,25 @@ def _partition_id_text() -> str:
 
 def test_build_pipeline_follows_the_options() -> None:
     names = [p.name for p in build_pipeline(PipelineOptions(export="pin"))]
-    optional = ("auto-snapshot", "auto", "plan", "remove-redundant-collectives")
+    optional = (
+        "auto-snapshot", "auto", "plan", "remove-redundant-collectives", "add-func-data-flow-edges"
+    )
     assert names == [n for n in PASS_NAMES if n not in optional]
+    # dedup_functions_fully: callees are shared through func data-flow edges, not copied
+    dedup = PipelineOptions(propagation=PropagationOptions(dedup_functions_fully=True))
+    dedup_names = [p.name for p in build_pipeline(dedup)]
+    assert "split-call-sites" not in dedup_names and "add-func-data-flow-edges" in dedup_names
     auto = build_pipeline(PipelineOptions(propagation=PropagationOptions(auto=True)))
     auto_names = [p.name for p in auto]
     # the annotations are recorded before Shardy's import steps add to them; auto follows propagate
     assert auto_names.index("auto-snapshot") < auto_names.index("split-call-sites")
     # (merge-constants folds split-constants' copies back before anything reads the result)
-    assert auto_names[-3:] == ["propagate", "merge-constants", "auto"]
+    after = ["propagate", "sink-func-data-flow-edges", "merge-constants"]
+    assert auto_names[-4:] == [*after, "auto"]
     planned = build_pipeline(PipelineOptions(plan=PlanOptions()))
-    assert [p.name for p in planned][-3:] == ["propagate", "merge-constants", "plan"]
+    assert [p.name for p in planned][-4:] == [*after, "plan"]
     # the plan's causes read propagation origins: asking for a plan records them
-    assert planned[-3].options.debug_origins  # type: ignore[attr-defined]
+    assert planned[-4].options.debug_origins  # type: ignore[attr-defined]
     opt = PipelineOptions(propagate=False, check_replication=False, remove_redundant_collectives=True)
     assert [p.name for p in build_pipeline(opt)] == [
         "verify", "check-manual-shapes", "check-partition-id", "remove-redundant-collectives"

@@ -135,25 +135,37 @@ def set_held_sharding(v: Value, s: TensorSharding) -> None:
             view = ManualComputation(op)
             outs = list(view.out_shardings)
             if v.index < len(outs):
-                outs[v.index] = s
+                outs[v.index] = _with_free_axes(outs[v.index], s, frozenset(view.manual_axes))
                 view.out_shardings = tuple(outs)
                 return
     elif isinstance(v, BlockArgument):
         owner = _manual_owner(v)
         if owner is not None and v.index < len(owner.in_shardings):
             ins = list(owner.in_shardings)
-            manual = frozenset(owner.manual_axes)
-            old = ins[v.index]
-            dims = tuple(
-                DimSharding(
-                    tuple(a for a in o.axes if a.name in manual) + d.axes, d.is_closed, d.priority
-                )
-                for o, d in zip(old.dims, s.dims, strict=True)
-            )
-            ins[v.index] = TensorSharding(old.mesh, dims, s.replicated, s.unreduced)
+            ins[v.index] = _with_free_axes(ins[v.index], s, frozenset(owner.manual_axes))
             owner.in_shardings = tuple(ins)
             return
     v.sharding = s
+
+
+def _with_free_axes(
+    outer: TensorSharding, new: TensorSharding, manual: frozenset[str]
+) -> TensorSharding:
+    """A manual computation's in/out sharding `outer` with its manual axes kept in front and
+    the free axes (and open dims) of `new`: the axes the region owns never change."""
+    dims = tuple(
+        DimSharding(
+            tuple(a for a in o.axes if a.name in manual)
+            + tuple(a for a in d.axes if a.name not in manual),
+            d.is_closed,
+            d.priority,
+        )
+        for o, d in zip(outer.dims, new.dims, strict=True)
+    )
+    replicated = tuple(a for a in outer.replicated if a.name in manual) + tuple(
+        a for a in new.replicated if a.name not in manual
+    )
+    return TensorSharding(outer.mesh, dims, replicated, new.unreduced)
 
 
 def _manual_owner(arg: BlockArgument) -> ManualComputation | None:

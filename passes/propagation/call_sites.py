@@ -33,7 +33,9 @@ def split_call_sites(
     funcs = module.funcs
     seen: set[str] = set()
     made = 0
-    pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    pending = _calls_callees_first(
+        [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    )
     if calls is not None:
         calls.extend(pending)
     calls_in: dict[str, bool] = {}  # callee -> whether it calls (its clones' calls are split)
@@ -67,6 +69,49 @@ def split_call_sites(
             if calls is not None:
                 calls.extend(inner)
     return made
+
+
+def _calls_callees_first(calls: list[Operation]) -> list[Operation]:
+    """`calls` (in walk order) with the calls of each func before those of its callers, in
+    post-order of the call graph from the funcs in module order, as Shardy's call-graph
+    flattening meets them: the first call of a callee met keeps it, later ones get copies."""
+    by_func: dict[str, list[Operation]] = {}
+    order: list[str] = []  # funcs with calls, in module order
+    for call in calls:
+        func = _enclosing_func(call)
+        name = symbol_name(func) if func is not None else ""
+        if name not in by_func:
+            by_func[name] = []
+            order.append(name)
+        by_func[name].append(call)
+    if len(order) < 2:
+        return calls
+    post: list[str] = []
+    seen: set[str] = set()
+    for root in order:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(by_func[root]))]
+        while stack:
+            name, pending = stack[-1]
+            for call in pending:
+                callee = callee_name(call)
+                if callee in by_func and callee not in seen:
+                    seen.add(callee)
+                    stack.append((callee, iter(by_func[callee])))
+                    break
+            else:
+                stack.pop()
+                post.append(name)
+    return [call for name in post for call in by_func[name]]
+
+
+def _enclosing_func(op: Operation) -> Operation | None:
+    cur = op.parent_op
+    while cur is not None and cur.name != "func.func":
+        cur = cur.parent_op
+    return cur
 
 
 def _copies(module: Module) -> dict[str, str]:

@@ -63,6 +63,12 @@ class PropagationOptions:
         "give each use of a constant expression its own copy while propagating, as Shardy's "
         "splitter does (passes split-constants and merge-constants; off: both left out)",
     )
+    dedup_functions_fully: bool = _option(
+        False,
+        "keep one callee per function, shared by all its call sites and propagated through "
+        "all of them (Shardy's dedup-functions-fully=true); default: each call site gets its "
+        "own copy of the callee",
+    )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
     auto: bool = _option(
         False,
