@@ -10,7 +10,7 @@ and `shardc propagate / opt / check / compile` each say what they want with a
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
 replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
--> sink-func-data-flow-edges -> merge-constants (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
+-> sink-func-data-flow-edges -> merge-constants -> insert-call-result-reshards (with an export) (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
 A pass is a small frozen dataclass with a `name` and `run(module, ctx)` (passes/context.py);
 to add one, write its module and add it to `build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
 NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
@@ -47,6 +47,7 @@ from .manual.replication import ReplicationCheck
 from .manual.shapes import ManualShapesCheck
 from .plan.plan import PlanOptions
 from .plan.plan_pass import PlanPass
+from .propagation.call_results import InsertCallResultReshards
 from .propagation.driver import PropagatePass
 from .propagation.options import PropagationOptions
 from .verify import VerifyPass
@@ -88,6 +89,7 @@ PASS_NAMES: tuple[str, ...] = (
     PropagatePass.name,
     SinkFuncDataFlowEdges.name,
     MergeConstants.name,
+    InsertCallResultReshards.name,
     AutoPass.name,
     PlanPass.name,
     RemoveRedundantCollectives.name,
@@ -153,6 +155,8 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         passes.append(SinkFuncDataFlowEdges())
         if split:
             passes.append(MergeConstants())  # the output has the input's ops again
+        if options.export is not None and not propagation.keep_open:
+            passes.append(InsertCallResultReshards())  # (Shardy's pipeline, not its raw passes)
         if propagation.auto:
             passes.append(AutoPass(propagation))
     if options.plan is not None:

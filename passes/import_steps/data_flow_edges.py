@@ -39,6 +39,7 @@ from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
 from ..context import PassContext
+from ..propagation.call_sites import call_graph_post_order
 from .sharding_groups import set_held_sharding
 
 DATA_FLOW_EDGE = "sdy.data_flow_edge"
@@ -128,29 +129,11 @@ def main_func_name(funcs: dict[str, Operation]) -> str | None:
 def pre_order_funcs(module: Module) -> list[str]:
     """Func names in reverse post-order of the call graph (callers before callees), from the
     funcs in module order."""
-    funcs = module.funcs
-    calls: dict[str, list[str]] = {
+    calls = {
         name: [callee_name(op) for op in func.walk() if op.name == "func.call"]
-        for name, func in funcs.items()
+        for name, func in module.funcs.items()
     }
-    post: list[str] = []
-    seen: set[str] = set()
-    for root in funcs:
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(calls[root]))]
-        while stack:
-            name, pending = stack[-1]
-            for callee in pending:
-                if callee in funcs and callee not in seen:
-                    seen.add(callee)
-                    stack.append((callee, iter(calls[callee])))
-                    break
-            else:
-                stack.pop()
-                post.append(name)
-    return post[::-1]
+    return call_graph_post_order(calls)[::-1]
 
 
 @dataclass(frozen=True)

@@ -72,39 +72,41 @@ def split_call_sites(
 
 
 def _calls_callees_first(calls: list[Operation]) -> list[Operation]:
-    """`calls` (in walk order) with the calls of each func before those of its callers, in
-    post-order of the call graph from the funcs in module order, as Shardy's call-graph
-    flattening meets them: the first call of a callee met keeps it, later ones get copies."""
+    """`calls` (in walk order) with the calls of each func before those of its callers, as
+    Shardy's call-graph flattening meets them: the first call of a callee met keeps it, later
+    ones get copies."""
     by_func: dict[str, list[Operation]] = {}
-    order: list[str] = []  # funcs with calls, in module order
     for call in calls:
         func = _enclosing_func(call)
-        name = symbol_name(func) if func is not None else ""
-        if name not in by_func:
-            by_func[name] = []
-            order.append(name)
-        by_func[name].append(call)
-    if len(order) < 2:
+        by_func.setdefault(symbol_name(func) if func is not None else "", []).append(call)
+    if len(by_func) < 2:
         return calls
+    callees = {name: [callee_name(c) for c in cs] for name, cs in by_func.items()}
+    return [call for name in call_graph_post_order(callees) for call in by_func.get(name, ())]
+
+
+def call_graph_post_order(calls: dict[str, list[str]]) -> list[str]:
+    """The funcs of `calls` (func -> the callees of its calls, in call order) in post-order of
+    the call graph, depth first from the funcs in `calls`' order: every callee before its
+    callers, in the order Shardy's call-graph walks meet them."""
     post: list[str] = []
     seen: set[str] = set()
-    for root in order:
+    for root in calls:
         if root in seen:
             continue
         seen.add(root)
-        stack = [(root, iter(by_func[root]))]
+        stack = [(root, iter(calls[root]))]
         while stack:
             name, pending = stack[-1]
-            for call in pending:
-                callee = callee_name(call)
-                if callee in by_func and callee not in seen:
+            for callee in pending:
+                if callee in calls and callee not in seen:
                     seen.add(callee)
-                    stack.append((callee, iter(by_func[callee])))
+                    stack.append((callee, iter(calls[callee])))
                     break
             else:
                 stack.pop()
                 post.append(name)
-    return [call for name in post for call in by_func[name]]
+    return post
 
 
 def _enclosing_func(op: Operation) -> Operation | None:

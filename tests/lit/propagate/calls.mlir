@@ -190,3 +190,27 @@ func.func private @outer(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %3 = call @inner(%2) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %3 : tensor<8x16xf32>
 }
+
+// -----
+
+// A call result has its callee's result sharding, unreduced axes included (no edge carries
+// those); where its readers were given another, a constraint after the call reshards it, as
+// Shardy's pipeline does. A second call of the same callee reads the first one's result as it is.
+// CHECK-LABEL: func.func @unreduced_call_results(
+// CHECK-NEXT: %0 = call @partial(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %1 = call @partial(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: %3 = stablehlo.negate %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// CHECK-LABEL: func.func private @partial(
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], unreduced={"x"}>})
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @unreduced_call_results(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = call @partial(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = call @partial(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = stablehlo.negate %1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @partial(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
