@@ -134,7 +134,10 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     """The passes `options` ask for, in order."""
     passes: list[Pass] = []
     if options.verify:
-        passes.append(VerifyPass())
+        # dynamic dims: propagated around (annotate export, opt); what compiles, plans or
+        # chooses layouts by cost needs static shapes
+        dynamic = options.plan is None and not options.propagation.auto and options.export != "pin"
+        passes.append(VerifyPass(dynamic))
     if options.check_manual:
         passes += [ManualShapesCheck(), PartitionIdCheck()]
     if options.check_replication:

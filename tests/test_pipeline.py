@@ -224,7 +224,8 @@ def test_split_constants_are_merged_back_after_propagation() -> None:
 
 def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> None:
     """The verifier looks at every op once: a sharding error anywhere comes before a dynamic
-    dimension or a tuple, whichever op comes first; those come in op order."""
+    dimension or a tuple, whichever op comes first; those come in op order (a dynamic dim where
+    the pin export needs static shapes: propagation alone accepts it)."""
     from shardc.dialect.errors import ShardingError, VerificationError
     from shardc.dialect.shardings import TensorSharding
     from shardc.importer import import_text
@@ -242,8 +243,10 @@ def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> No
     with pytest.raises(ShardingError, match="unknown mesh: @nowhere"):
         run_pipeline(module, PipelineOptions())
     with pytest.raises(VerificationError, match="tuple type"):
-        shardc.propagate(head + const + tuple_op + dynamic + tail)
+        shardc.propagate(head + const + tuple_op + dynamic + tail, mode="pin")
     with pytest.raises(VerificationError, match="dynamic dimension"):
+        shardc.propagate(head + const + dynamic + tuple_op + tail, mode="pin")
+    with pytest.raises(VerificationError, match="tuple type"):
         shardc.propagate(head + const + dynamic + tuple_op + tail)
 
 

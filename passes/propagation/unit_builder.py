@@ -14,6 +14,7 @@ computation's body arguments and results) is held during propagation by a stand-
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from operator import attrgetter
 
 from shardc.dialect.ir import (
@@ -503,6 +504,7 @@ class ModuleUnits:
             return (None, _NO_RULE if counted else _NOTHING, (), ())
         if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
             return (None, _BAD_ARITY, (), ())
+        rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
         sizes = tuple([self._num_elements(v.type) for v in (*op.operands, *op.results)])
@@ -607,6 +609,7 @@ class ModuleUnits:
             self._add_edge(op, sources, self.held(op.results[0]))
 
     def _finish_unit(self, u: Unit) -> None:
+        u.rule = block_dynamic_dims(u.rule, [s.type for s in u.slots])
         sizes = tuple([self._num_elements(s.type) for s in u.slots])
         u.sizes = self._interned.setdefault(sizes, sizes)
         u.dims = self._dims_of(u.rule)
@@ -713,6 +716,23 @@ def _rule_lookup_of(name: str, conservative: bool) -> bool | str:
 
 # what `_rule_entry` says to do with an op
 _UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+
+
+def block_dynamic_dims(rule: OpShardingRule, types: list[object]) -> OpShardingRule:
+    """`rule` with every factor of a dynamic dim of its tensors (`types`, operands then results)
+    blocked: a dim of unknown size is never sharded by propagation (its tensor's static dims
+    propagate as usual). Most rules touch no dynamic dim and come back as they are."""
+    blocked: set[int] | None = None
+    for t, dims in zip(types, (*rule.operand_dims, *rule.result_dims), strict=False):
+        if isinstance(t, TensorType) and -1 in t.shape:
+            for d, size in enumerate(t.shape):
+                if size < 0 and d < len(dims):
+                    if blocked is None:
+                        blocked = set(rule.blocked)
+                    blocked.update(dims[d])
+    if blocked is None or blocked == rule.blocked:
+        return rule
+    return replace(rule, blocked=frozenset(blocked))
 
 
 def _moves_nothing(rule: OpShardingRule) -> bool:
