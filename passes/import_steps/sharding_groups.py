@@ -64,7 +64,7 @@ def import_sharding_groups(
     warnings = []
     added = False
     for gid, members in group_members(module, ops):
-        found = [s for m in members if _decided(s := held_sharding(m))]
+        found = _decided_shardings(members)
         if not found:
             continue
         if all(s == found[0] for s in found[1:]):
@@ -83,7 +83,7 @@ def import_sharding_groups(
     if added:
         ops = None  # (the constraints are new ops: walk again)
     for members in sharding_classes(module, ops):
-        found = [s for m in members if _decided(s := held_sharding(m))]
+        found = _decided_shardings(members)
         if any(s != found[0] for s in found[1:]):
             warnings.append(
                 "sharding group members disagree; keeping them apart: "
@@ -97,6 +97,16 @@ def import_sharding_groups(
 
 def _decided(s: TensorSharding | None) -> bool:
     return s is not None and not s.is_fully_open()
+
+
+def _decided_shardings(members: list[Value]) -> list[TensorSharding]:
+    """The members' shardings, absent and fully open replicated ones left out."""
+    out = []
+    for m in members:
+        s = held_sharding(m)
+        if s is not None and not s.is_fully_open():
+            out.append(s)
+    return out
 
 
 def disagree(members: Sequence[Value | _Held]) -> bool:

@@ -196,8 +196,8 @@ class Propagator:
             old = shardings[i]
             # a sharding on an empty mesh (ignored when the common mesh was chosen) takes the
             # common mesh, as in Shardy: its dims never name another mesh's axes
-            keep = old is not None and self.resolve(old) == mesh
-            new = back_project(projs[i], old, u.dims[i], sizes, mesh, old.mesh if keep else ref)
+            keep = old.mesh if old is not None and self.resolve(old) == mesh else ref
+            new = back_project(projs[i], old, u.dims[i], sizes, mesh, keep)
             if old is None:
                 if not any(d.axes for d in new.dims):
                     continue
