@@ -628,6 +628,11 @@ def table(cases: list[Case]) -> str:
     return "\n".join(lines)
 
 
+def _notes(c: Case) -> str:
+    note = "  [pass alone: agrees once Shardy runs its import steps]" if c.pass_alone else ""
+    return note + ("  [FileCheck passes]" if c.shardc_ok else "")
+
+
 def test_files(checkout: str) -> list[str]:
     folder = os.path.join(checkout, TEST_DIR)
     if not os.path.isdir(folder):
@@ -675,24 +680,17 @@ def main() -> int:
             "import steps too: their files run a propagation pass alone, which shardc cannot "
             "yet (no --pass-pipeline)"
         )
-    substance = [c for c in cases if c.jaxlib_ok and c.category == "substance"]
-    if substance:
-        print(f"\ncases jaxlib passes that differ in substance ({len(substance)}):")
-        for c in substance:
-            note = "  [pass alone: agrees once Shardy runs its import steps]" if c.pass_alone else ""
-            if c.shardc_ok:
-                note += "  [FileCheck passes]"
-            print(f"  {c.file}#{c.index} {c.name}{note}")
-            for d in c.details[: None if args.verbose else 2]:
-                print(f"      {d}")
-    open_closed = [c for c in cases if c.jaxlib_ok and c.category == "open-closed"]
-    if open_closed:
-        print(f"\ncases jaxlib passes that differ only in open/closed dims ({len(open_closed)}):")
-        for c in open_closed:
-            note = "  [pass alone: agrees once Shardy runs its import steps]" if c.pass_alone else ""
-            print(f"  {c.file}#{c.index} {c.name}{note}")
-            for d in c.details[: None if args.verbose else 1]:
-                print(f"      {d}")
+    for category, title, lines in (
+        ("substance", "differ in substance", 2),
+        ("open-closed", "differ only in open/closed dims", 1),
+    ):
+        listed = [c for c in cases if c.jaxlib_ok and c.category == category]
+        if listed:
+            print(f"\ncases jaxlib passes that {title} ({len(listed)}):")
+            for c in listed:
+                print(f"  {c.file}#{c.index} {c.name}{_notes(c)}")
+                for d in c.details[: None if args.verbose else lines]:
+                    print(f"      {d}")
     rejected = [c for c in cases if c.jaxlib_ok and c.category == "rejected"]
     if rejected:
         print(f"\ncases jaxlib passes that shardc rejects ({len(rejected)}):")

@@ -11,6 +11,9 @@ Steps (each a function, so tests and scripts can use them separately):
   in closed canonical form (`Canon`): mesh (by content, not by symbol name), the axes of every
   dim, the unreduced axes. Open/closed flags, priorities and `replicated` lists are ignored (the
   pipeline closes everything and drops `replicated`); an absent sharding is fully replicated.
+  `keep_open=True` marks open dims instead (an absent sharding is then fully open), for the
+  outputs of propagation passes run alone; data-flow edges' and named computations' shardings
+  are read too.
 * `compare(shardy, shardc)`: every mismatch, naming the op and value and giving both shardings.
 * `compile_mlir` / `run_executable` / `collective_stats`: XLA on the host's CPU devices
   (`XLA_FLAGS=--xla_force_host_platform_device_count=8`, set by `tests/conftest.py` before jax
