@@ -45,7 +45,7 @@ def insert_call_result_reshards(module: Module, ops: list[Operation] | None = No
         if callee is None or func_body(callee) is None or call.parent is None:
             continue
         view = Func(callee)
-        at = call.parent.ops.index(call) + 1
+        at = -1  # where the next constraint goes (found when one is needed)
         for i, r in enumerate(call.results):
             want, have = view.result_sharding(i), r.sharding
             if want is None:
@@ -63,6 +63,8 @@ def insert_call_result_reshards(module: Module, ops: list[Operation] | None = No
             c = ShardingConstraint.create(r, have or _closed_replicated_like(want), call.loc).op
             for u, k in moved:
                 u.set_operand(k, c.results[0])
+            if at < 0:
+                at = call.parent.ops.index(call) + 1
             call.parent.insert(at, c)
             at += 1
             added += 1
