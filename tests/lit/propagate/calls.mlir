@@ -160,3 +160,59 @@ func.func private @callee(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// Copies are made as Shardy's call-graph flattening meets the calls: a callee's calls before
+// its callers', so @inner keeps its name for the call in @outer and @main's own call of @inner
+// gets the copy @inner_0 (Shardy's names for these two layouts).
+// CHECK-LABEL: func.func @main(
+// CHECK: call @outer(%0)
+// CHECK-NEXT: call @inner_0(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// CHECK-LABEL: func.func private @inner(
+// CHECK-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}
+// CHECK-LABEL: func.func private @inner_0(
+// CHECK-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-LABEL: func.func private @outer(
+// CHECK: call @inner(%2) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>}
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>
+  %1 = call @outer(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = call @inner(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  return %arg0 : tensor<8x16xf32>
+}
+func.func private @outer(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8x16xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+  %2 = sdy.sharding_constraint %0 <@mesh, [{"y"}, {}]> : tensor<8x16xf32>
+  %3 = call @inner(%2) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %3 : tensor<8x16xf32>
+}
+
+// -----
+
+// A call result has its callee's result sharding, unreduced axes included (no edge carries
+// those); where its readers were given another, a constraint after the call reshards it, as
+// Shardy's pipeline does. A second call of the same callee reads the first one's result as it is.
+// CHECK-LABEL: func.func @unreduced_call_results(
+// CHECK-NEXT: %0 = call @partial(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %1 = call @partial(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: %3 = stablehlo.negate %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// CHECK-LABEL: func.func private @partial(
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], unreduced={"x"}>})
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @unreduced_call_results(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = call @partial(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = call @partial(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = stablehlo.negate %1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @partial(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
