@@ -33,6 +33,7 @@ from shardc.dialect.ir import (
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
+from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -51,6 +52,7 @@ from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 from .pin import (
     MAX_ROUNDS,
+    XLA_REWRITTEN_PREFIXES,
     Key,
     PinReport,
     Written,
@@ -455,7 +457,7 @@ class _Exporter:
             report.rounds += 1
             wanted = {index[id(op)] for _, op, _ in values}
             wanted.update(index[id(m[0])] for m in open_manuals)
-            layouts = oracle(self.module, wanted, _outermost(ops, gone, index))
+            layouts = oracle(self.module, wanted, _outermost(ops, gone, index), _xla_rules(ops))
             differ = [
                 (r, op, s, False)
                 for r, op, s in values
@@ -892,6 +894,21 @@ def _redirected(r: Value) -> bool:
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
     )
+
+
+def _xla_rules(ops: list[Operation]) -> dict[int, str]:
+    """Walk index -> the rule text of each op XLA rewrites before it propagates (`chlo` ops),
+    where shardc has one: the rule XLA's rewrite gives it."""
+    out: dict[int, str] = {}
+    for k, op in enumerate(ops):
+        if op.name.startswith(XLA_REWRITTEN_PREFIXES) and "sdy.sharding_rule" not in op.attributes:
+            try:
+                rule = rule_for(op)
+            except Exception:  # noqa: BLE001 - a rule that cannot be built: XLA's then unknown
+                rule = None
+            if rule is not None:
+                out[k] = str(rule)
+    return out
 
 
 def _open_manual(op: Operation) -> bool:
