@@ -21,6 +21,7 @@ from shardc.dialect.types import TensorType
 
 from . import layout
 from .cost import local_bytes, peak_live
+from .liveness import Liveness
 from .report import Memory
 
 _POINTER = 8
@@ -42,8 +43,11 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
     return local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
 
 
-def memory_estimate(module: Module, entries: list[Operation], mesh_of: MeshOf) -> Memory:
-    """The memory of the layout of `entries` (the funcs nothing calls)."""
+def memory_estimate(
+    module: Module, entries: list[Operation], mesh_of: MeshOf, live: Liveness | None = None
+) -> Memory:
+    """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
+    do not run hold nothing."""
     funcs = module.funcs
     args = results = peak = 0
     memo: dict[str, int] = {}
@@ -62,7 +66,7 @@ def memory_estimate(module: Module, entries: list[Operation], mesh_of: MeshOf) -
                 results += value_bytes(v, mesh_of, s)
             if len(ret.operands) > 1:
                 results += _POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
-        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set()))
+        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live))
     return Memory(args, results, peak)
 
 
@@ -72,6 +76,7 @@ def _block_peak(
     funcs: dict[str, Operation],
     memo: dict[str, int],
     active: set[str],
+    live: Liveness | None = None,
 ) -> int:
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
@@ -79,6 +84,8 @@ def _block_peak(
     intervals: list[tuple[int, int, int]] = []
     for k, op in enumerate(ops):
         if op.name in ("stablehlo.constant", "sdy.constant"):
+            continue
+        if live is not None and not live.op_live(op):
             continue
         for r in op.results:
             if id(r) in returned:
@@ -92,13 +99,13 @@ def _block_peak(
         inner = 0
         for region in op.regions:
             for b in region.blocks:
-                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active))
+                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live))
         if op.name == "func.call":
             name = callee_name(op)
             if name not in memo and name not in active and name in funcs:
                 body = func_body(funcs[name])
                 active.add(name)
-                memo[name] = _block_peak(body, mesh_of, funcs, memo, active) if body else 0
+                memo[name] = _block_peak(body, mesh_of, funcs, memo, active, live) if body else 0
                 active.discard(name)
             inner = max(inner, memo.get(name, 0))
         if inner:

@@ -31,6 +31,7 @@ from . import layout
 from .causes import Causes
 from .common_axes import common_axes, truncate
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
+from .liveness import Liveness, liveness
 from .memory import memory_estimate
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text, fmt_bytes
@@ -158,6 +159,8 @@ class _Planner:
         self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
         self.override: dict[int, TensorSharding] = {}
+        # what runs (the "xla" model: XLA deletes the rest; Shardy's pipeline keeps it)
+        self.live: Liveness | None = liveness(module) if self.xla else None
 
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
@@ -175,7 +178,7 @@ class _Planner:
             self._block(body, n, manual=frozenset())
             self._func_results(func, n, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
-        self.plan.memory = memory_estimate(self.module, roots, self._mesh)
+        self.plan.memory = memory_estimate(self.module, roots, self._mesh, self.live)
         if self.options.fixes:
             self._what_if()
         return self.plan
@@ -245,6 +248,9 @@ class _Planner:
     # -- walking -------------------------------------------------------------------------------
     def _block(self, block: Block, trips: int, manual: frozenset[str]) -> None:
         for op in block.ops:
+            if not self._runs(op):
+                self.plan.dead_ops += 1
+                continue
             self._op(op, trips, manual)
             if not op.regions:
                 continue
@@ -282,7 +288,7 @@ class _Planner:
                 if ret is None:
                     continue
                 for i, r in enumerate(op.results):
-                    if i < len(ret.operands):
+                    if i < len(ret.operands) and self._value_runs(r):
                         self._boundary(
                             op,
                             ret.operands[i],
@@ -360,7 +366,7 @@ class _Planner:
                 self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
         n = len(op.operands)
         for j, st in enumerate(steps.results):
-            if not st:
+            if not st or not self._value_runs(op.results[j]):
                 continue
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
@@ -490,7 +496,7 @@ class _Planner:
         if callee is None or body is None:
             return
         for i, v in enumerate(op.operands):
-            if i < len(body.args):
+            if i < len(body.args) and self._value_runs(body.args[i]):
                 arg = body.args[i]
                 self._boundary(
                     op,
@@ -504,7 +510,7 @@ class _Planner:
         ret = body.terminator
         for i, r in enumerate(op.results):
             src = ret.operands[i] if ret is not None and i < len(ret.operands) else None
-            if src is None:
+            if src is None or not self._value_runs(r):
                 continue
             declared = layout.declared_result_sharding(callee, i)
             self._boundary(
@@ -524,6 +530,8 @@ class _Planner:
         body = op.regions[1].entry if len(op.regions) > 1 else None
         ret = body.terminator if body is not None else None
         for i, r in enumerate(op.results):
+            if self.live is not None and not self.live.carry_live(op, i):
+                continue
             carry = layout.value_sharding(r)
             # XLA's loop has one layout per carry: its block arguments are partitioned so
             for region in op.regions:
@@ -552,7 +560,10 @@ class _Planner:
 
     def _manual(self, op: Operation, trips: int) -> None:
         ins = layout.manual_in_shardings(op)
+        body = op.regions[0].entry if op.regions and op.regions[0].blocks else None
         for i, v in enumerate(op.operands):
+            if body is not None and i < len(body.args) and not self._value_runs(body.args[i]):
+                continue
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
                 self._boundary(
@@ -675,6 +686,13 @@ class _Planner:
         return None
 
     # -- helpers -------------------------------------------------------------------------------
+    def _runs(self, op: Operation) -> bool:
+        """Whether `op` runs in the compiled program (always, in Shardy's model)."""
+        return self.live is None or self.live.op_live(op)
+
+    def _value_runs(self, v: Value) -> bool:
+        return self.live is None or self.live.value_live(v)
+
     def _ref(self, op: Operation) -> str | Mesh | None:
         """The mesh reference (`"mesh"` for `@mesh`) the op's shardings use."""
         for v in (*op.operands, *op.results):

@@ -72,6 +72,8 @@ class Plan:
 
     collectives: list[Collective] = field(default_factory=list)
     memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    # ops that do not run (no path to a result or a side effect: XLA deletes them), unplanned
+    dead_ops: int = 0
     # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
     # their bytes and memory (its explanation lines; the table shows them, the JSON schema not)
     auto: list[str] = field(default_factory=list)
