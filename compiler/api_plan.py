@@ -15,6 +15,7 @@ from shardc.passes.pipeline import (
     PipelineOptions,
     run_pipeline,
 )
+from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan
@@ -25,6 +26,7 @@ __all__ = [
     "Memory",
     "PipelineDebug",
     "Plan",
+    "PlanCheck",
     "PlanDiff",
     "diff",
     "diff_lowered",
@@ -115,13 +117,23 @@ def plan(
     verify: bool = True,
     plan_options: PlanOptions | None = None,
     debug: PipelineDebug | None = None,
+    check: bool = False,
 ) -> Plan:
     """The collectives the propagated layout of an MLIR module implies, each with its kind, mesh
     axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
 
     The input may be unpropagated (it is propagated first, as `shardc.propagate` does) or a
     propagated module (propagation keeps its shardings). `Plan.to_json()` is the issue's schema.
+    `check`: also compile the layout with XLA (`shardc.propagate(..., mode="pin")`, on virtual
+    CPU devices in a subprocess when this process lacks the mesh's) and match the compiled
+    collectives to the planned ones (`Plan.check`, a `PlanCheck`).
     """
+    if check:
+        from shardc.plan_check import check_module
+
+        return check_module(_import(text, source_name, debug), options, plan_options, source_name)[
+            0
+        ]
     with suspended_gc():
         module = _import(text, source_name, debug)
         return plan_propagated(module, options, plan_options, checks=verify, debug=debug)
@@ -163,9 +175,21 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
         return module, plan_propagated(module, options)
 
 
-def plan_lowered(lowered: Any) -> Plan:
-    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result."""
-    return _lowered_module(lowered)[1]
+def plan_lowered(lowered: Any, check: bool = False) -> Plan:
+    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result; `check` also
+    compiles its layout with XLA and matches the collectives (`Plan.check`)."""
+    if not check:
+        return _lowered_module(lowered)[1]
+    from shardc.plan_check import check_module
+
+    source = getattr(lowered, "plan_source", None)
+    auto = getattr(getattr(lowered, "report", None), "auto", None)
+    if source is None or auto is not None:
+        return check_module(lowered.ir.clone())[0]  # the layout as it is (see _lowered_module)
+    build, options = source
+    with suspended_gc():
+        module = build()
+    return check_module(module, options)[0]
 
 
 def diff_lowered(a: Any, b: Any) -> PlanDiff:

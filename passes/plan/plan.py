@@ -33,6 +33,7 @@ from .common_axes import common_axes, truncate
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .liveness import Liveness, liveness
 from .memory import memory_estimate
+from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text, fmt_bytes
 from .trip_count import trip_count
@@ -631,6 +632,7 @@ class _Planner:
                 "none needed: explicit collectives are the program's own",
                 trips,
                 written=True,
+                source=source_op_name(self.module, op),
             )
         )
 
@@ -744,6 +746,9 @@ class _Planner:
     ) -> None:
         name = self.names.get(id(value), "?")
         loc = self.module.resolve_loc(op.loc)
+        source = source_op_name(self.module, op)
+        owner = getattr(value, "owner", None)
+        producer = source_op_name(self.module, owner) if owner is not None else None
         for s in steps:
             self.plan.collectives.append(
                 Collective(
@@ -757,6 +762,8 @@ class _Planner:
                     cause,
                     fix,
                     trips,
+                    source=source,
+                    producer=producer,
                 )
             )
 

@@ -33,6 +33,10 @@ class Collective:
     fix: str
     trips: int = 1
     written: bool = False  # a collective the program writes itself (shard_map body), no reshard
+    # the name XLA gives the op in its HLO metadata (`op_name`: the location's outermost name,
+    # JAX's `jit(f)/dot_general`), and the value's producer's: what `--check` matches by
+    source: str | None = None
+    producer: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The issue's JSON object for this collective."""
@@ -74,6 +78,8 @@ class Plan:
     memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
     # ops that do not run (no path to a result or a side effect: XLA deletes them), unplanned
     dead_ops: int = 0
+    # with `--check`: the compiled program's collectives matched to these (`check.PlanCheck`)
+    check: Any = None
     # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
     # their bytes and memory (its explanation lines; the table shows them, the JSON schema not)
     auto: list[str] = field(default_factory=list)
@@ -146,6 +152,13 @@ class Plan:
             f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
             f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
         )
+        if self.dead_ops:
+            lines.append(
+                f"not planned: {self.dead_ops} ops whose results nothing uses (XLA deletes them)"
+            )
+        if self.check is not None:
+            lines.append("")
+            lines.append(self.check.table().rstrip("\n"))
         if self.auto:
             lines.append("")
             lines.append("decided by automatic sharding:")
