@@ -115,8 +115,14 @@ def compiled_entries(hlo: str, module: Module) -> list[CompiledEntry]:
         if c.runs == 0:
             continue
         axes = hlo_collectives.group_axes(c.kind, c.groups, mesh) if mesh else ()
-        out.append(CompiledEntry(c.kind, axes, c.total_bytes, c.op_name, c.loc))
+        out.append(CompiledEntry(c.kind, axes, c.total_bytes, _innermost_tag(c.op_name), c.loc))
     return out
+
+
+def _innermost_tag(op_name: str) -> str:
+    """XLA names an op of an inlined call `caller/callee`: the callee's tag is the op's."""
+    tags = [p for p in op_name.split("/") if p.startswith(TAG_PREFIX)]
+    return tags[-1] if tags else op_name
 
 
 def check_module(

@@ -36,7 +36,7 @@ from .memory import memory_estimate
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text, fmt_bytes
-from .trip_count import trip_count
+from .runs import Runs
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
 _CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
@@ -162,22 +162,22 @@ class _Planner:
         self.override: dict[int, TensorSharding] = {}
         # what runs (the "xla" model: XLA deletes the rest; Shardy's pipeline keeps it)
         self.live: Liveness | None = liveness(module) if self.xla else None
+        # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
+        self.runs = Runs(module, self.live, hoist=self.xla)
 
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
-        mult = self._call_multipliers()
         callees = self._callees()
         for name, func in self.funcs.items():
             body = func_body(func)
-            n = mult.get(name, 1)
-            if body is None or n == 0:
+            if body is None or self.runs.func_runs(name) == 0:
                 continue
             self.func = name
             main = layout.is_entry(func, callees, name)
             for a in body.args:
                 self._io_override(a, layout.value_sharding(a), main)
-            self._block(body, n, manual=frozenset())
-            self._func_results(func, n, main)
+            self._block(body, manual=frozenset())
+            self._func_results(func, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
         self.plan.memory = memory_estimate(self.module, roots, self._mesh, self.live)
         if self.options.fixes:
@@ -211,78 +211,39 @@ class _Planner:
                     out.add(callee_name(op))
         return out
 
-    def _call_multipliers(self) -> dict[str, int]:
-        """How often each func runs per run of the entry: calls times enclosing trip counts."""
-        sites: dict[str, list[tuple[str, int]]] = {}
-        for name, func in self.funcs.items():
-            body = func_body(func)
-            if body is not None:
-                self._collect_calls(name, body, 1, sites)
-        memo: dict[str, int] = {}
-
-        def mult(name: str, seen: frozenset[str]) -> int:
-            if name in memo:
-                return memo[name]
-            if name not in sites:
-                return 1
-            if name in seen:
-                return 0
-            total = sum(mult(caller, seen | {name}) * t for caller, t in sites[name])
-            memo[name] = total
-            return total
-
-        return {name: mult(name, frozenset()) for name in self.funcs}
-
-    def _collect_calls(
-        self, caller: str, block: Block, trips: int, sites: dict[str, list[tuple[str, int]]]
-    ) -> None:
-        for op in block.ops:
-            if op.name == "func.call":
-                sites.setdefault(callee_name(op), []).append((caller, trips))
-            inner = trips
-            if op.name == "stablehlo.while":
-                inner = trips * (trip_count(op) or 1)
-            for region in op.regions:
-                for b in region.blocks:
-                    self._collect_calls(caller, b, inner, sites)
-
     # -- walking -------------------------------------------------------------------------------
-    def _block(self, block: Block, trips: int, manual: frozenset[str]) -> None:
+    def _block(self, block: Block, manual: frozenset[str]) -> None:
         for op in block.ops:
             if not self._runs(op):
                 self.plan.dead_ops += 1
                 continue
-            self._op(op, trips, manual)
+            self._op(op, manual)
             if not op.regions:
                 continue
             inner_manual = manual
             if op.name == "sdy.manual_computation":
                 inner_manual = manual | set(layout.manual_axes(op))
-            for r, region in enumerate(op.regions):
-                inner = trips
-                if op.name == "stablehlo.while" and r == 1:
-                    inner = trips * (trip_count(op) or 1)
+            for region in op.regions:
                 for b in region.blocks:
-                    self._block(b, inner, inner_manual)
+                    self._block(b, inner_manual)
 
-    def _op(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+    def _op(self, op: Operation, manual: frozenset[str]) -> None:
         name = op.name
         if name in _EXPLICIT:
-            self._explicit(op, trips, manual)
+            self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
             self._boundary(
                 op,
                 op.operands[0],
                 layout.constraint_sharding(op),
                 op.results[0],
-                trips,
                 "constraint",
                 site=(op, "operand", 0),
             )
         elif name == "func.call":
-            self._call(op, trips)
+            self._call(op)
         elif name == "stablehlo.while":
-            self._while(op, trips)
+            self._while(op)
         elif name in ("stablehlo.case", "stablehlo.if"):
             for region in op.regions:
                 ret = region.entry.terminator if region.blocks else None
@@ -295,18 +256,17 @@ class _Planner:
                             ret.operands[i],
                             layout.value_sharding(r),
                             r,
-                            trips,
                             "branch result",
                             site=(ret, "operand", i),
                         )
         elif name == "sdy.manual_computation":
-            self._manual(op, trips)
+            self._manual(op)
         elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
             return
         else:
             rule = layout.op_rule(op)
             if rule is not None:
-                self._rule_op(op, rule, trips)
+                self._rule_op(op, rule)
 
     # -- ops with rules ------------------------------------------------------------------------
     def _mesh(self, s: TensorSharding | None) -> Mesh | None:
@@ -324,7 +284,7 @@ class _Planner:
                 return None
         return mesh
 
-    def _rule_op(self, op: Operation, rule: OpShardingRule, trips: int) -> None:
+    def _rule_op(self, op: Operation, rule: OpShardingRule) -> None:
         if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
             return
         values = [*op.operands, *op.results]
@@ -362,7 +322,7 @@ class _Planner:
                         f"{self.causes.annotation(op.operands[i], d)}), e.g. as "
                         f"{_text(steps.computed[i])}, to remove this"
                     )
-                self._emit(st, trips, op.operands[i], op, cause, fix)
+                self._emit(st, op.operands[i], op, cause, fix)
                 ref = self._ref(op)
                 self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
         n = len(op.operands)
@@ -379,7 +339,7 @@ class _Planner:
                 else:
                     cause = self.causes.result(op, j, rule, ts, steps, mesh)
                     fix = self.causes.result_fix(op, j, ts, steps)
-                self._emit([s], trips, op.results[j], op, cause, fix)
+                self._emit([s], op.results[j], op, cause, fix)
 
     def _full_window_replicated(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
@@ -445,7 +405,6 @@ class _Planner:
         src: Value,
         dst: TensorSharding | None,
         holder: object,
-        trips: int,
         what: str,
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
@@ -483,7 +442,8 @@ class _Planner:
         cause = self.causes.boundary(src, holder, t.dims, want, what)
         fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
         start = len(self.plan.collectives)
-        self._emit(steps, trips, shown if shown is not None else src, op, cause, fix)
+        at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
+        self._emit(steps, shown if shown is not None else src, op, cause, fix, at=at)
         swap = self._swap(op, holder, what, s, t.dims)
         if swap is not None:
             self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
@@ -491,7 +451,7 @@ class _Planner:
             ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
             self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
 
-    def _call(self, op: Operation, trips: int) -> None:
+    def _call(self, op: Operation) -> None:
         callee = self.funcs.get(callee_name(op))
         body = func_body(callee) if callee is not None else None
         if callee is None or body is None:
@@ -504,7 +464,6 @@ class _Planner:
                     v,
                     layout.value_sharding(arg),
                     arg,
-                    trips,
                     "call argument",
                     site=(op, "operand", i),
                 )
@@ -519,15 +478,13 @@ class _Planner:
                 src,
                 layout.value_sharding(r),
                 r,
-                trips,
                 "call result",
                 declared,
                 site=(op, "result", i),
                 shown=r,
             )
 
-    def _while(self, op: Operation, trips: int) -> None:
-        n = trip_count(op) or 1
+    def _while(self, op: Operation) -> None:
         body = op.regions[1].entry if len(op.regions) > 1 else None
         ret = body.terminator if body is not None else None
         for i, r in enumerate(op.results):
@@ -544,7 +501,6 @@ class _Planner:
                     op.operands[i],
                     carry,
                     r,
-                    trips,
                     "loop carry (init)",
                     site=(op, "operand", i),
                 )
@@ -554,12 +510,11 @@ class _Planner:
                     ret.operands[i],
                     carry,
                     r,
-                    trips * n,
                     "loop carry (body)",
                     site=(ret, "operand", i),
                 )
 
-    def _manual(self, op: Operation, trips: int) -> None:
+    def _manual(self, op: Operation) -> None:
         ins = layout.manual_in_shardings(op)
         body = op.regions[0].entry if op.regions and op.regions[0].blocks else None
         for i, v in enumerate(op.operands):
@@ -567,9 +522,7 @@ class _Planner:
                 continue
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
-                self._boundary(
-                    op, v, ins[i], holder, trips, "shard_map in_specs", site=(op, "operand", i)
-                )
+                self._boundary(op, v, ins[i], holder, "shard_map in_specs", site=(op, "operand", i))
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
@@ -580,7 +533,7 @@ class _Planner:
         if fixed is not None and fixed != s:
             self.override[id(v)] = fixed
 
-    def _func_results(self, func: Operation, trips: int, main: bool) -> None:
+    def _func_results(self, func: Operation, main: bool) -> None:
         body = func_body(func)
         if body is None or body.terminator is None:
             return
@@ -596,13 +549,12 @@ class _Planner:
                 v,
                 declared,
                 f"@{self.func} result {i}",
-                trips,
                 "func result",
                 site=(ret, "operand", i),
             )
 
     # -- explicit collectives in manual regions ------------------------------------------------
-    def _explicit(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+    def _explicit(self, op: Operation, manual: frozenset[str]) -> None:
         kind = _EXPLICIT[op.name]
         biggest = 0
         for v in (op.operands, op.results):
@@ -619,6 +571,7 @@ class _Planner:
                 )
             biggest = max(biggest, total)
         axes = self._group_axes(op, manual)
+        trips = self.runs.runs(op, list(op.operands))
         self.plan.collectives.append(
             Collective(
                 kind,
@@ -738,12 +691,15 @@ class _Planner:
     def _emit(
         self,
         steps: list[Step] | tuple[Step, ...],
-        trips: int,
         value: Value,
         op: Operation,
         cause: str,
         fix: str,
+        at: Operation | None = None,
     ) -> None:
+        """The collectives of resharding `value` at `op` (where it runs: `at`, default `op`),
+        each counted as often as XLA runs it (`runs.Runs`)."""
+        trips = self.runs.runs(at if at is not None else op, [value])
         name = self.names.get(id(value), "?")
         loc = self.module.resolve_loc(op.loc)
         source = source_op_name(self.module, op)
