@@ -44,11 +44,13 @@ class Runs:
     def __init__(self, module: Module, live: Liveness | None = None, hoist: bool = True):
         self.funcs = module.funcs
         self.hoist = hoist
-        self.sites: dict[str, list[Operation]] = {}
+        self.sites: dict[str, list[Operation]] = {}  # the calls that run, per callee
         for func in self.funcs.values():
             for op in func.walk():
-                if op.name == "func.call" and (live is None or live.op_live(op)):
-                    self.sites.setdefault(callee_name(op), []).append(op)
+                if op.name == "func.call":
+                    calls = self.sites.setdefault(callee_name(op), [])
+                    if live is None or live.op_live(op):
+                        calls.append(op)
         self._func_runs: dict[str, int] = {}
         self._arg_runs: dict[tuple[str, frozenset[int]], int] = {}
         self._deps: dict[int, Deps] = {}
@@ -61,8 +63,8 @@ class Runs:
         if name in self._func_runs:
             return self._func_runs[name]
         sites = self.sites.get(name)
-        if not sites:
-            return 1
+        if sites is None:
+            return 1  # an entry
         if name in self._active:
             return 0  # recursion: not a program XLA compiles
         self._active.add(name)
@@ -102,7 +104,7 @@ class Runs:
     def _runs_of_args(self, name: str, args: frozenset[int]) -> int:
         """Runs of a computation of func `name` that reads only its arguments `args`."""
         sites = self.sites.get(name)
-        if not sites:
+        if sites is None:
             return 1
         key = (name, args)
         if key in self._arg_runs:
