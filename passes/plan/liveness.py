@@ -14,6 +14,7 @@ other op that runs keeps every operand and everything in its regions (a reductio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from shardc.dialect.ir import (
@@ -27,6 +28,7 @@ from shardc.dialect.ir import (
     func_body,
     symbol_name,
 )
+from shardc.dialect.types import TensorType
 
 # ops that run for their effect, whatever reads their results (XLA's HasSideEffect: host
 # transfers, random state, side-effecting custom calls)
@@ -49,6 +51,58 @@ def has_side_effect(op: Operation) -> bool:
     if op.name == "stablehlo.custom_call":
         return "true" in str(op.attr("has_side_effect", "")).lower()
     return False
+
+
+def reads(op: Operation) -> list[Value]:
+    """The operands whose values an op's result depends on (what XLA's algebraic simplifier
+    leaves it reading): a dynamic_update_slice whose update covers the whole operand reads only
+    the update and the indices, a pad that keeps no element of its operand only the padding
+    value, an op with an empty result nothing."""
+    if any(_elements(r) == 0 for r in op.results):
+        return []
+    if op.name == "stablehlo.dynamic_update_slice" and len(op.operands) >= 2:
+        if _shape(op.operands[0]) is not None and _shape(op.operands[0]) == _shape(op.operands[1]):
+            return op.operands[1:]
+    if op.name == "stablehlo.pad" and len(op.operands) == 2 and not _pad_keeps_any(op):
+        return op.operands[1:]
+    return list(op.operands)
+
+
+def _shape(v: Value) -> tuple[int, ...] | None:
+    t = v.type
+    return t.shape if isinstance(t, TensorType) else None
+
+
+def _elements(v: Value) -> int | None:
+    shape = _shape(v)
+    if shape is None or any(d < 0 for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _pad_keeps_any(op: Operation) -> bool:
+    """Whether a pad's result holds any element of its operand."""
+    shape = _shape(op.operands[0])
+    lows, highs, inner = (
+        _ints(op.attr(k, "")) for k in ("edge_padding_low", "edge_padding_high", "interior_padding")
+    )
+    if shape is None or not (len(lows) == len(highs) == len(inner) == len(shape)):
+        return True
+    for n, lo, hi, it in zip(shape, lows, highs, inner, strict=True):
+        size = lo + hi + n + max(n - 1, 0) * it
+        if not any(0 <= lo + k * (it + 1) < size for k in range(n)):
+            return False
+    return True
+
+
+def _ints(attr: object) -> list[int]:
+    """The integers of an `array<i64: 1, -2>` or `dense<[1, -2]> : tensor<2xi64>` attribute."""
+    text = str(attr or "")
+    m = re.search(r"array<\w+:([^>]*)>", text) or re.search(r"dense<([^>]*)>", text)
+    return [int(x) for x in re.findall(r"-?\d+", m.group(1))] if m else []
 
 
 @dataclass
@@ -197,7 +251,7 @@ class _Analysis:
                     if id(a) in self.live.values and i < len(op.operands):
                         self.mark(op.operands[i])
         elif name not in ("func.func", "func.return", "stablehlo.return", "sdy.return"):
-            for v in op.operands:
+            for v in reads(op):
                 self.mark(v)
             for region in op.regions:
                 for b in region.blocks:

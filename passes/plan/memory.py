@@ -2,13 +2,17 @@
 
 `arguments`: the local bytes of the entry funcs' arguments; `results`: of their results (as
 declared, else as returned, cut as the export cuts I/O shardings; several results add XLA's
-output tuple, 8 bytes per result); `peak`: the most bytes of intermediates alive at once, walking each
-entry func in program order (a value lives from its op to its last use; values returned and
-constants are not intermediates; an op with regions adds the peak of its regions while it runs;
-a call adds the callee's peak). The peak counts every op result as its own buffer: XLA fuses
-element-wise chains and adds collective buffers, so its temp size differs (on the differential
-suite arguments and results match XLA's memory_analysis() exactly, the peak within 2x on 22 of
-50 programs: an estimate, not XLA's number).
+output tuple, 8 bytes per result); `peak`: XLA's temporaries, the most bytes of intermediate
+buffers alive at once, walking each entry func in program order.
+
+An intermediate gets a buffer of its own only where XLA's fusion leaves one: element-wise ops,
+broadcasts, transposes, slices, pads and concatenates fuse into their consumers, so only the
+values an unfusible op makes (dots, collectives, loops, calls, custom calls, sorts, scatters)
+or reduces, the values an unfusible op reads, and the values an expensive element-wise op
+(`exp`, `tanh`, a division) hands to several consumers take memory; reshapes and sharding
+constraints are the buffer they read. A buffer lives from its op to its last use; returned
+values and constants are not temporaries. A planned collective adds its buffer at its op (an
+all-gather's gathered value), an op with regions the peak of its regions, a call its callee's.
 """
 
 from __future__ import annotations
@@ -44,10 +48,16 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
 
 
 def memory_estimate(
-    module: Module, entries: list[Operation], mesh_of: MeshOf, live: Liveness | None = None
+    module: Module,
+    entries: list[Operation],
+    mesh_of: MeshOf,
+    live: Liveness | None = None,
+    buffers: dict[int, int] | None = None,
+    gathered: set[int] | None = None,
 ) -> Memory:
     """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
-    do not run hold nothing."""
+    do not run hold nothing; `buffers` are the bytes of the collectives' buffers at each op
+    (by id) and `gathered` the values (by id) collectives read."""
     funcs = module.funcs
     args = results = peak = 0
     memo: dict[str, int] = {}
@@ -66,8 +76,126 @@ def memory_estimate(
                 results += value_bytes(v, mesh_of, s)
             if len(ret.operands) > 1:
                 results += _POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
-        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live))
+        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers, gathered))
     return Memory(args, results, peak)
+
+
+# ops that are the buffer they read (a row-major reshape is a bitcast)
+_TRANSPARENT = frozenset(
+    {"sdy.sharding_constraint", "sdy.reshard", "stablehlo.reshape", "stablehlo.bitcast_convert"}
+)
+# ops XLA fuses into their consumers (duplicated into each one when cheap)
+_FUSIBLE = frozenset(
+    {
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.transpose",
+        "stablehlo.slice",
+        "stablehlo.dynamic_slice",
+        "stablehlo.pad",
+        "stablehlo.concatenate",
+        "stablehlo.reverse",
+        "stablehlo.iota",
+        "stablehlo.convert",
+        "stablehlo.select",
+        "stablehlo.compare",
+        "stablehlo.clamp",
+        "stablehlo.add",
+        "stablehlo.subtract",
+        "stablehlo.multiply",
+        "stablehlo.negate",
+        "stablehlo.abs",
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.and",
+        "stablehlo.or",
+        "stablehlo.xor",
+        "stablehlo.not",
+        "stablehlo.sign",
+        "stablehlo.floor",
+        "stablehlo.ceil",
+        "stablehlo.round_nearest_even",
+        "stablehlo.round_nearest_afz",
+        "stablehlo.is_finite",
+        "stablehlo.shift_left",
+        "stablehlo.shift_right_logical",
+        "stablehlo.shift_right_arithmetic",
+        "stablehlo.real",
+        "stablehlo.imag",
+        "stablehlo.complex",
+        # expensive element-wise ops: fused into one consumer, not duplicated into several
+        "stablehlo.exponential",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log",
+        "stablehlo.log_plus_one",
+        "stablehlo.logistic",
+        "stablehlo.tanh",
+        "stablehlo.sine",
+        "stablehlo.cosine",
+        "stablehlo.tan",
+        "stablehlo.sqrt",
+        "stablehlo.rsqrt",
+        "stablehlo.cbrt",
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.power",
+        "stablehlo.atan2",
+        "chlo.erf",
+        "chlo.square",
+    }
+)
+_EXPENSIVE = frozenset(
+    {
+        "stablehlo.exponential",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log",
+        "stablehlo.log_plus_one",
+        "stablehlo.logistic",
+        "stablehlo.tanh",
+        "stablehlo.sine",
+        "stablehlo.cosine",
+        "stablehlo.tan",
+        "stablehlo.sqrt",
+        "stablehlo.rsqrt",
+        "stablehlo.cbrt",
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.power",
+        "stablehlo.atan2",
+        "chlo.erf",
+    }
+)
+# ops that take their producers into their own fusion but whose result is a buffer
+_FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
+_CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
+
+
+def _consumers(v: Value) -> list[Operation]:
+    """The ops that read `v`, looking through transparent ones."""
+    out: list[Operation] = []
+    work = [v]
+    while work:
+        cur = work.pop()
+        for user in cur.users:
+            if user.name in _TRANSPARENT and user.results:
+                work.extend(user.results)
+            else:
+                out.append(user)
+    return out
+
+
+def _own_buffer(v: Value, live: Liveness | None, gathered: set[int]) -> bool:
+    """Whether XLA gives `v` a buffer of its own (see the module docstring)."""
+    owner = getattr(v, "owner", None)
+    if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
+        return False
+    if owner.name not in _FUSIBLE:
+        return True
+    if id(v) in gathered:
+        return True  # a collective reads it
+    users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
+    if any(u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS for u in users.values()):
+        return True
+    return len(users) > 1 and owner.name in _EXPENSIVE
 
 
 def _block_peak(
@@ -77,35 +205,48 @@ def _block_peak(
     memo: dict[str, int],
     active: set[str],
     live: Liveness | None = None,
+    buffers: dict[int, int] | None = None,
+    gathered: set[int] | None = None,
 ) -> int:
+    buffers = buffers if buffers is not None else {}
+    gathered = gathered if gathered is not None else set()
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
-    returned = {id(v) for v in ops[-1].operands} if ops else set()
+    terminator = ops[-1] if ops else None
     intervals: list[tuple[int, int, int]] = []
     for k, op in enumerate(ops):
-        if op.name in ("stablehlo.constant", "sdy.constant"):
+        if op.name in _CONSTANTS:
             continue
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if id(r) in returned:
+            if not _own_buffer(r, live, gathered):
                 continue
+            users = _consumers(r)
+            if terminator is not None and any(u is terminator for u in users):
+                continue  # a result of the block (an output, a loop's next state)
             last = k
-            for user, _ in r.uses:
+            for user in users:
                 top = _top_level(user, block)
                 if top is not None:
                     last = max(last, index.get(id(top), k))
             intervals.append((k, last, value_bytes(r, mesh_of)))
-        inner = 0
+        inner = buffers.get(id(op), 0)
         for region in op.regions:
             for b in region.blocks:
-                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live))
+                inner = max(
+                    inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers, gathered)
+                )
         if op.name == "func.call":
             name = callee_name(op)
             if name not in memo and name not in active and name in funcs:
                 body = func_body(funcs[name])
                 active.add(name)
-                memo[name] = _block_peak(body, mesh_of, funcs, memo, active, live) if body else 0
+                memo[name] = (
+                    _block_peak(body, mesh_of, funcs, memo, active, live, buffers, gathered)
+                    if body
+                    else 0
+                )
                 active.discard(name)
             inner = max(inner, memo.get(name, 0))
         if inner:

@@ -162,6 +162,9 @@ class _Planner:
         self.override: dict[int, TensorSharding] = {}
         # what runs (the "xla" model: XLA deletes the rest; Shardy's pipeline keeps it)
         self.live: Liveness | None = liveness(module) if self.xla else None
+        # the collectives' buffers at each op and the values they read (for the memory)
+        self.buffers: dict[int, int] = {}
+        self.gathered: set[int] = set()
         # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
         self.runs = Runs(module, self.live, hoist=self.xla)
 
@@ -179,7 +182,9 @@ class _Planner:
             self._block(body, manual=frozenset())
             self._func_results(func, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
-        self.plan.memory = memory_estimate(self.module, roots, self._mesh, self.live)
+        self.plan.memory = memory_estimate(
+            self.module, roots, self._mesh, self.live, self.buffers, self.gathered
+        )
         if self.options.fixes:
             self._what_if()
         return self.plan
@@ -700,6 +705,9 @@ class _Planner:
         """The collectives of resharding `value` at `op` (where it runs: `at`, default `op`),
         each counted as often as XLA runs it (`runs.Runs`)."""
         trips = self.runs.runs(at if at is not None else op, [value])
+        where = id(at if at is not None else op)
+        self.buffers[where] = self.buffers.get(where, 0) + sum(s.bytes for s in steps)
+        self.gathered.add(id(value))
         name = self.names.get(id(value), "?")
         loc = self.module.resolve_loc(op.loc)
         source = source_op_name(self.module, op)
