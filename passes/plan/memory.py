@@ -95,6 +95,7 @@ _FUSIBLE = frozenset(
         "stablehlo.concatenate",
         "stablehlo.reverse",
         "stablehlo.iota",
+        "stablehlo.gather",
         "stablehlo.convert",
         "stablehlo.select",
         "stablehlo.compare",
@@ -167,6 +168,14 @@ _EXPENSIVE = frozenset(
 # ops that take their producers into their own fusion but whose result is a buffer
 _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
+# XLA's CPU buffer assignment starts every temporary buffer on a 64-byte boundary
+_ALIGN = 64
+# the ops XLA runs on a tuple of their operands and results (one pointer per element)
+_TUPLED = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN if n > 0 else 0
 
 
 def _consumers(v: Value) -> list[Operation]:
@@ -183,17 +192,42 @@ def _consumers(v: Value) -> list[Operation]:
     return out
 
 
-def _own_buffer(v: Value, live: Liveness | None, gathered: set[int]) -> bool:
+def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
+    """Whether `v` comes out of an op XLA fuses into consumers (a call's result: whatever
+    makes the value it returns, as XLA inlines calls)."""
+    owner = getattr(v, "owner", None)
+    seen = 0
+    while owner is not None and owner.name == "func.call" and seen < 16:
+        seen += 1
+        callee = funcs.get(callee_name(owner))
+        body = func_body(callee) if callee is not None else None
+        ret = body.terminator if body is not None else None
+        index = getattr(v, "index", 0)
+        if ret is None or index >= len(ret.operands):
+            return False
+        v = ret.operands[index]
+        owner = getattr(v, "owner", None)
+    if owner is None:
+        return True  # an argument passed through
+    return owner.name in _FUSIBLE or owner.name in _TRANSPARENT or owner.name in _CONSTANTS
+
+
+def _own_buffer(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> bool:
     """Whether XLA gives `v` a buffer of its own (see the module docstring)."""
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return False
-    if owner.name not in _FUSIBLE:
+    if not _fusible_result(v, funcs):
         return True
     if id(v) in gathered:
         return True  # a collective reads it
     users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
-    if any(u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS for u in users.values()):
+    if any(
+        u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != "func.call"
+        for u in users.values()
+    ):
         return True
     return len(users) > 1 and owner.name in _EXPENSIVE
 
@@ -220,7 +254,7 @@ def _block_peak(
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if not _own_buffer(r, live, gathered):
+            if not _own_buffer(r, live, gathered, funcs):
                 continue
             users = _consumers(r)
             if terminator is not None and any(u is terminator for u in users):
@@ -230,8 +264,11 @@ def _block_peak(
                 top = _top_level(user, block)
                 if top is not None:
                     last = max(last, index.get(id(top), k))
-            intervals.append((k, last, value_bytes(r, mesh_of)))
-        inner = buffers.get(id(op), 0)
+            intervals.append((k, last, _aligned(value_bytes(r, mesh_of))))
+        inner = _aligned(buffers.get(id(op), 0))
+        if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
+            n_in = len(op.operands) if op.name == "stablehlo.while" else len(_captures(op))
+            inner += _aligned(_POINTER * n_in) + _aligned(_POINTER * len(op.results))
         for region in op.regions:
             for b in region.blocks:
                 inner = max(
@@ -252,6 +289,18 @@ def _block_peak(
         if inner:
             intervals.append((k, k, inner))
     return peak_live(intervals)
+
+
+def _captures(op: Operation) -> set[int]:
+    """The values a case's branches read from outside it (XLA passes them as a tuple)."""
+    inside = {id(r) for inner in op.walk() for r in inner.results}
+    return {
+        id(v)
+        for inner in op.walk()
+        if inner is not op
+        for v in inner.operands
+        if id(v) not in inside
+    }
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:
