@@ -115,14 +115,21 @@ def compiled_entries(hlo: str, module: Module) -> list[CompiledEntry]:
         if c.runs == 0:
             continue
         axes = hlo_collectives.group_axes(c.kind, c.groups, mesh) if mesh else ()
-        out.append(CompiledEntry(c.kind, axes, c.total_bytes, _innermost_tag(c.op_name), c.loc))
+        tags = _op_tags(c.op_name)
+        name = tags[0] if len(tags) == 1 else c.op_name
+        out.append(CompiledEntry(c.kind, axes, c.total_bytes, name, c.loc, tags or (c.op_name,)))
     return out
 
 
-def _innermost_tag(op_name: str) -> str:
-    """XLA names an op of an inlined call `caller/callee`: the callee's tag is the op's."""
-    tags = [p for p in op_name.split("/") if p.startswith(TAG_PREFIX)]
-    return tags[-1] if tags else op_name
+def _op_tags(op_name: str) -> tuple[str, ...]:
+    """The tags in an HLO op name: an op of an inlined call is `caller/callee` (the callee's
+    tag is the op's), a combination of several ops `(a:b:c)` (each is one of them)."""
+    out = []
+    for part in re.split(r"[():]", op_name):
+        tags = [p for p in part.split("/") if p.startswith(TAG_PREFIX)]
+        if tags:
+            out.append(tags[-1])
+    return tuple(dict.fromkeys(out))
 
 
 def check_module(
@@ -166,10 +173,13 @@ def _untag_planned(c: Collective, origins: dict[str, _Origin]) -> Collective:
 
 
 def _untag_compiled(c: CompiledEntry, origins: dict[str, _Origin]) -> CompiledEntry:
-    o = origins.get(c.op_name)
-    if o is None:
+    found = [origins[t] for t in c.sources if t in origins]
+    if not found:
         return c
-    return replace(c, op_name=o.name, loc=o.loc or c.loc)
+    names = list(dict.fromkeys(o.name for o in found))
+    name = names[0] if len(names) == 1 else "(" + ":".join(names) + ")"
+    loc = next((o.loc for o in found if o.loc), c.loc)
+    return replace(c, op_name=name, loc=loc, sources=tuple(o.name for o in found))
 
 
 def _main() -> int:

@@ -35,6 +35,8 @@ class CompiledEntry:
     bytes: int
     op_name: str
     loc: str | None
+    # the ops it came from (one, or several XLA combined): what it is matched by
+    sources: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +115,10 @@ def _planned_text(c: Collective) -> str:
     return f"{c.kind} {_axes(c.axes)} {fmt_bytes(c.bytes)}: {c.value} of {c.op}{where}"
 
 
+def _sources(c: CompiledEntry) -> tuple[str, ...]:
+    return c.sources or ((c.op_name,) if c.op_name else ())
+
+
 def _names(axes: tuple[str, ...]) -> set[str]:
     return {axis_name(a) for a in axes}
 
@@ -132,14 +138,15 @@ def match(planned: list[Collective], compiled: list[CompiledEntry]) -> PlanCheck
     out = PlanCheck(planned, compiled)
     todo = [i for i, p in enumerate(planned) if p.kind != ALL_SLICE]
     owner: dict[int, Collective] = {}  # compiled index -> the planned it first matched
+    used: dict[int, int] = {}  # compiled index -> planned bytes it stands for
     done: set[int] = set()
 
     def same_kind(p: Collective, c: CompiledEntry) -> bool:
         return p.kind == c.kind and _names(p.axes) <= _names(c.axes)
 
     tiers: list[tuple[bool, Callable[[Collective, CompiledEntry], bool]]] = [
-        (True, lambda p, c: bool(c.op_name) and c.op_name == p.source),
-        (True, lambda p, c: bool(c.op_name) and c.op_name == p.producer),
+        (True, lambda p, c: p.source is not None and p.source in _sources(c)),
+        (True, lambda p, c: p.producer is not None and p.producer in _sources(c)),
         (True, lambda p, c: _line(p.loc) is not None and _line(p.loc) == _line(c.loc)),
         (False, lambda p, c: _names(p.axes) == _names(c.axes)),
     ]
@@ -153,13 +160,16 @@ def match(planned: list[Collective], compiled: list[CompiledEntry]) -> PlanCheck
                 if not same_kind(p, c) or not where(p, c):
                     continue
                 first = owner.get(j)
-                if first is not None and not (shared and first.source == p.source):
+                # a compiled collective stands for several planned ones only at their ops, and
+                # for no more bytes than it moves (XLA combines; it does not invent)
+                if first is not None and (not shared or used[j] + p.bytes > c.bytes * 1.1):
                     continue
                 if best is None or abs(c.bytes - p.bytes) < abs(compiled[best].bytes - p.bytes):
                     best = j
             if best is not None:
                 out.matched.append((i, best))
                 owner.setdefault(best, p)
+                used[best] = used.get(best, 0) + p.bytes
                 done.add(i)
     out.matched.sort()
     out.planned_only = [i for i in todo if i not in done]

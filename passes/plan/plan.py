@@ -272,6 +272,8 @@ class _Planner:
             rule = layout.op_rule(op)
             if rule is not None:
                 self._rule_op(op, rule)
+            elif self.xla:
+                self._ruleless(op)
 
     # -- ops with rules ------------------------------------------------------------------------
     def _mesh(self, s: TensorSharding | None) -> Mesh | None:
@@ -403,7 +405,28 @@ class _Planner:
         other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.reduction_fix(op, rule, ts, steps, other)
 
-    # -- boundaries ----------------------------------------------------------------------------
+    def _ruleless(self, op: Operation) -> None:
+        """An op without a sharding rule, as XLA's partitioner computes it: an element-wise op
+        (every operand and result of one shape) at its result's layout, any other op on whole
+        operands (each gathered); a result computed whole is sliced to its layout for free."""
+        shapes = {getattr(v.type, "shape", None) for v in (*op.operands, *op.results)}
+        target = layout.value_sharding(op.results[0]) if op.results else None
+        elementwise = len(shapes) == 1 and len(op.results) == 1 and target is not None
+        why = (
+            f"{op.name} has no sharding rule: XLA computes it at its result's layout"
+            if elementwise
+            else f"{op.name} has no sharding rule: XLA computes it on whole operands"
+        )
+        for i, v in enumerate(op.operands):
+            self._boundary(
+                op,
+                v,
+                target if elementwise else None,
+                f"operand {i} of {op.name}",
+                why,
+                site=(op, "operand", i),
+            )
+
     def _boundary(
         self,
         op: Operation,

@@ -78,6 +78,9 @@ class Plan:
     memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
     # ops that do not run (no path to a result or a side effect: XLA deletes them), unplanned
     dead_ops: int = 0
+    # op name -> how many ops of that name have no sharding rule (propagation moves nothing
+    # through them; the plan costs them as XLA's partitioner computes them)
+    ruleless: dict[str, int] = field(default_factory=dict)
     # with `--check`: the compiled program's collectives matched to these (`check.PlanCheck`)
     check: Any = None
     # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
@@ -152,6 +155,11 @@ class Plan:
             f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
             f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
         )
+        for name, n in sorted(self.ruleless.items()):
+            lines.append(
+                f"no sharding rule for {name} ({n} op{'s' if n != 1 else ''}): propagation "
+                "moves nothing through it"
+            )
         if self.dead_ops:
             lines.append(
                 f"not planned: {self.dead_ops} ops whose results nothing uses (XLA deletes them)"
