@@ -272,7 +272,7 @@ class _Planner:
             rule = layout.op_rule(op)
             if rule is not None:
                 self._rule_op(op, rule)
-            elif self.xla:
+            elif self.xla and op.results and not op.regions:
                 self._ruleless(op)
 
     # -- ops with rules ------------------------------------------------------------------------
