@@ -93,11 +93,17 @@ def test_reduction_all_reduce_or_reduce_scatter() -> None:
     # partial sums over x, result replicated: all-reduce of the whole local result
     steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((), ()), MESH)
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("all-reduce", (X,), 512)]
-    # the result keeps x on dim 0: reduce-scatter, measured on its (larger) operand
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    # the result keeps x on dim 0: Shardy's reduce-scatter, measured on its (larger) operand;
+    # XLA all-reduces the whole partial result and slices it, the same bytes
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("reduce-scatter", (X,), 512)]
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [
+        ("all-reduce", (X,), 512),
+        ("all-slice", (X,), 0),
+    ]
     # over x and y, keeping x: reduce-scatter x, then all-reduce y on the scattered quarter
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH)
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [
         ("reduce-scatter", (X,), 512),
         ("all-reduce", (Y,), 128),

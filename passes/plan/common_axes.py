@@ -277,3 +277,79 @@ def common_axes(
     if len(tensors) == 2 and not has_nr and not compound:
         return _unary(projs, rule, sizes, mesh, tensors)
     return _heuristic(projs, rule, sizes, mesh)
+
+
+def _axis_names(axes: Sequence[AxisRef]) -> set[str]:
+    return {a.name for a in axes}
+
+
+def xla_contraction(
+    common: AxesPerFactor,
+    projs: Sequence[TensorFactorShardings],
+    rule: OpShardingRule,
+    sizes: Sequence[int],
+    mesh: Mesh,
+) -> AxesPerFactor:
+    """Where XLA's dot partitioning departs from a sharded contraction (docs/xla_partitioner.md,
+    "dot: contracting dims"). The axes the other dims take (batch and non-contracting dims,
+    XLA's device groups) are gathered off the contracting dims first. Then a contracting dim
+    is computed sharded (partial results, then an all-reduce) where both operands shard it
+    alike, or where one operand shards it over every device the other dims leave free, the
+    other operand and the result are whole there, and that operand is bigger than the result
+    (XLA's `should_partition_contracting_dim`); otherwise the sharded operand is gathered and
+    the contraction computed whole. Freed axes go to the result's own dims when it has them."""
+    if (
+        len(rule.operand_dims) != 2
+        or len(rule.result_dims) != 1
+        or not all(rule.operand_dims)
+        or len(projs) != 3
+    ):
+        return common
+    reductions = [
+        f
+        for f, k in enumerate(rule.kinds)
+        if k == FactorKind.REDUCTION
+        and any(f in p.factors and p.factors[f].axes for p in projs[:2])
+    ]
+    if not reductions:
+        return common
+    out = list(common)
+    group = {
+        a.name for f, k in enumerate(rule.kinds) if k != FactorKind.REDUCTION for a in common[f]
+    }
+    rest = {a.name for a in mesh.axes if a.size > 1} - group
+    result = projs[2]
+    result_names = {a.name for fs in result.factors.values() for a in fs.axes}
+    for f in reductions:
+        have = [
+            tuple(a for a in projs[i].factors[f].axes if a.name not in group)
+            if f in projs[i].factors
+            else ()
+            for i in (0, 1)
+        ]
+        chosen: tuple[AxisRef, ...] = ()
+        if have[0] and have[0] == have[1]:
+            chosen = have[0]  # both operands shard it alike: partial results, an all-reduce
+        else:
+            holders = [i for i in (0, 1) if have[i]]
+            if len(holders) == 1:
+                p = holders[0]
+                q_names = {a.name for fs in projs[1 - p].factors.values() for a in fs.axes}
+                if (
+                    _axis_names(have[p]) == rest
+                    and not (q_names & rest)
+                    and not (result_names & rest)
+                    and sizes[p] > sizes[2]
+                ):
+                    chosen = have[p]
+        taken = [a for g in range(rule.num_factors) if g != f for a in out[g]]
+        out[f] = chosen if not _overlaps(chosen, taken, mesh) else ()
+    taken = [a for g in range(rule.num_factors) for a in out[g]]
+    for f, fs in result.factors.items():
+        if rule.kinds[f] == FactorKind.REDUCTION or not fs.axes or out[f] == fs.axes:
+            continue
+        extra = [a for a in fs.axes if a not in out[f]]
+        if out[f] == fs.axes[: len(out[f])] and not _overlaps(extra, taken, mesh):
+            out[f] = fs.axes
+            taken.extend(extra)
+    return out

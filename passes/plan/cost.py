@@ -361,6 +361,13 @@ def reduction_steps(
     if not reduce_axes:
         return reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
     after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
+    if style == "xla":
+        # XLA's partitioner all-reduces the whole partial result and then slices it to the
+        # result's sharding (docs/xla_partitioner.md, "reductions"): no reduce-scatter
+        full = local_bytes(shape, elem_bytes, computed, mesh)
+        return [
+            Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed)
+        ] + after_reshard
     reduce_names = {a for a in reduce_axes}
     out: list[Step] = []
     scattered: list[AxisRef] = []

@@ -20,7 +20,7 @@ from ..propagation.projection import (
     back_project,
     project,
 )
-from .common_axes import AxesPerFactor, common_axes
+from .common_axes import AxesPerFactor, common_axes, xla_contraction
 from .cost import Dims, Step, reduction_steps, reshard_steps
 
 
@@ -100,9 +100,10 @@ def op_steps(
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
-        common = common_axes(
-            projs, rule, [t.num_elements for t in tensors], mesh, results_win=style == "xla"
-        )
+        sizes = [t.num_elements for t in tensors]
+        common = common_axes(projs, rule, sizes, mesh, results_win=style == "xla")
+        if style == "xla":
+            common = xla_contraction(common, projs, rule, sizes, mesh)
     n = len(rule.operand_dims)
     computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
     reduce: list[AxisRef] = []
