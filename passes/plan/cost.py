@@ -140,10 +140,31 @@ def reshard_steps(
     cuts = _atoms(refs, mesh)
     cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
     tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
-    steps: list[Step] = []
     aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
     if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
         return aligned
+    steps = _rounds(shape, elem_bytes, cur, tgt, mesh, gather_first=False)
+    if style == "xla" and any(s.kind == ALL_GATHER for s in steps):
+        # XLA slices first only where no gather follows (a partially replicated value made
+        # finer, then moved by all-to-all or collective-permute); else it gathers what it
+        # must, then slices (it reshards through the replicated layout)
+        steps = _rounds(shape, elem_bytes, cur, tgt, mesh, gather_first=True)
+    return steps
+
+
+def _rounds(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src_atoms: list[list[AxisRef]],
+    tgt: list[list[AxisRef]],
+    mesh: Mesh,
+    gather_first: bool,
+) -> list[Step]:
+    """`reshard_steps`' rounds on sub-axis atoms; `gather_first` slices only once nothing is
+    left to gather or move."""
+    rank = len(shape)
+    cur = [list(d) for d in src_atoms]
+    steps: list[Step] = []
 
     def emit(
         kind: str,
@@ -171,7 +192,7 @@ def reshard_steps(
         sliced: list[AxisRef] = []
         slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
         for d in range(rank):
-            if ins[d]:
+            if ins[d] or (gather_first and any(ins)):
                 continue
             for a in outs[d]:
                 if a in in_set:
