@@ -244,10 +244,13 @@ def _rounds(
             if not ins[d]:
                 continue
             gathered = ins[d]
+            # the gathered blocks keep their padding: an uneven dim comes out rounded up to
+            # a multiple of the blocks (XLA slices the padding off after)
+            padded = nbytes() * _size(gathered, mesh)
             cur[d] = cur[d][: pre[d]]
             per_dim: list[list[AxisRef]] = [[] for _ in range(rank)]
             per_dim[d] = list(gathered)
-            emit(ALL_GATHER, gathered, nbytes(), per_dim)
+            emit(ALL_GATHER, gathered, max(padded, nbytes()), per_dim)
     return steps
 
 

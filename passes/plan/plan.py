@@ -31,6 +31,7 @@ from . import layout
 from .causes import Causes
 from .common_axes import common_axes, truncate
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
+from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness
 from .memory import memory_estimate
 from .naming import source_op_name
@@ -73,6 +74,10 @@ _BOUNDARY_OPS = frozenset(
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
+# ops whose rows move along a dim: XLA exchanges halos where that dim stays sharded
+_HALO_OPS = frozenset(
+    {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
+)
 # what-if plans per module (each is one more plan of the whole module)
 _WHAT_IF_LIMIT = 16
 _EXPLICIT = {
@@ -311,6 +316,8 @@ class _Planner:
         elif self.xla and op.name == "stablehlo.reduce_window":
             common = self._full_window_replicated(op, rule, ts, mesh)
         steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
+        if self.xla and op.name in _HALO_OPS:
+            self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause = self.causes.operand(op, i, rule, ts, steps, mesh)
@@ -404,6 +411,37 @@ class _Planner:
         ]
         other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
         return self.causes.reduction_fix(op, rule, ts, steps, other)
+
+    def _halos(self, op: Operation, ts: list[Tensor], steps: OpSteps, mesh: Mesh) -> None:
+        """The halo exchanges XLA adds where a pad, slice, reverse or reduce_window moves
+        rows along a dim that stays sharded (`halo.py`)."""
+        n = len(op.operands)
+        src, dst = ts[0], ts[n]
+        have, out = steps.computed[0], steps.computed[n]
+        for d in range(min(len(src.shape), len(dst.shape))):
+            if not have[d] or have[d] != out[d]:
+                continue
+            source = source_of(op, d, src.shape[d])
+            if source is None:
+                continue
+            devices = 1
+            for a in have[d]:
+                devices *= a.size(mesh)
+            rows = halo_rows(source, src.shape[d], dst.shape[d], devices)
+            if not rows:
+                continue
+            block = local_bytes(src.shape, src.elem_bytes, have, mesh)
+            per_row = block // max(-(-src.shape[d] // devices), 1)
+            cause = (
+                f"{op.name} moves rows of dim {d} across the devices it is split over "
+                f"({axis_text_list(have[d])}): XLA exchanges halos with its neighbours"
+            )
+            fix = (
+                f"keep dim {d} of {self.causes.name(op.operands[0])} whole, or pad/slice it in "
+                "whole blocks, to remove this"
+            )
+            halo = [Step("collective-permute", have[d], r * per_row, have) for r in rows]
+            self._emit(halo, op.operands[0], op, cause, fix)
 
     def _ruleless(self, op: Operation) -> None:
         """An op without a sharding rule, as XLA's partitioner computes it: an element-wise op
@@ -753,6 +791,10 @@ class _Planner:
                     producer=producer,
                 )
             )
+
+
+def axis_text_list(axes: tuple[AxisRef, ...]) -> str:
+    return "{" + ", ".join(str(a) for a in axes) + "}"
 
 
 def _dims(s: TensorSharding | None, rank: int) -> Dims:
