@@ -18,6 +18,7 @@ all-gather's gathered value), an op with regions the peak of its regions, a call
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -47,17 +48,25 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
     return local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
 
 
+@dataclass
+class Buffers:
+    """The collectives' buffers: bytes at each op (by id), the values collectives read (by
+    id), and the later ops that reuse a reshard made at an op (its buffer lives until them)."""
+
+    at: dict[int, int] = field(default_factory=dict)
+    read: set[int] = field(default_factory=set)
+    reused: dict[int, list[Operation]] = field(default_factory=dict)
+
+
 def memory_estimate(
     module: Module,
     entries: list[Operation],
     mesh_of: MeshOf,
     live: Liveness | None = None,
-    buffers: dict[int, int] | None = None,
-    gathered: set[int] | None = None,
+    buffers: Buffers | None = None,
 ) -> Memory:
     """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
-    do not run hold nothing; `buffers` are the bytes of the collectives' buffers at each op
-    (by id) and `gathered` the values (by id) collectives read."""
+    do not run hold nothing; `buffers` are the collectives' (see `Buffers`)."""
     funcs = module.funcs
     args = results = peak = 0
     memo: dict[str, int] = {}
@@ -76,7 +85,7 @@ def memory_estimate(
                 results += value_bytes(v, mesh_of, s)
             if len(ret.operands) > 1:
                 results += _POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
-        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers, gathered))
+        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers or Buffers()))
     return Memory(args, results, peak)
 
 
@@ -238,12 +247,10 @@ def _block_peak(
     funcs: dict[str, Operation],
     memo: dict[str, int],
     active: set[str],
-    live: Liveness | None = None,
-    buffers: dict[int, int] | None = None,
-    gathered: set[int] | None = None,
+    live: Liveness | None,
+    buffers: Buffers,
 ) -> int:
-    buffers = buffers if buffers is not None else {}
-    gathered = gathered if gathered is not None else set()
+    gathered = buffers.read
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
@@ -265,24 +272,26 @@ def _block_peak(
                 if top is not None:
                     last = max(last, index.get(id(top), k))
             intervals.append((k, last, _aligned(value_bytes(r, mesh_of))))
-        inner = _aligned(buffers.get(id(op), 0))
+        own = _aligned(buffers.at.get(id(op), 0))
+        later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
+        last = max([index.get(id(t), k) for t in later if t is not None], default=k)
+        if own and last > k:
+            intervals.append((k, last, own))  # a reshard later ops reuse
+            own = 0
+        inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == "stablehlo.while" else len(_captures(op))
             inner += _aligned(_POINTER * n_in) + _aligned(_POINTER * len(op.results))
         for region in op.regions:
             for b in region.blocks:
-                inner = max(
-                    inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers, gathered)
-                )
+                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers))
         if op.name == "func.call":
             name = callee_name(op)
             if name not in memo and name not in active and name in funcs:
                 body = func_body(funcs[name])
                 active.add(name)
                 memo[name] = (
-                    _block_peak(body, mesh_of, funcs, memo, active, live, buffers, gathered)
-                    if body
-                    else 0
+                    _block_peak(body, mesh_of, funcs, memo, active, live, buffers) if body else 0
                 )
                 active.discard(name)
             inner = max(inner, memo.get(name, 0))

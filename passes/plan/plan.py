@@ -33,7 +33,7 @@ from .common_axes import common_axes, truncate
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness
-from .memory import memory_estimate
+from .memory import Buffers, memory_estimate
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text, fmt_bytes
@@ -156,7 +156,9 @@ class _Planner:
         self.func = ""
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
-        self.done: set[tuple[int, int, Dims]] = set()
+        self.done: dict[tuple[int, int, Dims], Operation] = {}
+        # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
+        self.reused: dict[int, list[Operation]] = {}
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
         self.full_windows: dict[int, set[int]] = {}
         # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
@@ -188,7 +190,11 @@ class _Planner:
             self._func_results(func, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
         self.plan.memory = memory_estimate(
-            self.module, roots, self._mesh, self.live, self.buffers, self.gathered
+            self.module,
+            roots,
+            self._mesh,
+            self.live,
+            Buffers(self.buffers, self.gathered, self.reused),
         )
         if self.options.fixes:
             self._what_if()
@@ -734,9 +740,11 @@ class _Planner:
         if self.options.model != "xla":
             return True  # Shardy reshards per use
         key = (id(op.parent), id(v), target)
-        if key in self.done:
+        anchor = self.done.get(key)
+        if anchor is not None:  # XLA reuses the reshard made there: its buffer lives on
+            self.reused.setdefault(id(anchor), []).append(op)
             return False
-        self.done.add(key)
+        self.done[key] = op
         return True
 
     def _is_constant(self, v: Value) -> bool:
