@@ -105,6 +105,7 @@ _FUSIBLE = frozenset(
         "stablehlo.reverse",
         "stablehlo.iota",
         "stablehlo.gather",
+        "stablehlo.dynamic_update_slice",
         "stablehlo.convert",
         "stablehlo.select",
         "stablehlo.compare",
@@ -255,6 +256,7 @@ def _block_peak(
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
     intervals: list[tuple[int, int, int]] = []
+    held: dict[int, int] = {}  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
         if op.name in _CONSTANTS:
             continue
@@ -271,7 +273,15 @@ def _block_peak(
                 top = _top_level(user, block)
                 if top is not None:
                     last = max(last, index.get(id(top), k))
-            intervals.append((k, last, _aligned(value_bytes(r, mesh_of))))
+            size = _aligned(value_bytes(r, mesh_of))
+            reuse = _dying_operand(op, k, size, held, intervals) if op.name in _FUSIBLE else None
+            if reuse is not None:  # computed in place of an operand that dies here
+                start, _, nbytes = intervals[reuse]
+                intervals[reuse] = (start, last, nbytes)
+                held[id(r)] = reuse
+                continue
+            held[id(r)] = len(intervals)
+            intervals.append((k, last, size))
         own = _aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
@@ -310,6 +320,22 @@ def _captures(op: Operation) -> set[int]:
         for v in inner.operands
         if id(v) not in inside
     }
+
+
+def _dying_operand(
+    op: Operation,
+    k: int,
+    size: int,
+    held: dict[int, int],
+    intervals: list[tuple[int, int, int]],
+) -> int | None:
+    """The interval of an operand of `op` whose buffer ends at `op` (position `k`) and is
+    `size` bytes: XLA's buffer assignment lets an element-wise fusion write its result there."""
+    for v in op.operands:
+        i = held.get(id(v))
+        if i is not None and intervals[i][1] == k and intervals[i][2] == size:
+            return i
+    return None
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:
