@@ -305,10 +305,15 @@ def xla_contraction(
         or len(projs) != 3
     ):
         return common
+    # contracting factors only (in both operands): a gather's or a reduce's are not
+    in_both = {f for fl in rule.operand_dims[0] for f in fl} & {
+        f for fl in rule.operand_dims[1] for f in fl
+    }
     reductions = [
         f
         for f, k in enumerate(rule.kinds)
         if k == FactorKind.REDUCTION
+        and f in in_both
         and any(f in p.factors and p.factors[f].axes for p in projs[:2])
     ]
     if not reductions:
