@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shardc.api_propagate import dump_to_stderr
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, suspended_gc
 from shardc.passes.pipeline import (
     Caller,
@@ -18,7 +20,7 @@ from shardc.passes.pipeline import (
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.plan import PlanOptions, plan_module
-from shardc.passes.plan.report import Collective, Memory, Plan
+from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
 
 __all__ = [
@@ -136,7 +138,60 @@ def plan(
         ]
     with suspended_gc():
         module = _import(text, source_name, debug)
-        return plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+        result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+    if (plan_options or PlanOptions()).fixes:
+        evaluate_fixes(result, lambda: _import(text, source_name), options, plan_options)
+    return result
+
+
+# the collectives (the costliest first) whose fix candidates are re-planned, and how many
+# candidates each: every one is a propagation and a plan of the whole program
+FIX_BUDGET = 8
+CANDIDATES_PER_COLLECTIVE = 3
+
+
+def evaluate_fixes(
+    result: Plan,
+    fresh: Callable[[], Module],
+    options: PropagationOptions | None,
+    plan_options: PlanOptions | None = None,
+) -> None:
+    """Offer a fix on a planned collective only where an annotation change, applied to a fresh
+    copy of the program (`fresh()`) and propagated and planned again, lowers the total: the
+    change and by how much. The `FIX_BUDGET` costliest collectives with candidates are tried."""
+    from shardc.passes.plan.fixes import apply
+
+    base = result.total_bytes
+    quiet = replace(plan_options or PlanOptions(), fixes=False)
+    totals: dict[object, int | None] = {}
+    order = sorted(
+        (i for i, c in enumerate(result.collectives) if c.candidates and c.bytes > 0),
+        key=lambda i: -result.collectives[i].bytes,
+    )
+    for i in order[:FIX_BUDGET]:
+        c = result.collectives[i]
+        best: tuple[int, str] | None = None
+        for cand in c.candidates[:CANDIDATES_PER_COLLECTIVE]:
+            key = (cand.locator, cand.dims)
+            if key not in totals:
+                module = fresh()
+                try:
+                    ok = apply(module, cand)
+                    totals[key] = (
+                        plan_propagated(module, options, quiet).total_bytes if ok else None
+                    )
+                except ShardcError:
+                    totals[key] = None  # the change makes an invalid program
+            total = totals[key]
+            if total is not None and total < base and (best is None or total < best[0]):
+                best = (total, cand.text)
+        if best is not None:
+            total, text = best
+            result.collectives[i] = replace(
+                c,
+                fix=f"{text}: the program then moves {fmt_bytes(total)} instead of "
+                f"{fmt_bytes(base)} ({fmt_bytes(base - total)} less)",
+            )
 
 
 def diff(
@@ -172,7 +227,9 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     build, options = source
     with suspended_gc():
         module = build()
-        return module, plan_propagated(module, options)
+        result = plan_propagated(module, options)
+    evaluate_fixes(result, build, options)
+    return module, result
 
 
 def plan_lowered(lowered: Any, check: bool = False) -> Plan:

@@ -33,6 +33,8 @@ def expand_loc(module: Module, loc: str | None) -> str | None:
         repl = aliases.get(m.group(0))
         if repl is None:
             break
+        if repl.startswith("loc(") and repl.endswith(")"):
+            repl = repl[4:-1]  # an alias holds `loc(X)`: X goes where the alias was
         text = text[: m.start()] + repl + text[m.end() :]
     return text
 
@@ -70,33 +72,48 @@ def source_op_name(module: Module, op: Operation) -> str | None:
     return found[0] if found is not None else None
 
 
+_WRAPPER = re.compile(
+    r"^(?:jvp|transpose|vmap|remat|checkpoint|pjit|jit|custom_jvp_call|custom_vjp_call)\((.*)\)$"
+)
+
+
 def short_name(name: str) -> str:
-    """A JAX op name without its `jit(f)/` prefix and transform wrappers (`jvp(...)`,
-    `transpose(...)`): `jit(step)/jvp(model)/dot_general` -> `model/dot_general`."""
+    """A JAX op name without its `jit(f)/` prefix and transform wrappers: `jit(step)/
+    transpose(jvp(model))/dot_general` -> `model/dot_general`, `jit(f)/jvp()/exp` -> `exp`."""
     parts = [p for p in name.split("/") if p]
     if len(parts) > 1 and parts[0].startswith(("jit(", "pjit(")):
         parts = parts[1:]
     out = []
     for p in parts:
-        m = re.fullmatch(r"(?:jvp|transpose|vmap|remat|checkpoint|pjit|jit)\((.*)\)", p)
-        out.append(m.group(1) if m else p)
-    return "/".join(out)
+        m = _WRAPPER.match(p)
+        while m is not None:
+            p = m.group(1)
+            m = _WRAPPER.match(p)
+        if p:
+            out.append(p)
+    return "/".join(out) or name
+
+
+def _short_loc(where: str) -> str:
+    """`/a/b/model.py:27:11` -> `model.py:27`."""
+    parts = where.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return f"{parts[0].rsplit('/', 1)[-1]}:{parts[1]}"
+    return where
 
 
 def value_label(module: Module, v: Value, fallback: str) -> str:
     """A value as the user knows it: a func argument's JAX name (`params['w1']`), an op
     result's JAX op name and source line (`model/dot_general at model.py:27`), else
-    `fallback` (the printed `%N`)."""
+    `fallback` (the printed `%N`, with the source line where there is one)."""
     if isinstance(v, BlockArgument):
-        name = loc_name(module, v.loc)
-        return f"{fallback} ({name})" if name else fallback
+        return loc_name(module, v.loc) or fallback
     owner = getattr(v, "owner", None)
     if owner is None:
         return fallback
-    name = source_op_name(module, owner)
+    name = loc_name(module, owner.loc)
     where = module.resolve_loc(owner.loc)
-    if name and where and where != name:
-        return f"{short_name(name)} at {where}"
-    if where and ":" in where:
-        return f"{fallback} at {where}"
-    return fallback
+    line = _short_loc(where) if where and where != name else None
+    if name:
+        return f"{short_name(name)} at {line}" if line else short_name(name)
+    return f"{fallback} at {line}" if line else fallback

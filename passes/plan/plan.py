@@ -18,25 +18,25 @@ Shardings are read through `layout.py` only; causes and fixes come from `causes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
-from .common_axes import common_axes, truncate
+from .common_axes import common_axes
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
+from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness
 from .memory import Buffers, memory_estimate
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
-from .report import Collective, Memory, Plan, axis_text, fmt_bytes
+from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -147,7 +147,14 @@ class _Planner:
         self.module = module
         self.options = options
         self.names = value_names(module)
-        self.causes = Causes(module, self.names, origins)
+        callees = {
+            callee_name(op)
+            for f in module.funcs.values()
+            for op in f.walk()
+            if op.name == "func.call"
+        }
+        self.entries = {n for n, f in module.funcs.items() if layout.is_entry(f, callees, n)}
+        self.causes = Causes(module, self.names, origins, self.entries)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
         self.xla = options.model == "xla"  # constants are free, reshards of a value shared
@@ -161,8 +168,6 @@ class _Planner:
         self.reused: dict[int, list[Operation]] = {}
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
         self.full_windows: dict[int, set[int]] = {}
-        # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
-        self.what_ifs: list[tuple[int, int, object, Callable[[], Callable[[], None]]]] = []
         # where an explicit form reshards: every planned reshard, in program order
         self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
@@ -196,28 +201,7 @@ class _Planner:
             self.live,
             Buffers(self.buffers, self.gathered, self.reused),
         )
-        if self.options.fixes:
-            self._what_if()
         return self.plan
-
-    def _what_if(self) -> None:
-        """For reshards at a constraint or a func result: the whole plan again with that
-        annotation changed to the layout the value already has (the fix's cost instead; the
-        rest of the layout stays as propagated, nothing is propagated again)."""
-        total = self.plan.total_bytes
-        for start, count, holder, swap in self.what_ifs[:_WHAT_IF_LIMIT]:
-            restore = swap()
-            try:
-                alt = _Planner(self.module, None, replace(self.options, fixes=False)).run()
-            finally:
-                restore()
-            note = (
-                f"; giving {self.causes.name(holder)} that layout, the program would move "
-                f"{fmt_bytes(alt.total_bytes)} in all instead of {fmt_bytes(total)}"
-            )
-            for k in range(start, start + count):
-                c = self.plan.collectives[k]
-                self.plan.collectives[k] = replace(c, fix=c.fix + note)
 
     def _callees(self) -> set[str]:
         out: set[str] = set()
@@ -326,23 +310,17 @@ class _Planner:
             self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
-                cause = self.causes.operand(op, i, rule, ts, steps, mesh)
-                fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
+                cause, cands = self.causes.operand(op, i, rule, ts, steps, mesh)
                 full = self.full_windows.get(id(op), set())
                 gathered = [d for d in full if i == 0 and ts[i].dims[d]]
                 if gathered:
                     d = gathered[0]
-                    v = self.causes.name(op.operands[i])
                     cause = (
-                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])} vs the window of "
-                        f"{op.name}, which spans all of dim {d}: XLA needs the dim whole"
+                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])}, but the window "
+                        f"of {op.name} spans all of dim {d}: XLA needs it as "
+                        f"{_text(steps.computed[i])}"
                     )
-                    fix = (
-                        f"shard {v} on another dim (annotation at "
-                        f"{self.causes.annotation(op.operands[i], d)}), e.g. as "
-                        f"{_text(steps.computed[i])}, to remove this"
-                    )
-                self._emit(st, op.operands[i], op, cause, fix)
+                self._emit(st, op.operands[i], op, cause, cands)
                 ref = self._ref(op)
                 self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
         n = len(op.operands)
@@ -352,14 +330,10 @@ class _Planner:
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
-                    cause = self.causes.reduction(op, rule, ts, steps, mesh)
-                    fix = (
-                        self._reduction_fix(op, rule, ts, steps, mesh) if self.options.fixes else ""
-                    )
+                    cause, cands = self.causes.reduction(op, rule, ts, steps, mesh)
                 else:
-                    cause = self.causes.result(op, j, rule, ts, steps, mesh)
-                    fix = self.causes.result_fix(op, j, ts, steps)
-                self._emit([s], op.results[j], op, cause, fix)
+                    cause, cands = self.causes.result(op, j, rule, ts, steps, mesh)
+                self._emit([s], op.results[j], op, cause, cands)
 
     def _full_window_replicated(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
@@ -383,40 +357,6 @@ class _Planner:
                 if rule.kinds[f] == FactorKind.PERMUTATION:
                     common[f] = ()
         return common
-
-    def _operand_fix(
-        self,
-        op: Operation,
-        i: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
-        mesh: Mesh,
-    ) -> str:
-        """Follow operand i instead: the op computed at operand i's own factor axes."""
-        all_dims = (*rule.operand_dims, *rule.result_dims)
-        mine = project_tensor(ts[i], all_dims[i], rule, mesh)
-        alt = list(steps.common)
-        taken: list[AxisRef] = []
-        for f, fs in mine.factors.items():
-            alt[f] = fs.axes
-            taken.extend(fs.axes)
-        for f in range(rule.num_factors):
-            if f not in mine.factors:
-                alt[f] = truncate(alt[f], taken, mesh)
-        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
-        return self.causes.operand_fix(op, i, rule, ts, steps, other)
-
-    def _reduction_fix(
-        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
-    ) -> str:
-        """Replicate the reduction factors instead."""
-        alt = [
-            () if k == FactorKind.REDUCTION else a
-            for k, a in zip(rule.kinds, steps.common, strict=True)
-        ]
-        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
-        return self.causes.reduction_fix(op, rule, ts, steps, other)
 
     def _halos(self, op: Operation, ts: list[Tensor], steps: OpSteps, mesh: Mesh) -> None:
         """The halo exchanges XLA adds where a pad, slice, reverse or reduce_window moves
@@ -442,12 +382,8 @@ class _Planner:
                 f"{op.name} moves rows of dim {d} across the devices it is split over "
                 f"({axis_text_list(have[d])}): XLA exchanges halos with its neighbours"
             )
-            fix = (
-                f"keep dim {d} of {self.causes.name(op.operands[0])} whole, or pad/slice it in "
-                "whole blocks, to remove this"
-            )
             halo = [Step("collective-permute", have[d], r * per_row, have) for r in rows]
-            self._emit(halo, op.operands[0], op, cause, fix)
+            self._emit(halo, op.operands[0], op, cause, ())
 
     def _ruleless(self, op: Operation) -> None:
         """An op without a sharding rule, as XLA's partitioner computes it: an element-wise op
@@ -511,14 +447,9 @@ class _Planner:
             )
         if not steps or not self._first(op, src, want):
             return
-        cause = self.causes.boundary(src, holder, t.dims, want, what)
-        fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
-        start = len(self.plan.collectives)
+        cause, cands = self.causes.boundary(src, holder, t.dims, want, what, dst)
         at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
-        self._emit(steps, shown if shown is not None else src, op, cause, fix, at=at)
-        swap = self._swap(op, holder, what, s, t.dims)
-        if swap is not None:
-            self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
+        self._emit(steps, shown if shown is not None else src, op, cause, cands, at=at)
         if site is not None:
             ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
             self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
@@ -654,7 +585,7 @@ class _Planner:
                 op.name,
                 self.module.resolve_loc(op.loc),
                 "written in the program (a collective of a shard_map body)",
-                "none needed: explicit collectives are the program's own",
+                "",
                 trips,
                 written=True,
                 source=source_op_name(self.module, op),
@@ -680,37 +611,6 @@ class _Planner:
 
         cs = [coords(d) for d in group]
         return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
-
-    def _swap(
-        self, op: Operation, holder: object, what: str, s: TensorSharding | None, have: Dims
-    ) -> Callable[[], Callable[[], None]] | None:
-        """A change of the annotation that asked for this reshard to the layout the value has
-        (constraints and func results), as a function that applies it and returns its undo."""
-        ref = s.mesh if s is not None else self._ref(op)
-        if ref is None:
-            return None
-        new = TensorSharding(ref, tuple(DimSharding(d) for d in have))
-        if what == "constraint":
-            old = layout.constraint_sharding(op)
-
-            def swap_constraint() -> Callable[[], None]:
-                layout.set_constraint_sharding(op, new)
-                return lambda: layout.set_constraint_sharding(op, old)  # type: ignore[arg-type]
-
-            return swap_constraint
-        if what == "func result" and isinstance(holder, str):
-            func = self.funcs.get(self.func)
-            index = int(holder.rsplit(" ", 1)[1])
-            if func is None:
-                return None
-            old_r = layout.declared_result_sharding(func, index)
-
-            def swap_result() -> Callable[[], None]:
-                layout.set_declared_result_sharding(func, index, new)  # type: ignore[arg-type]
-                return lambda: layout.set_declared_result_sharding(func, index, old_r)  # type: ignore[arg-type]
-
-            return swap_result
-        return None
 
     # -- helpers -------------------------------------------------------------------------------
     def _runs(self, op: Operation) -> bool:
@@ -768,7 +668,7 @@ class _Planner:
         value: Value,
         op: Operation,
         cause: str,
-        fix: str,
+        candidates: tuple[Candidate, ...],
         at: Operation | None = None,
     ) -> None:
         """The collectives of resharding `value` at `op` (where it runs: `at`, default `op`),
@@ -777,7 +677,7 @@ class _Planner:
         where = id(at if at is not None else op)
         self.buffers[where] = self.buffers.get(where, 0) + sum(s.bytes for s in steps)
         self.gathered.add(id(value))
-        name = self.names.get(id(value), "?")
+        name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
         source = source_op_name(self.module, op)
         owner = getattr(value, "owner", None)
@@ -793,10 +693,12 @@ class _Planner:
                     op.name,
                     loc,
                     cause,
-                    fix,
+                    "",
                     trips,
                     source=source,
                     producer=producer,
+                    candidates=candidates,
+                    ssa=self.names.get(id(value), "?"),
                 )
             )
 

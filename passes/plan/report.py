@@ -37,6 +37,11 @@ class Collective:
     # JAX's `jit(f)/dot_general`), and the value's producer's: what `--check` matches by
     source: str | None = None
     producer: str | None = None
+    # annotation changes that might remove it (`fixes.Candidate`); `fix` says the one that,
+    # re-planned, lowers the program's total, and by how much
+    candidates: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    # the value as the module prints it (`%3`): what identifies it across two plans (`key`)
+    ssa: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The issue's JSON object for this collective."""
@@ -54,7 +59,7 @@ class Collective:
 
     def key(self) -> tuple[str, tuple[str, ...], str, str, str]:
         """What identifies a collective across two plans of the same program (for diff)."""
-        return (self.kind, self.axes, self.func, self.value, self.op)
+        return (self.kind, self.axes, self.func, self.ssa or self.value, self.op)
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,8 @@ class Plan:
                 f"of {c.op} in @{c.func}{where}"
             )
             lines.append(f"     cause: {c.cause}")
-            lines.append(f"     fix:   {c.fix}")
+            if c.fix:
+                lines.append(f"     fix:   {c.fix}")
         lines.append("")
         lines.append(
             f"total: {fmt_bytes(self.total_bytes)} per device in "
