@@ -128,6 +128,37 @@ def liveness(module: Module) -> Liveness:
     return _Analysis(module).run()
 
 
+# ops Shardy's import keeps whatever reads their results (MLIR erases only unused ops without
+# effects and regions: calls, loops, conditionals, custom calls and shard_maps stay)
+_SHARDY_KEPT = frozenset(
+    {
+        "func.call",
+        "stablehlo.while",
+        "stablehlo.case",
+        "stablehlo.if",
+        "stablehlo.custom_call",
+        "sdy.manual_computation",
+        "func.return",
+    }
+)
+
+
+def shardy_liveness(module: Module) -> Liveness:
+    """What Shardy's pipeline keeps: every op but the unused effect-free ones (erased until
+    none is left), with everything a kept op reads and everything in its regions."""
+    a = _Analysis(module)
+    for func in module.funcs.values():
+        for op in func.walk():
+            if op.name in _SHARDY_KEPT or has_side_effect(op):
+                a.keep(op)
+    a.drain()
+    for func in module.funcs.values():  # an op that stays computes all its results
+        for op in func.walk():
+            if a.live.op_live(op):
+                a.live.values.update(id(r) for r in op.results)
+    return a.live
+
+
 class _Analysis:
     def __init__(self, module: Module):
         self.module = module
@@ -257,6 +288,19 @@ class _Analysis:
                 for b in region.blocks:
                     for inner in b.ops:
                         self.op(inner)
+
+    def keep(self, op: Operation) -> None:
+        """`op` runs, with every operand and everything in its regions (Shardy keeps it)."""
+        self.op(op)
+        for v in op.operands:
+            self.mark(v)
+        for inner in op.walk():
+            if inner is not op:
+                self.keep(inner) if inner.regions else self.op(inner)
+                for v in inner.operands:
+                    self.mark(v)
+        for r in op.results:  # (a call's callee, a loop's carries, a branch's results)
+            self.mark(r)
 
     def effect(self, op: Operation) -> None:
         """A side-effecting `op` runs, and so does every op that holds it (every call of a func

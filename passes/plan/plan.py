@@ -32,7 +32,7 @@ from .common_axes import common_axes
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
-from .liveness import Liveness, liveness
+from .liveness import Liveness, liveness, shardy_liveness
 from .memory import Buffers, memory_estimate
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
@@ -172,8 +172,8 @@ class _Planner:
         self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
         self.override: dict[int, TensorSharding] = {}
-        # what runs (the "xla" model: XLA deletes the rest; Shardy's pipeline keeps it)
-        self.live: Liveness | None = liveness(module) if self.xla else None
+        # what runs (XLA deletes the rest, and Shardy's import before it)
+        self.live: Liveness = liveness(module) if self.xla else shardy_liveness(module)
         # the collectives' buffers at each op and the values they read (for the memory)
         self.buffers: dict[int, int] = {}
         self.gathered: set[int] = set()
