@@ -143,7 +143,7 @@ def reshard_steps(
     aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
     if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
         return aligned
-    steps = _rounds(shape, elem_bytes, cur, tgt, mesh, gather_first=False)
+    steps = _rounds(shape, elem_bytes, cur, tgt, mesh, False, one_gather=style == "shardy")
     if style == "xla" and any(s.kind == ALL_GATHER for s in steps):
         # XLA slices first only where no gather follows (a partially replicated value made
         # finer, then moved by all-to-all or collective-permute); else it gathers what it
@@ -159,9 +159,11 @@ def _rounds(
     tgt: list[list[AxisRef]],
     mesh: Mesh,
     gather_first: bool,
+    one_gather: bool = False,
 ) -> list[Step]:
     """`reshard_steps`' rounds on sub-axis atoms; `gather_first` slices only once nothing is
-    left to gather or move."""
+    left to gather or move; `one_gather` gathers every dim in one all-gather (Shardy's
+    reshard-to-collectives), else one per dim (XLA)."""
     rank = len(shape)
     cur = [list(d) for d in src_atoms]
     steps: list[Step] = []
@@ -240,6 +242,14 @@ def _rounds(
             continue
         # 4. all-gather: every misplaced axis still on a dim, one collective per dim, the
         #    minor dims first (as XLA orders them: the bigger gathers come last).
+        if one_gather and sum(1 for d in ins if d) > 1:
+            per_dim_all = _dims([list(ins[d]) for d in range(rank)], mesh)
+            for d in range(rank):
+                cur[d] = cur[d][: pre[d]]
+            after = tuple(merge_axes(d, mesh) for d in cur)
+            axes = tuple(a for d in per_dim_all for a in d)  # (not merged across dims)
+            steps.append(Step(ALL_GATHER, axes, nbytes(), after, per_dim_all))
+            continue
         for d in reversed(range(rank)):
             if not ins[d]:
                 continue
