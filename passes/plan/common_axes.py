@@ -135,6 +135,7 @@ def _heuristic(
     rule: OpShardingRule,
     sizes: Sequence[int],
     mesh: Mesh,
+    move: bool = True,
 ) -> AxesPerFactor:
     cands: dict[tuple[int, tuple[AxisRef, ...]], int] = {}
     for p in projs:
@@ -163,7 +164,7 @@ def _heuristic(
             key = (f, cut)
             nxt[key] = max(nxt.get(key, 0), total)
         live = nxt
-    _distribute_need_replication(assigned, rule, mesh)
+    _distribute_need_replication(assigned, rule, mesh, move)
     return assigned
 
 
@@ -179,17 +180,19 @@ def _batching_factors(rule: OpShardingRule) -> list[int]:
     return out
 
 
-def _distribute_need_replication(assigned: AxesPerFactor, rule: OpShardingRule, mesh: Mesh) -> None:
-    """A need-replication factor ends unsharded; when every tensor has it, its axes move to the
-    batching factors that can take them (Shardy: the sort dim's axis moves to a batch dim, one
-    all-to-all instead of an all-gather)."""
+def _distribute_need_replication(
+    assigned: AxesPerFactor, rule: OpShardingRule, mesh: Mesh, move: bool = True
+) -> None:
+    """A need-replication factor ends unsharded; when every tensor has it and `move`, its axes
+    move to the batching factors that can take them (Shardy: the sort dim's axis moves to a
+    batch dim, one all-to-all instead of an all-gather; XLA's partitioner gathers the dim)."""
     tensors = [t for t in (*rule.operand_dims, *rule.result_dims) if t]
     for f, kind in enumerate(rule.kinds):
         if kind != FactorKind.NEED_REPLICATION:
             continue
         axes = list(assigned[f])
         assigned[f] = ()
-        if not axes or not all(any(f in fl for fl in t) for t in tensors):
+        if not move or not axes or not all(any(f in fl for fl in t) for t in tensors):
             continue
         for b in _batching_factors(rule):
             size = rule.factor_sizes[b]
@@ -232,11 +235,11 @@ def results_first(
         for p in projs[:n]
     ]
     if any(r.factors for r in rest):
-        sub = _heuristic(rest, rule, sizes[:n], mesh)
+        sub = _heuristic(rest, rule, sizes[:n], mesh, move=False)
         for f in range(rule.num_factors):
             if f not in fixed:
                 out[f] = sub[f]
-    _distribute_need_replication(out, rule, mesh)
+    _distribute_need_replication(out, rule, mesh, move=False)
     return out
 
 
@@ -276,7 +279,7 @@ def common_axes(
     compound = any(len(d) > 1 for t in (*rule.operand_dims, *rule.result_dims) for d in t)
     if len(tensors) == 2 and not has_nr and not compound:
         return _unary(projs, rule, sizes, mesh, tensors)
-    return _heuristic(projs, rule, sizes, mesh)
+    return _heuristic(projs, rule, sizes, mesh, move=not results_win)
 
 
 def _axis_names(axes: Sequence[AxisRef]) -> set[str]:
