@@ -262,11 +262,13 @@ def common_axes(
     sizes: Sequence[int],
     mesh: Mesh,
     results_win: bool = False,
+    move: bool = True,
 ) -> AxesPerFactor:
     """The axes of every factor the op is computed at (see the module docstring).
 
     `projs` are the operands' then the results' projections, `sizes` their element counts.
-    `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's."""
+    `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's;
+    `move`: a need-replication dim's axes move to a batch dim (else they are gathered)."""
     compatible = compatible_axes(projs, rule, mesh)
     if compatible is not None:
         return compatible
@@ -279,7 +281,7 @@ def common_axes(
     compound = any(len(d) > 1 for t in (*rule.operand_dims, *rule.result_dims) for d in t)
     if len(tensors) == 2 and not has_nr and not compound:
         return _unary(projs, rule, sizes, mesh, tensors)
-    return _heuristic(projs, rule, sizes, mesh, move=not results_win)
+    return _heuristic(projs, rule, sizes, mesh, move=move)
 
 
 def _axis_names(axes: Sequence[AxisRef]) -> set[str]:

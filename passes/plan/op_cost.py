@@ -89,6 +89,7 @@ def op_steps(
     common: AxesPerFactor | None = None,
     skip_operands: frozenset[int] = frozenset(),
     style: str = "xla",
+    move: bool = True,
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
@@ -96,12 +97,12 @@ def op_steps(
     `skip_operands` are operands resharded for free (constants XLA materializes per layout);
     `style="xla"`: element-wise ops are computed at their result's layout and merged blocks
     gathered whole, as XLA partitions a pinned layout; `"shardy"`: Shardy's explicit reshards
-    (see `common_axes` and `cost.reshard_steps`)."""
+    (see `common_axes` and `cost.reshard_steps`); `move`: see `common_axes`."""
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
         sizes = [t.num_elements for t in tensors]
-        common = common_axes(projs, rule, sizes, mesh, results_win=style == "xla")
+        common = common_axes(projs, rule, sizes, mesh, results_win=style == "xla", move=move)
         if style == "xla":
             common = xla_contraction(common, projs, rule, sizes, mesh)
     n = len(rule.operand_dims)

@@ -74,6 +74,10 @@ _BOUNDARY_OPS = frozenset(
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
+# ops whose need-replication dim XLA gathers (Shardy moves its axes to a batch dim)
+_XLA_GATHERS_NEED_REPLICATION = frozenset(
+    {"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
+)
 # ops whose rows move along a dim: XLA exchanges halos where that dim stays sharded
 _HALO_OPS = frozenset(
     {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
@@ -305,7 +309,8 @@ class _Planner:
             common = [()] * rule.num_factors
         elif self.xla and op.name == "stablehlo.reduce_window":
             common = self._full_window_replicated(op, rule, ts, mesh)
-        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
+        move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
+        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model, move=move)
         if self.xla and op.name in _HALO_OPS:
             self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
