@@ -128,24 +128,15 @@ def liveness(module: Module) -> Liveness:
     return _Analysis(module).run()
 
 
-# ops Shardy's import keeps whatever reads their results (MLIR erases only unused ops without
-# effects and regions: calls, loops, conditionals, custom calls and shard_maps stay)
-_SHARDY_KEPT = frozenset(
-    {
-        "func.call",
-        "stablehlo.while",
-        "stablehlo.case",
-        "stablehlo.if",
-        "stablehlo.custom_call",
-        "sdy.manual_computation",
-        "func.return",
-    }
-)
+# ops Shardy's import keeps whatever reads their results (MLIR erases unused ops whose effects
+# it knows are none, regions included: calls and custom calls stay)
+_SHARDY_KEPT = frozenset({"func.call", "stablehlo.custom_call", "func.return"})
 
 
 def shardy_liveness(module: Module) -> Liveness:
     """What Shardy's pipeline keeps: every op but the unused effect-free ones (erased until
-    none is left), with everything a kept op reads and everything in its regions."""
+    none is left; loops, conditionals and shard_maps too), with everything a kept op reads and
+    everything in its regions."""
     a = _Analysis(module)
     for func in module.funcs.values():
         for op in func.walk():
