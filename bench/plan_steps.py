@@ -140,7 +140,9 @@ def llama_fsdp_step() -> Step:
     specs = {k: v[1] for k, v in top.items()}
     params["layers"] = [{k: v[0] for k, v in layer.items()} for _ in range(layers)]
     specs["layers"] = [{k: v[1] for k, v in layer.items()} for _ in range(layers)]
-    param_sh = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda x: isinstance(x, P))
+    param_sh = jax.tree.map(
+        lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda x: isinstance(x, P)
+    )
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3))
     opt_state = jax.eval_shape(tx.init, params)
 
@@ -240,7 +242,9 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated step names")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(STEPS)
-    print(f"{'step':16} {'plan B':>9} {'xla B':>9} {'ratio':>6}   {'plan mem':>9} {'xla mem':>9} {'ratio':>6}")
+    print(
+        f"{'step':16} {'plan B':>9} {'xla B':>9} {'ratio':>6}   {'plan mem':>9} {'xla mem':>9} {'ratio':>6}"
+    )
     for name in names:
         r = measure(name)
         br = r["plan"] / r["xla"] if r["xla"] else float("nan")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .io import pipeline_debug, read_input, run_chunks, write_output, write_timing
 
@@ -46,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
             debug=debug,
             check=args.check,
         )
+        for op_name, n in sorted(result.ruleless.items()):  # as `propagate` names them
+            print(
+                f"no sharding rule for {op_name} ({n} op{'s' if n != 1 else ''}): "
+                "nothing propagates through it",
+                file=sys.stderr,
+            )
         if args.json:
             return result.check.json_text() if args.check else result.json_text()
         return result.table()

@@ -205,6 +205,8 @@ def test_dead_values_cost_nothing() -> None:
         "(tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
         "  %r = stablehlo.negate %arg0 : tensor<8x16xf32>"
     )
-    text = _module(body, [("8x16xf32", ((), X)), ("16x32xf32", (X, ()))], ("8x16xf32", ((), X)), MESH)
+    text = _module(
+        body, [("8x16xf32", ((), X)), ("16x32xf32", (X, ()))], ("8x16xf32", ((), X)), MESH
+    )
     plan = shardc.plan(text, check=True)
     assert plan.dead_ops == 1 and plan.check.planned == [] and plan.check.compiled == []
