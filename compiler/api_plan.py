@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api_propagate import dump_to_stderr
+from shardc.api_propagate import dump_to_stderr, propagate_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, suspended_gc
+from shardc.exporter import export_text
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
@@ -19,9 +20,11 @@ from shardc.passes.pipeline import (
 )
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
+from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 
 __all__ = [
     "Collective",
@@ -131,11 +134,7 @@ def plan(
     collectives to the planned ones (`Plan.check`, a `PlanCheck`).
     """
     if check:
-        from shardc.plan_check import check_module
-
-        return check_module(_import(text, source_name, debug), options, plan_options, source_name)[
-            0
-        ]
+        return check_module(_import(text, source_name, debug), options, plan_options, source_name)
     with suspended_gc():
         module = _import(text, source_name, debug)
         result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
@@ -159,8 +158,6 @@ def evaluate_fixes(
     """Offer a fix on a planned collective only where an annotation change, applied to a fresh
     copy of the program (`fresh()`) and propagated and planned again, lowers the total: the
     change and by how much. The `FIX_BUDGET` costliest collectives with candidates are tried."""
-    from shardc.passes.plan.fixes import apply
-
     base = result.total_bytes
     quiet = replace(plan_options or PlanOptions(), fixes=False)
     totals: dict[object, int | None] = {}
@@ -212,6 +209,26 @@ def diff(
         return diff_modules(ma, pa, mb, pb)
 
 
+def check_module(
+    module: Module,
+    options: PropagationOptions | None = None,
+    plan_options: PlanOptions | None = None,
+    source_name: str = "<input>",
+) -> Plan:
+    """Plan `module` (propagated or not; its ops are tagged), compile its pin export with XLA
+    and match the two (`Plan.check`; see `shardc.plan_check`)."""
+    with suspended_gc():
+        origins = tag_ops(module)
+        text = export_text(module, "generic", with_locs=True)
+        devices = devices_needed(module)
+    planned = plan(text, options=options, plan_options=plan_options, source_name=source_name)
+    pinned, _ = propagate_text(
+        text, options=options, mode="pin", with_locs=True, source_name=source_name
+    )
+    attach(planned, compiled_hlo(pinned, devices), module, origins)
+    return planned
+
+
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
     source = getattr(lowered, "plan_source", None)
@@ -237,16 +254,14 @@ def plan_lowered(lowered: Any, check: bool = False) -> Plan:
     compiles its layout with XLA and matches the collectives (`Plan.check`)."""
     if not check:
         return _lowered_module(lowered)[1]
-    from shardc.plan_check import check_module
-
     source = getattr(lowered, "plan_source", None)
     auto = getattr(getattr(lowered, "report", None), "auto", None)
     if source is None or auto is not None:
-        return check_module(lowered.ir.clone())[0]  # the layout as it is (see _lowered_module)
+        return check_module(lowered.ir.clone())  # the layout as it is (see _lowered_module)
     build, options = source
     with suspended_gc():
         module = build()
-    return check_module(module, options)[0]
+    return check_module(module, options)
 
 
 def diff_lowered(a: Any, b: Any) -> PlanDiff:
@@ -270,7 +285,6 @@ def explicit(
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
     (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
     `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
-    from shardc.exporter import export_text
     from shardc.passes.plan.explicit import as_constraints, write_explicit
 
     with suspended_gc():

@@ -1,13 +1,14 @@
 """`shardc plan --check` / `Lowered.plan(check=True)`: the plan next to what XLA compiles.
 
-The module's ops are tagged first (each op's location becomes `loc("shardc.op.N"(original))`,
-so that XLA's HLO metadata names the op each collective came from), then the tagged text is
-planned and exported in the compiled form (`shardc.propagate(..., mode="pin")`, the program
-`.compile()` runs) and compiled by XLA for the mesh's devices: in this process when it has
-that many CPU devices, else in a subprocess with virtual CPU devices
-(`--xla_force_host_platform_device_count`). The compiled collectives are read from the
-partitioned HLO (`hlo_collectives`) and matched to the planned ones (`passes/plan/check.py`);
-tags are translated back to the op's own name and location in what is reported.
+The module's ops are tagged first (`tag_ops`: each op's location becomes
+`loc("shardc.op.N"(original))`, so that XLA's HLO metadata names the op each collective came
+from); `api_plan.check_module` then plans the tagged text and exports it in the compiled form
+(`shardc.propagate(..., mode="pin")`, the program `.compile()` runs), which `compiled_hlo`
+compiles for the mesh's devices: in this process when it has that many CPU devices, else in a
+subprocess with virtual CPU devices (`--xla_force_host_platform_device_count`). `attach` reads
+the compiled collectives from the partitioned HLO (`hlo_collectives`), matches them to the
+planned ones (`passes/plan/check.py`) and translates tags back to the ops' own names and
+locations.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ import sys
 from dataclasses import dataclass, replace
 
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 from shardc.passes.plan.check import CompiledEntry, PlanCheck, match
 from shardc.passes.plan.naming import TAG_PREFIX, loc_name
-from shardc.passes.plan.plan import PlanOptions
 from shardc.passes.plan.report import Collective, Plan
-from shardc.passes.propagation.options import PropagationOptions
 
 from . import hlo_collectives
+from .backend import compile_text
 
 # the most virtual CPU devices a subprocess is asked to emulate (XLA's CPU client makes one
 # thread pool per device: beyond this, compiling takes minutes and memory runs out)
@@ -71,8 +71,6 @@ def compiled_hlo(text: str, num_devices: int, subprocess_ok: bool = True) -> str
     cpu: list[object] = []
     if "jax" in sys.modules or not subprocess_ok:  # (else none is started here: a subprocess)
         import jax
-
-        from .backend import compile_text
 
         cpu = list(jax.devices("cpu"))
         if len(cpu) >= num_devices:
@@ -132,33 +130,16 @@ def _op_tags(op_name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def check_module(
-    module: Module,
-    options: PropagationOptions | None = None,
-    plan_options: PlanOptions | None = None,
-    source_name: str = "<input>",
-) -> tuple[Plan, PlanCheck]:
-    """Plan `module` (propagated or not; consumed: its ops are tagged), compile its pin export
-    with XLA and match the two."""
-    from shardc.api_plan import plan
-    from shardc.api_propagate import propagate_text
-    from shardc.exporter import export_text
-
-    with suspended_gc():
-        origins = tag_ops(module)
-        text = export_text(module, "generic", with_locs=True)
-        n = devices_needed(module)
-    planned = plan(text, options=options, plan_options=plan_options, source_name=source_name)
-    pinned, _ = propagate_text(
-        text, options=options, mode="pin", with_locs=True, source_name=source_name
-    )
-    compiled = compiled_entries(compiled_hlo(pinned, n), module)
+def attach(planned: Plan, hlo: str, module: Module, origins: dict[str, _Origin]) -> PlanCheck:
+    """Match the plan of the tagged `module` to XLA's HLO of its pin export; the plan's
+    collectives and the check's entries named by the ops' own names and locations again."""
+    compiled = compiled_entries(hlo, module)
     result = match(planned.collectives, compiled)
     result.planned = [_untag_planned(c, origins) for c in result.planned]
     result.compiled = [_untag_compiled(c, origins) for c in result.compiled]
     planned.collectives = list(result.planned)
     planned.check = result
-    return planned, result
+    return result
 
 
 def _untag_planned(c: Collective, origins: dict[str, _Origin]) -> Collective:

@@ -1,10 +1,15 @@
 """The plan pass: every collective a propagated module implies, with its bytes, cause and fix.
 
-Walks every func once (its collectives weighted by how often it is called, and by the trip
-counts of enclosing loops) and, per op:
+Walks every func that runs (`runs.Runs`: how often, loop-invariant collectives hoisted out of
+loops as XLA does) and every op that runs (`liveness.py`: XLA and Shardy's import delete the
+rest), and per op:
 
-* an op with a sharding rule: `op_cost.op_steps` (Shardy's explicit reshards: operands to the
-  common factor sharding, reductions, results back to their own sharding);
+* an op with a sharding rule: `op_cost.op_steps` (operands to the factor sharding the op is
+  computed at, reductions, results back to their own sharding), in the "xla" model as XLA's
+  partitioner computes it (docs/xla_partitioner.md), plus the halos of pads, slices, reverses
+  and reduce_windows on a dim that stays split (`halo.py`);
+* an op without a rule: as XLA partitions it (element-wise at its result's layout, else on
+  whole operands);
 * boundaries, where one value must take another's sharding: `sdy.sharding_constraint` /
   `sdy.reshard`, `func.call` arguments and results, `stablehlo.while` carries (init and body
   result vs the loop's), `stablehlo.case`/`if` branch results, `sdy.manual_computation` operands
@@ -12,7 +17,8 @@ counts of enclosing loops) and, per op:
   the func's own results vs their declared shardings;
 * collectives written explicitly in a manual region (`stablehlo.all_reduce`, ...).
 
-Shardings are read through `layout.py` only; causes and fixes come from `causes.py`.
+Shardings are read through `layout.py` only; causes and fix candidates come from `causes.py`
+(fixes are evaluated by re-planning, `compiler/api_plan.evaluate_fixes`).
 """
 
 from __future__ import annotations
