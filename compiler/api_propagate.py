@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from typing import Literal
 
 from shardc.dialect.ir import Module, release_free_heap, suspended_gc
+from shardc.passes.pin import record_written
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
+
+from .xla_form import ShardyOracle
 
 __all__ = [
     "PropagationOptions",
@@ -69,7 +73,9 @@ def propagate(
     """Import, verify, check, propagate and export an MLIR module; returns the exported text.
 
     `mode="annotate"` writes the shardings Shardy would choose on every value; `mode="pin"`
-    also pins each op result with a closed `sdy.sharding_constraint` so XLA keeps them.
+    writes what XLA compiles: also a closed `sdy.sharding_constraint` ("pin") after each value
+    whose layout XLA's own propagation (jaxlib's Shardy, run on the export) would choose
+    otherwise, so that XLA partitions exactly shardc's layout.
     `check_replication=False` skips the check that no shard_map output declared replicated
     along a manual axis varies along it (JAX's `check_vma=False`).
     """
@@ -107,11 +113,15 @@ def propagate_text(
     from shardc.importer import import_text
 
     options = options or PropagationOptions()
+    if mode == "pin" and not options.xla_dead_code:
+        # the layout XLA compiles: what XLA deletes before it propagates decides nothing
+        options = replace(options, xla_dead_code=True)
     pipeline = PipelineOptions(
         verify=verify,
         check_replication=check_replication,
         propagation=options,
         export=_mode(mode),
+        oracle=ShardyOracle() if mode == "pin" else None,
         dump_after=dump_after,
         disable=disable,
     )
@@ -119,6 +129,8 @@ def propagate_text(
     with suspended_gc():
         start = clock()
         module = import_text(text, source_name)
+        if mode == "pin":  # the compiled form starts from the annotations as written
+            pipeline = replace(pipeline, written=record_written(module))
         parsed = clock()
         ctx = run_pipeline(
             module,

@@ -57,8 +57,11 @@ def concrete_mesh(mesh: Mesh, devices: list[Any]) -> Any:
     )
 
 
-def compile_text(text: str, devices: list[Any]) -> Any:
-    """Compile MLIR text for `devices` (one partition each); a `ShardcError` if XLA refuses."""
+def compile_text(text: str, devices: list[Any], open_io: bool = False) -> Any:
+    """Compile MLIR text for `devices` (one partition each); a `ShardcError` if XLA refuses.
+    `open_io`: XLA may choose the layout of each `@main` argument and result that carries no
+    `sdy.sharding`, as jax.jit lets it for an unspecified in/out sharding (else each keeps the
+    layout propagation gives it, replicated where none)."""
     import numpy as np
     from jax._src import compiler, xla_bridge
     from jax._src.interpreters import mlir as jmlir
@@ -83,13 +86,24 @@ def compile_text(text: str, devices: list[Any]) -> Any:
             backend=backend,
         )
         build = opts.executable_build_options
-        build.allow_spmd_sharding_propagation_to_parameters = [False] * len(ftype.inputs)
-        build.allow_spmd_sharding_propagation_to_output = [False] * len(ftype.results)
+        build.allow_spmd_sharding_propagation_to_parameters = _open(main, "arg_attrs", len(ftype.inputs), open_io)
+        build.allow_spmd_sharding_propagation_to_output = _open(main, "res_attrs", len(ftype.results), open_io)
         try:
             return backend.compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
         except Exception as e:  # noqa: BLE001 - XLA raises its own runtime errors
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ShardcError(f"XLA could not compile the module: {first}") from None
+
+
+def _open(main: Any, key: str, n: int, open_io: bool) -> list[bool]:
+    """Per argument/result of `main`: whether XLA may choose its layout (`open_io` and it
+    carries no `sdy.sharding`)."""
+    from jax._src.lib.mlir import ir
+
+    if not open_io:
+        return [False] * n
+    attrs = main.attributes[key] if key in main.attributes else None
+    return [attrs is None or "sdy.sharding" not in ir.DictAttr(attrs[i]) for i in range(n)]
 
 
 def jax_sharding(hlo: Any, ndim: int, sharding: TensorSharding | None, mesh: Any) -> Any:

@@ -9,12 +9,15 @@ they.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from shardc.dialect.ir import Module
 from shardc.dialect.op_views import Func
 from shardc.dialect.shardings import TensorSharding
+from shardc.passes.pin import PinReport, Written, XlaOracle
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
+
+from .xla_form import ShardyOracle
 
 ExportMode = Literal["annotate", "pin"]
 
@@ -26,6 +29,10 @@ class Exported:
     module: Module
     mode: ExportMode
     removed_collectives: list[str] = field(default_factory=list)
+    # `pin`: how the pins were chosen, and the oracle that was asked (its `last` module is
+    # what XLA compiles when the last question was asked of this very export)
+    pin_report: PinReport | None = None
+    oracle: Any = None
     _texts: dict[str, str] = field(default_factory=dict)
 
     def text(self, fmt: Literal["pretty", "generic"] = "pretty") -> str:
@@ -57,18 +64,32 @@ class Exported:
 
 
 def export_copy(
-    module: Module, mode: ExportMode, remove_redundant: bool, caller: Caller | None = None
+    module: Module,
+    mode: ExportMode,
+    remove_redundant: bool,
+    caller: Caller | None = None,
+    oracle: XlaOracle | None = None,
+    written: Written | None = None,
 ) -> Exported:
     """Export a copy of the propagated `module` through the pipeline's tail: the redundant-
-    collective rewrite when asked, then the export in `mode`."""
-    return export_in_place(module.clone(), mode, remove_redundant, caller)
+    collective rewrite when asked, then the export in `mode` (`pin`: from the annotations as
+    `written`, asking `oracle`, by default jaxlib's Shardy on the export's text, what XLA
+    derives)."""
+    return export_in_place(module.clone(), mode, remove_redundant, caller, oracle, written)
 
 
 def export_in_place(
-    module: Module, mode: ExportMode, remove_redundant: bool, caller: Caller | None = None
+    module: Module,
+    mode: ExportMode,
+    remove_redundant: bool,
+    caller: Caller | None = None,
+    oracle: XlaOracle | None = None,
+    written: Written | None = None,
 ) -> Exported:
     """Export the propagated `module` itself (no copy: it becomes the export) through the
     pipeline's tail, as `export_copy` does for a copy."""
+    if mode == "pin" and oracle is None:
+        oracle = ShardyOracle()
     options = PipelineOptions(
         verify=False,
         check_manual=False,
@@ -76,6 +97,8 @@ def export_in_place(
         propagate=False,
         remove_redundant_collectives=remove_redundant,
         export=mode,
+        oracle=oracle,
+        written=written,
     )
     ctx = run_pipeline(module, options, caller)
-    return Exported(module, mode, list(ctx.removed_collectives))
+    return Exported(module, mode, list(ctx.removed_collectives), ctx.pin_report, oracle)

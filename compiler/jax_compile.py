@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
-from shardc.dialect.ir import Module, Operation
+from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
+from shardc.passes.pin import record_written
 
 from . import specs
 from .calling import (
@@ -157,6 +158,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     # `.plan()` re-propagates the unpropagated IR with origins: it re-imports the text then,
     # rather than every lowering paying for a copy of the IR
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
+    written = record_written(ir_module)
     ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - start)
@@ -169,6 +171,7 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     lowered.plan_source = (source, options)
     lowered.report = report
     lowered.origin = origin
+    lowered.written = written
     return lowered
 
 
@@ -278,57 +281,13 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
 
 
 def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
-    """The jaxlib module XLA compiles: the export written onto a copy of JAX's module through
-    the bindings where it is JAX's module plus inserted constraints (`xla_module`), else its
-    print (`_text_for_xla`) parsed by jaxlib; `lowered.xla_route` says which."""
-    from jax._src.interpreters import mlir as jmlir
-    from jax._src.lib.mlir import ir
-
-    from .xla_module import build_xla_module
-
-    origin = getattr(lowered, "origin", None)
-    if origin is not None:
-        module = build_xla_module(origin, exported.module)
-        if module is not None:
-            lowered.xla_route = "bindings"
-            return module
-    lowered.xla_route = "text"
-    with jmlir.make_ir_context(), ir.Location.unknown():
-        return ir.Module.parse(_text_for_xla(exported))
-
-
-# ops whose op-level sharding XLA reads (reference/export-and-xla.md, 1): it drops every other
-KEEPS_OP_SHARDING = frozenset(
-    {"stablehlo.custom_call", "stablehlo.send", "stablehlo.recv", "stablehlo.after_all"}
-)
-
-
-def xla_reads_op_sharding(op: Operation) -> bool:
-    """Whether XLA reads `op`'s op-level sharding: an op of `KEEPS_OP_SHARDING`, or one with a
-    custom sharding rule."""
-    return op.name in KEEPS_OP_SHARDING or "sdy.sharding_rule" in op.attributes
-
-
-def _text_for_xla(exported: Exported) -> str:
-    """The generic text of the `pin` export without the op-level shardings XLA drops on import
-    (it keeps boundaries, constraints, manual computations, custom rules and the ops of
-    `KEEPS_OP_SHARDING`): a third less text for jaxlib to parse and XLA to convert, the same
-    compiled program. The export itself keeps them (`as_text(mode="pin")` shows them)."""
-    from .exporter import export_text
-
-    saved = []
-    for op in exported.module.walk():
-        if not op.results or xla_reads_op_sharding(op):
-            continue
-        for r in op.results:
-            if r.sharding is not None:
-                saved.append((r, r.sharding))
-                r.sharding = None
-    try:
-        return export_text(exported.module, "generic")
-    finally:
-        for r, s in saved:
-            r.sharding = s
+    """The jaxlib module XLA compiles: the one the `pin` export's last question to its oracle
+    was about, where that was the export as it ends (the usual case: nothing to pin, or the
+    last round of pins checked), else built anew the same way (`Lowered.xla_oracle`)."""
+    report, oracle = exported.pin_report, exported.oracle
+    if report is not None and report.last_checked and oracle is not None and oracle.last is not None:
+        return oracle.last
+    return lowered.xla_oracle().build(exported.module)
 
 
 class JaxCompiled(Compiled):
@@ -405,11 +364,18 @@ def _token(type_text: str) -> bool:
     return type_text.strip() == "!stablehlo.token"
 
 
+def _is_open(s: TensorSharding) -> bool:
+    """Whether XLA may still add axes to `s` (an open dim, as written): JAX then reads the
+    layout back from the executable."""
+    return any(not d.is_closed for d in s.dims)
+
+
 def _named(
     current: Sequence[Any], exported: list[Any], cmesh: Any, symbol: str
 ) -> tuple[Any, ...]:
-    """The shardings JAX compiles with: the exported layout as a `NamedSharding` where a
-    `PartitionSpec` says it exactly, else what JAX had (unspecified: read back from XLA)."""
+    """The shardings JAX compiles with: the compiled form's layout as a `NamedSharding` where a
+    `PartitionSpec` says it exactly and it is closed, else what JAX had (unspecified: read
+    back from XLA)."""
     from jax.sharding import NamedSharding
 
     current = tuple(current)
@@ -418,7 +384,7 @@ def _named(
     out = []
     for cur, s in zip(current, exported, strict=True):
         pspec = specs.to_partition_spec(s) if s is not None and s.mesh == symbol else None
-        if pspec is None or (s is not None and s.replicated):
+        if pspec is None or (s is not None and (s.replicated or _is_open(s))):
             out.append(cur)
         else:
             out.append(NamedSharding(cmesh, pspec))

@@ -24,11 +24,13 @@ from typing import Any
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
 from .exported import Exported, export_copy, export_in_place
+from .xla_form import ShardyOracle, parse_for_xla
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -202,6 +204,8 @@ class Lowered:
         # copy of it), and how the last compile built XLA's module ("bindings" or "text")
         self.origin: Any = None
         self.xla_route: str | None = None
+        # the annotations as JAX (and shardc's frontend) wrote them: where `.compile()` starts
+        self.written: Written | None = None
 
     @property
     def ir(self) -> Module:
@@ -273,17 +277,39 @@ class Lowered:
             raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
         key = (mode, remove_redundant)
         if key not in self._exports:
+            oracle = self.xla_oracle() if mode == "pin" else None
             if for_compile and self._in_place_ok():
                 module = self._propagated()  # (propagated again if an earlier compile took it)
                 self._ir = None
-                exp = export_in_place(module, mode, remove_redundant)  # type: ignore[arg-type]
+                exp = export_in_place(module, mode, remove_redundant, oracle=oracle,  # type: ignore[arg-type]
+                                      written=self.written)
                 self._compile_export = key
             else:
-                exp = export_copy(self._propagated(), mode, remove_redundant)  # type: ignore[arg-type]
+                exp = export_copy(self._propagated(), mode, remove_redundant, oracle=oracle,  # type: ignore[arg-type]
+                                  written=self.written)
             self._exports[key] = exp
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
         return self._exports[key]
+
+    def xla_oracle(self) -> ShardyOracle:
+        """What the `pin` export asks what XLA derives: jaxlib's Shardy on the module XLA is
+        handed, built on a copy of JAX's own module where the export allows
+        (`xla_module.build_xla_module`), else parsed from its text; `xla_route` says which."""
+        origin = self.origin
+
+        def build(module: Module) -> Any:
+            if origin is not None:
+                from .xla_module import build_xla_module
+
+                built = build_xla_module(origin, module)
+                if built is not None:
+                    self.xla_route = "bindings"
+                    return built
+            self.xla_route = "text"
+            return parse_for_xla(module)
+
+        return ShardyOracle(build)
 
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
@@ -489,8 +515,10 @@ class Jitted:
         options = _options(self.options, strategy)
         # `.plan()` re-propagates the unpropagated IR (re-imported then) with origins
         source = functools.partial(import_generic, generic, f"<shardc.jit {name}>")
+        written = record_written(module)
         module, report = self.run_pipeline(module, options)
         lowered = Lowered(self, traced, module)
+        lowered.written = written
         lowered.plan_source = (source, options)
         lowered.report = report
         return lowered
@@ -513,9 +541,11 @@ class Jitted:
         `memory_analysis` and re-planned until it fits (auto_fit.py): the module returned is
         then the best fitting plan's, not `module`."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
+        # what XLA deletes before its own propagation decides nothing of what runs
+        propagation = replace(options or PropagationOptions(), xla_dead_code=True)
         pipeline = PipelineOptions(
             check_replication=self.check_replication,
-            propagation=options or PropagationOptions(),
+            propagation=propagation,
         )
         devices = self._auto_fit_devices(options)
         if devices is None:
@@ -527,7 +557,7 @@ class Jitted:
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
         return fit_to_budget(  # type: ignore[no-any-return]
             module.clone,
-            options,
+            propagation,
             lambda m: export_copy(m, "pin", False).text("pretty"),
             devices,
         )

@@ -24,6 +24,7 @@ from typing import Any
 from shardc.dialect.ir import BlockArgument, FuncOp, Module, Operation, OpResult, Value
 from shardc.dialect.shardings import ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
+from shardc.passes.pin import KEEPS_OP_SHARDING, xla_reads_op_sharding
 
 
 @dataclass
@@ -47,8 +48,6 @@ def record_origin(module: Module, jax_module: Any, locate: bool = False) -> Orig
     """What `build_xla_module` compares the export with: `module` freshly imported from
     `jax_module`'s print (call it before any pass changes `module`); `locate`: also give
     `module` JAX's locations (`attach_jax_locations`, in the same walk)."""
-    from .jax_compile import KEEPS_OP_SHARDING
-
     ops = list(module.walk())
     func_shardings: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
     special: set[int] = set()
@@ -162,7 +161,7 @@ def _plan(origin: Origin, export: Module) -> _Plan | None:
 
 def build_xla_module(origin: Origin, export: Module) -> Any | None:
     """A jaxlib module equal to the export with the op-level shardings XLA drops left out (what
-    `_text_for_xla` prints), built on a copy of JAX's module; None where the export is not
+    `xla_form.text_for_xla` prints), built on a copy of JAX's module; None where the export is not
     JAX's module plus inserted constraints (then print it)."""
     plan = _plan(origin, export)
     if plan is None:
@@ -328,10 +327,8 @@ class _Writer:
             jop.attributes[key] = ir.ArrayAttr.get(dicts)
 
     def rewrite_op_sharding(self, k: int) -> None:
-        """The op-level `sdy.sharding` `_text_for_xla` prints: the results' shardings on the
+        """The op-level `sdy.sharding` `xla_form.text_for_xla` prints: the results' shardings on the
         ops XLA reads it of, none on every other op (JAX's own, if it wrote one, is dropped)."""
-        from .jax_compile import xla_reads_op_sharding
-
         op, jop = self.origin.ops[k], self.jops[k]
         keep = xla_reads_op_sharding(op)
         ref = next((r.sharding for r in op.results if r.sharding is not None), None)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from .manual.regions import ManualRegion
     from .manual.variance import VarianceResult
+    from .pin import PinReport
     from .plan.plan import Rewrite
     from .plan.report import Plan
     from .propagation.report import PropagationReport
@@ -51,6 +52,7 @@ class PassContext:
     plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
     auto_kept: Any = None  # the annotations auto keeps (auto-snapshot), None: what propagated
     auto_note: str | None = None
+    pin_report: PinReport | None = None  # set by the `pin` export: how its pins were chosen
     timings: list[tuple[str, float]] = field(default_factory=list)  # (pass, wall seconds)
     _variance: VarianceResult | None = None
     _ops: list[Operation] | None = None

@@ -24,7 +24,6 @@ from typing import ClassVar, Literal
 
 from shardc.dialect.ir import (
     Block,
-    BlockArgument,
     Module,
     Operation,
     OpResult,
@@ -43,19 +42,26 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType
 from shardc.passes.pin_hazards import PIN_HAZARDS, pinnable
-from shardc.passes.pin_select import (
-    WILD,
-    NeighbourSelection,
-    Wild,
-    constrain_after,
-    splice_after,
-)
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
+from shardc.passes.propagation.unit_builder import dead_ops
 
 from .concat_result import concat_redirects, recompute_concat_results
 from .context import PassContext
 from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
+from .pin import (
+    MAX_ROUNDS,
+    Key,
+    PinReport,
+    Written,
+    XlaLayouts,
+    XlaOracle,
+    constrain_after,
+    entry_funcs,
+    restore_written,
+    sharding_key,
+    splice_after,
+)
 
 Mode = Literal["annotate", "pin"]
 # (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
@@ -87,6 +93,16 @@ COMPUTATION_BODY_OPS = frozenset(
         "stablehlo.all_reduce",
         "stablehlo.reduce_scatter",
     }
+)
+# shardc's layouts of the entry boundaries (func -> arguments', results' shardings) and of the
+# manual computations (id -> the op, its in_shardings, its out_shardings)
+ShardcLayouts = tuple[
+    dict[str, tuple[list[TensorSharding | None], list[TensorSharding | None]]],
+    dict[int, tuple[Operation, tuple[TensorSharding, ...], tuple[TensorSharding, ...]]],
+]
+# ops whose results XLA lays out as written (or that have no layout of their own to derive)
+NOT_DERIVED = frozenset(
+    {"sdy.sharding_constraint", "sdy.manual_computation", "sdy.sharding_group", "sdy.mesh"}
 )
 # ops under which a pinned constraint may go (outside manual regions and reduction bodies)
 PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
@@ -122,9 +138,13 @@ class ExportPass:
     changes_ir: ClassVar[bool] = True
     mode: Mode = "annotate"
     keep_open: bool = False
+    oracle: XlaOracle | None = None  # `pin`: what XLA's Shardy derives (see passes/pin.py)
+    written: Written | None = None  # `pin`: the annotations as the module's author wrote them
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        export_module(module, self.mode, self.keep_open)
+        ctx.pin_report = export_module(
+            module, self.mode, self.keep_open, oracle=self.oracle, written=self.written
+        )
 
 
 def _meshes(module: Module) -> dict[str, Mesh]:
@@ -198,8 +218,6 @@ def finalize(s: TensorSharding, keep_open: bool) -> TensorSharding:
 
 
 class _Exporter:
-    pin_all = False  # (export_module's `pin_all`)
-
     def __init__(self, module: Module, mode: Mode, keep_open: bool):
         self.module = module
         self.mode = mode
@@ -300,8 +318,6 @@ class _Exporter:
                             if op.name in LOCAL_OPS:
                                 local.append(op)
                             export_op(op, fill)
-        if self.mode == "pin":
-            self.pin()
 
     def export_op(self, op: Operation, fill: bool = True) -> None:
         """Write `op`'s final shardings; `fill=False` (a computation body's op) writes only
@@ -381,82 +397,226 @@ class _Exporter:
             r.sharding = None
 
     # -- pin -----------------------------------------------------------------------------------
-    def pin(self) -> None:
-        """Constraints before calls (`reshard_call_operands`), then a pin after each value XLA
-        could lay out otherwise: all but those `_rederived_here` and those its neighbours settle
-        (`settled_by_neighbours`); with `keep_open`, the element-wise chains of `_inside_chain`
-        alone are left unpinned; with `pin_all`, every value but those `_rederived_here`."""
+    def pin_everything(self) -> None:
+        """`pin_all`: a pin after every value but those `_rederived_here` (and the reshards
+        before calls), without asking what XLA would derive: the exhaustive reference."""
         candidates = self.pin_candidates()
-        # hazards (with the safe layout), redirects, gathers and scatters
-        pins: list[Candidate] = []
-        rest: list[Candidate] = []
-        for c in candidates:
-            r, op, s, forced = c
-            if forced or op.name in ALWAYS_PINNED:
-                pins.append(c)
-            elif not _rederived_here(op, r, s):
-                rest.append(c)
-        if self.pin_all:
-            self.insert_pins(pins + rest)
-            return
-        if not self.keep_open:
-            free = self.settled_by_neighbours(candidates, pins, rest)
-            chosen = pins + [c for c in rest if c[0] not in free]
-        else:
-            chosen = pins + [c for c in rest if not _inside_chain(c[1], c[0], c[2])]
-        self.insert_pins(chosen)
+        self.insert_pins(
+            [c for c in candidates if c[3] or not _rederived_here(c[1], c[0], c[2])]
+        )
 
-    def settled_by_neighbours(
-        self, candidates: list[Candidate], pins: list[Candidate], rest: list[Candidate]
-    ) -> set[Value]:
-        """The values of `rest` that XLA lays out as shardc did from their neighbours alone
-        (`pin_select.NeighbourSelection`). (Sets and dicts here hold values and blocks
-        themselves: they hash by identity.)"""
-        layouts = {c[0]: c[2] for c in candidates}
-        pinned = {c[0] for c in pins}
-        constant = self.constant_values(pinned)
-        mains = {
-            body: func
-            for name, func in self.module.funcs.items()
-            if (body := func_body(func)) is not None and self.is_main(name, func)
+    def boundary_layouts(self) -> ShardcLayouts:
+        """shardc's closed layouts of the entry funcs' boundaries and of the manual
+        computations, as exported (before the annotations as written replace them)."""
+        entries = entry_funcs(self.module)
+        bounds = {}
+        for name, func in entries.items():
+            body = func_body(func)
+            if body is not None:
+                bounds[name] = ([a.sharding for a in body.args], list(Func(func).result_shardings))
+        manuals = {
+            id(op): (op, ManualComputation(op).in_shardings, ManualComputation(op).out_shardings)
+            for op in self.module.ops_named("sdy.manual_computation")
         }
+        return bounds, manuals
 
-        def layout(v: Value) -> TensorSharding | Wild | None:  # (the selection memoizes it)
-            if isinstance(v, OpResult):
-                op = v.owner
-                if v in constant or (op.name in BROADCASTS and _scalar_broadcast(op)):
-                    return WILD
-                got = layouts.get(v)
-                if got is not None:
-                    return got
-                if op.name == "sdy.sharding_constraint":
-                    return ShardingConstraint(op).sharding
-                if op.name == "sdy.manual_computation":
-                    return self.manual_out(op, v.index)
-                s = self.layout_of(v)
-                return None if s is None else finalize(s, False)
-            if isinstance(v, BlockArgument) and v.block in mains:
-                return v.sharding
-            return None  # a region's or a callee's argument: XLA derives it
+    def pin_against(
+        self, oracle: XlaOracle, layouts_of: ShardcLayouts, max_rounds: int = MAX_ROUNDS
+    ) -> PinReport:
+        """The compiled form: the annotations as written (what jax.jit hands XLA), then pins
+        where XLA's Shardy (`oracle`) derives otherwise than shardc (`layouts_of`: its
+        boundaries), asking again after each round: a closed constraint after an op result,
+        shardc's closed layout on an entry argument or result or on a manual computation.
+        Layouts XLA is known to partition wrongly (`pin_hazards`) are pinned to their safe
+        layout before anything."""
+        report = PinReport()
+        meshes = self.meshes
+        bounds, manuals = layouts_of
+        entries = {name: f for name, f in entry_funcs(self.module).items() if name in bounds}
+        pinned: set[int] = set()  # ids of values with a pin
+        forced = []
+        for r, op, s in self.comparable(pinned):
+            safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
+            if safe is not s:
+                r.sharding = safe
+                forced.append((r, op, safe, True))
+                report.forced.append(self.describe(r))
+        self.pin_chosen(forced, pinned)
+        while True:
+            ops = list(self.module.walk())
+            index = {id(op): k for k, op in enumerate(ops)}
+            gone = dead_ops(self.module, ops, xla=True)  # XLA deletes them before it propagates
+            values = [v for v in self.comparable(pinned) if id(v[1]) not in gone]
+            open_manuals = [m for m in manuals.values() if _open_manual(m[0])]
+            if report.rounds == max_rounds:
+                report.unverified = len(values)  # (the rounds ran out: checked no more)
+                break
+            report.rounds += 1
+            wanted = {index[id(op)] for _, op, _ in values}
+            wanted.update(index[id(m[0])] for m in open_manuals)
+            layouts = oracle(self.module, wanted, _outermost(ops, gone, index))
+            differ = [
+                (r, op, s, False)
+                for r, op, s in values
+                if _differs(layouts.results.get(index[id(op)]), r.index, sharding_key(s, meshes))
+            ]
+            closed = self.close_differing_boundaries(entries, bounds, layouts, report)
+            closed += self.close_differing_manuals(open_manuals, index, layouts, report)
+            if report.rounds == 1:
+                report.differed_at_first = len(differ) + closed
+            if not differ and not closed:
+                report.last_checked = True
+                break
+            if report.rounds < max_rounds:
+                differ = _first_differences(differ)
+            report.pins += [self.describe(c[0]) for c in differ]
+            self.pin_chosen(differ, pinned)
+        if report.unverified:
+            # out of rounds: whatever is left that XLA could lay out otherwise gets a pin
+            gone = dead_ops(self.module, xla=True)
+            rest = [(r, op, s, False) for r, op, s in self.comparable(pinned) if id(op) not in gone]
+            report.pins += [self.describe(c[0]) for c in rest]
+            self.pin_chosen(rest, pinned)
+            for name, func in entries.items():
+                self.close_boundaries(name, func, bounds[name], None, report)
+            for m in manuals.values():
+                self.close_manual(m, report)
+        return report
 
-        def fixed(v: Value) -> bool:
-            if isinstance(v, OpResult):
-                return v in pinned or v.owner.name in KEPT_BY_XLA
-            return isinstance(v, BlockArgument) and v.block in mains
+    def close_differing_boundaries(
+        self,
+        entries: dict[str, Operation],
+        bounds: dict[str, tuple[list[TensorSharding | None], list[TensorSharding | None]]],
+        layouts: XlaLayouts,
+        report: PinReport,
+    ) -> int:
+        """Write shardc's closed layout on each entry argument and result XLA derives otherwise
+        (an open one, as written); how many."""
+        return sum(
+            self.close_boundaries(name, func, bounds[name], layouts, report)
+            for name, func in entries.items()
+        )
 
-        def returned(ret: Operation, index: int) -> TensorSharding | None:
-            func = mains.get(ret.parent)  # type: ignore[arg-type]
-            return None if func is None else Func(func).result_sharding(index)
+    def close_boundaries(
+        self,
+        name: str,
+        func: Operation,
+        bound: tuple[list[TensorSharding | None], list[TensorSharding | None]],
+        layouts: XlaLayouts | None,
+        report: PinReport,
+    ) -> int:
+        """`close_differing_boundaries` for one func; `layouts` None: every one that is not
+        shardc's already."""
+        body = func_body(func)
+        if body is None:
+            return 0
+        view = Func(func)
+        made = 0
+        for kind, current, mine, derived in (
+            ("argument", [a.sharding for a in body.args], bound[0],
+             None if layouts is None else layouts.args.get(name)),
+            ("result", list(view.result_shardings), bound[1],
+             None if layouts is None else layouts.outs.get(name)),
+        ):  # fmt: skip
+            for i, (now, want) in enumerate(zip(current, mine, strict=False)):
+                if want is None or now == want:
+                    continue
+                if layouts is not None:
+                    if derived is None or i >= len(derived):
+                        continue
+                    if derived[i] == sharding_key(want, self.meshes):
+                        continue
+                if kind == "argument":
+                    body.args[i].sharding = want
+                else:
+                    view.set_result_sharding(i, want)
+                report.pins.append(f"@{name} {kind} #{i}")
+                made += 1
+        return made
 
-        select = NeighbourSelection(layout, fixed, self.resolve, returned)
-        judged = []
-        free: set[Value] = set()
-        for r, op, s, _ in rest:
-            if r in constant:
-                free.add(r)
-            elif isinstance(r, OpResult):
-                judged.append((r, op, s))
-        return select.unpinned(judged) | free
+    def close_differing_manuals(
+        self,
+        open_manuals: list[tuple[Operation, tuple[TensorSharding, ...], tuple[TensorSharding, ...]]],
+        index: dict[int, int],
+        layouts: XlaLayouts,
+        report: PinReport,
+    ) -> int:
+        """Give each manual computation XLA lays out otherwise (its open dims) shardc's closed
+        in/out shardings; how many."""
+        made = 0
+        for m in open_manuals:
+            got = layouts.manuals.get(index[id(m[0])])
+            if got is None:
+                continue
+            want = (
+                tuple(sharding_key(s, self.meshes) for s in m[1]),
+                tuple(sharding_key(s, self.meshes) for s in m[2]),
+            )
+            if got != want:
+                made += self.close_manual(m, report)
+        return made
+
+    def close_manual(
+        self,
+        m: tuple[Operation, tuple[TensorSharding, ...], tuple[TensorSharding, ...]],
+        report: PinReport,
+    ) -> int:
+        op, ins, outs = m
+        view = ManualComputation(op)
+        if view.in_shardings == ins and view.out_shardings == outs:
+            return 0
+        view.in_shardings, view.out_shardings = ins, outs
+        report.pins.append(self.describe(op.results[0]) if op.results else op.name)
+        return 1
+
+    def pin_chosen(self, chosen: list[Candidate], pinned: set[int]) -> None:
+        if chosen:
+            self.insert_pins(chosen)
+            pinned.update(id(c[0]) for c in chosen)
+
+    def describe(self, r: Value) -> str:
+        op = r.owner if isinstance(r, OpResult) else None
+        where = self.module.resolve_loc(op.loc) if op is not None else None
+        name = f"{op.name}#{r.index}" if op is not None else "value"
+        return f"{name} at {where}" if where else name
+
+    def comparable(self, pinned: set[int]) -> list[tuple[OpResult, Operation, TensorSharding]]:
+        """The op results whose layout XLA derives (so may derive otherwise than shardc) and
+        that a pin can hold, with shardc's layout: in funcs and the bodies of loops and
+        conditionals (not in manual regions or reduction bodies), used, tensors, not pinned yet,
+        and not constants or their sub-computations, scalar broadcasts, constraints or manual
+        computations (each XLA lays out as it is written, or per use at no cost)."""
+        constant = self.constant_values(set())
+        out: list[tuple[OpResult, Operation, TensorSharding]] = []
+        closed: dict[int, tuple[TensorSharding, TensorSharding]] = {}
+        work = [b for b in map(func_body, self.module.funcs.values()) if b is not None]
+        while work:
+            block = work.pop()
+            for op in block.ops:
+                if op.name in PIN_SCOPES:
+                    for region in op.regions:
+                        work.extend(region.blocks)
+                if op.name in NOT_DERIVED or op.name in LOCAL_OPS:
+                    continue
+                if op.name in BROADCASTS and _scalar_broadcast(op):
+                    continue
+                for r in op.results:
+                    if (
+                        not r.num_uses
+                        or id(r) in pinned
+                        or r in constant
+                        or not isinstance(r.type, TensorType)
+                    ):
+                        continue
+                    s = r.sharding or self.unwritten.get(id(r)) or self.default(r.type)
+                    if s is None:
+                        continue
+                    got = closed.get(id(s))
+                    if got is None:
+                        got = closed[id(s)] = (s, finalize(s, False))
+                    if not _rederived_here(op, r, got[1]):
+                        out.append((r, op, got[1]))
+        return out
 
     def constant_values(self, pinned: set[Value]) -> set[Value]:
         """The results of constant sub-computations not in `pinned`: constants, iotas
@@ -635,29 +795,42 @@ def export_module(
     mode: Mode = "annotate",
     keep_open: bool = False,
     pin_all: bool = False,
-) -> None:
-    """Rewrite `module`'s shardings into their exported form (mutates it). `pin_all`: `pin`
-    pins every value but those XLA cannot lay out otherwise (constants, iotas, scalar
+    oracle: XlaOracle | None = None,
+    written: Written | None = None,
+) -> PinReport | None:
+    """Rewrite `module`'s shardings into their exported form (mutates it). `pin` is the
+    `annotate` export plus a pin on each value whose layout XLA's Shardy (`oracle`) derives
+    otherwise (passes/pin.py), and returns how they were chosen. `pin_all` (or `pin` without an
+    oracle) pins every value but those XLA cannot lay out otherwise (constants, iotas, scalar
     broadcasts, values whose every use is a constraint to their layout, manual computations'
-    results): the reference a selection is checked against."""
+    results), with each call site's own copy of its callee: shardc's layout whatever XLA's
+    propagation would do, at the cost of a reshard per use of each pinned value."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     _drop_data_flow_edges(module)
-    redirects = concat_redirects(module) if mode == "annotate" and not keep_open else None
-    if mode == "pin":
+    exhaustive = mode == "pin" and (pin_all or oracle is None)
+    redirects = concat_redirects(module) if not exhaustive and not keep_open else None
+    if exhaustive:
         keep_call_sites(module)  # XLA runs each call site's own layout
     exporter = _Exporter(module, mode, keep_open)
-    if pin_all:
-        exporter.pin_all = True
     exporter.run()
-    if mode == "annotate":
-        if not keep_open:
-            recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
-        dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
-
-
+    if exhaustive:
+        exporter.pin_everything()
+        return None
+    if not keep_open:
+        recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
+    if mode == "pin":
+        # shardc's layouts of what the annotations as written leave to XLA, then those
+        shardc_layouts = exporter.boundary_layouts()
+        if written is not None:
+            restore_written(module, written)
+    dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
+    if mode == "pin":
+        assert oracle is not None
+        return exporter.pin_against(oracle, shardc_layouts)
+    return None
 
 
 def _drop_data_flow_edges(module: Module) -> None:
@@ -681,6 +854,42 @@ def _redirected(r: Value) -> bool:
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
     )
+
+
+def _open_manual(op: Operation) -> bool:
+    """Whether a manual computation leaves a dim open (XLA derives its axes)."""
+    view = ManualComputation(op)
+    return any(not d.is_closed for s in (*view.in_shardings, *view.out_shardings) for d in s.dims)
+
+
+def _differs(copies: list[tuple[Key, ...]] | None, index: int, want: Key) -> bool:
+    """Whether any copy of an op in XLA's module gives its result `index` another layout than
+    `want` (an op XLA's module no longer has differs in nothing)."""
+    if not copies:
+        return False
+    return any(index < len(c) and c[index] != want for c in copies)
+
+
+def _outermost(ops: list[Operation], gone: set[int], index: dict[int, int]) -> set[int]:
+    """The walk indexes of the ops of `gone` (ids) that no other op of `gone` holds."""
+    out = set()
+    for op in ops:
+        if id(op) in gone:
+            block = op.parent
+            owner = block.parent.parent if isinstance(block, Block) and block.parent else None
+            if owner is None or id(owner) not in gone:
+                out.add(index[id(op)])
+    return out
+
+
+def _first_differences(differ: list[Candidate]) -> list[Candidate]:
+    """The values of `differ` whose op reads no other value of `differ`: where XLA's layout
+    starts to depart from shardc's. Pinned, they often bring the values after them back (the
+    next round asks again), and a value pinned needlessly is one XLA may no longer reshard as
+    it likes."""
+    differing = {id(c[0]) for c in differ}
+    first = [c for c in differ if not any(id(v) in differing for v in c[1].operands)]
+    return first or differ
 
 
 def _all_in(values: list[Value], among: set[Value]) -> bool:

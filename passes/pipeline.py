@@ -40,6 +40,7 @@ from .manual.partition_id import PartitionIdCheck
 from .manual.redundant import RemoveRedundantCollectives
 from .manual.replication import ReplicationCheck
 from .manual.shapes import ManualShapesCheck
+from .pin import Written, XlaOracle
 from .plan.plan import PlanOptions
 from .plan.plan_pass import PlanPass
 from .propagation.driver import PropagatePass
@@ -102,6 +103,9 @@ class PipelineOptions:
     plan: PlanOptions | None = None
     remove_redundant_collectives: bool = False
     export: ExportMode | None = None  # None: leave the propagated IR as it is (no export)
+    # `pin`: what XLA's own propagation derives (passes/pin.py); None pins every value
+    oracle: XlaOracle | None = None
+    written: Written | None = None  # `pin`: the module's annotations as written (pin.py)
     dump_after: tuple[str, ...] = ()
     disable: tuple[str, ...] = ()  # passes to leave out, by name
 
@@ -147,7 +151,11 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     if options.remove_redundant_collectives:
         passes.append(RemoveRedundantCollectives())
     if options.export is not None:
-        passes.append(ExportPass(options.export, options.propagation.keep_open))
+        passes.append(
+            ExportPass(
+                options.export, options.propagation.keep_open, options.oracle, options.written
+            )
+        )
     return tuple(p for p in passes if p.name not in options.disable)
 
 

@@ -39,14 +39,14 @@ def test_lower_compile_call() -> None:
 
 
 def test_compiled_text_drops_only_the_op_shardings_xla_drops() -> None:
-    from shardc.jax_compile import _text_for_xla
+    from shardc.xla_form import text_for_xla
 
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
     low = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
     exported = low.exported("pin", True)
     full = exported.text("generic")
-    text = _text_for_xla(exported)
+    text = text_for_xla(exported.module)
     # the dot and the tanh lose their op-level shardings; the @main boundary and the
     # constraint (what XLA keeps) stay, and the export itself is left as it was
     assert full.count("sdy.sharding_per_value") >= 2 and "sdy.sharding_per_value" not in text

@@ -12,7 +12,7 @@ from jax.experimental import io_callback
 from jax.sharding import PartitionSpec as P
 
 import shardc
-from shardc.jax_compile import _text_for_xla
+from shardc.xla_form import text_for_xla
 from shardc.xla_module import build_xla_module
 
 from . import programs
@@ -27,7 +27,7 @@ def _both_routes(low: shardc.Lowered) -> tuple[str | None, str]:
     exported = low.exported("pin", low.jitted.remove_redundant_collectives, for_compile=True)
     built = build_xla_module(low.origin, exported.module)
     with jmlir.make_ir_context(), ir.Location.unknown():
-        parsed = ir.Module.parse(_text_for_xla(exported))
+        parsed = ir.Module.parse(text_for_xla(exported.module))
         text = parsed.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
     if built is None:
         return None, text

@@ -60,6 +60,12 @@ class PropagationOptions:
         "splitter does (passes split-constants and merge-constants; off: both left out)",
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
+    xla_dead_code: bool = _option(
+        False,
+        "let nothing XLA deletes before its own propagation decide a layout: besides what "
+        "Shardy erases as dead, unused calls, loops and conditionals without side effects "
+        "(what --pin and shardc.jit compile; off: Shardy's pipeline on the module as written)",
+    )
     auto: bool = _option(
         False,
         "after propagation, give mesh axes to the dims nothing decided, minimizing planned "

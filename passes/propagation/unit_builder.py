@@ -152,7 +152,7 @@ class ModuleUnits:
             self._ops = list(self.module.walk())
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
         callees = self._callees
-        self.dead = dead_ops(self.module, self._ops)
+        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
@@ -702,7 +702,7 @@ _EFFECTFUL = frozenset({
 _KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
 
 
-def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
+def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = False) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
@@ -710,7 +710,19 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
     output (the same ops in the same order) but lets them decide nothing. An op with regions
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
-    jaxlib's pipeline). `ops`: `list(module.walk())`, when the caller has it."""
+    jaxlib's pipeline). `xla`: what XLA deletes before its own Shardy runs (its dead-code and
+    call-inlining passes): also unused calls of effect-free callees, loops and conditionals.
+    `ops`: `list(module.walk())`, when the caller has it."""
+    removable: dict[int, bool] = {}  # id(op) -> whether it may be erased once unused
+    funcs = module.funcs if xla else {}
+    pure_funcs: dict[str, bool] = {}
+
+    def can_remove(op: Operation) -> bool:
+        got = removable.get(id(op))
+        if got is None:
+            got = removable[id(op)] = _removable(op, funcs, pure_funcs) if xla else _removable(op)
+        return got
+
     unused: list[Operation] = []  # removable ops none of whose results has a use
     for op in module.walk() if ops is None else ops:
         results = op.results
@@ -720,11 +732,10 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
             if r.num_uses:
                 break
         else:
-            if _removable(op):
+            if can_remove(op):
                 unused.append(op)
     if not unused:
         return set()
-    removable: dict[int, bool] = {}  # id(op) -> _removable(op), asked as the worklist meets it
     dead: set[int] = set()
 
     def users_dead(op: Operation) -> bool:
@@ -748,24 +759,68 @@ def dead_ops(module: Module, ops: list[Operation] | None = None) -> set[int]:
             for v in inner.operands:
                 if isinstance(v, OpResult):
                     p = v.owner
-                    if id(p) in dead:
-                        continue
-                    ok = removable.get(id(p))
-                    if ok is None:
-                        ok = removable[id(p)] = _removable(p)
-                    if ok and users_dead(p):
+                    if id(p) not in dead and can_remove(p) and users_dead(p):
                         stack.append(p)
     return dead
 
 
-def _removable(op: Operation) -> bool:
-    if not op.results or not _effect_free(op):
+def _removable(
+    op: Operation,
+    funcs: dict[str, Operation] | None = None,
+    pure_funcs: dict[str, bool] | None = None,
+) -> bool:
+    """Whether `op` goes once unused: Shardy's rule, or with `funcs` (the module's) XLA's,
+    which also removes loops, conditionals and calls of callees without effects."""
+    if not op.results:
+        return False
+    if funcs is not None and pure_funcs is not None:
+        if op.name == "func.call":
+            return _pure_func(callee_name(op), funcs, pure_funcs)
+        if not _effect_free(op):
+            return False
+        return all(
+            _effect_free(inner)
+            or inner.name in _REGION_TERMINATORS
+            or (inner.name == "func.call" and _pure_func(callee_name(inner), funcs, pure_funcs))
+            for inner in op.walk()
+        )
+    if not _effect_free(op):
         return False
     if op.regions:
         return op.name not in _KEPT_WITH_REGIONS and all(
             _effect_free(inner) for inner in op.walk()
         )
     return True
+
+
+# ops that end a region or func and compute nothing
+_REGION_TERMINATORS = frozenset({"stablehlo.return", "func.return", "sdy.return"})
+
+
+def _pure_func(name: str, funcs: dict[str, Operation], pure: dict[str, bool]) -> bool:
+    """Whether func `name` (and every func it calls) is free of effects (an unknown or
+    recursive callee is not)."""
+    got = pure.get(name)
+    if got is not None:
+        return got
+    pure[name] = False  # (a call cycle is not known to be pure)
+    func = funcs.get(name)
+    body = func_body(func) if func is not None else None
+    if body is None:
+        return False
+    ok = True
+    for op in func.walk():  # type: ignore[union-attr]
+        if op is func or op.name in _REGION_TERMINATORS:
+            continue
+        if op.name == "func.call":
+            if not _pure_func(callee_name(op), funcs, pure):
+                ok = False
+                break
+        elif not _effect_free(op):
+            ok = False
+            break
+    pure[name] = ok
+    return ok
 
 
 _EFFECT_FREE_DIALECTS = ("stablehlo.", "chlo.")

@@ -347,15 +347,17 @@ _DTYPE_BYTES = {
 _SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([0-9,]*)\]")
 
 
-def compile_mlir(text: str, num_partitions: int = 8) -> Any:
-    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend)."""
+def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = False) -> Any:
+    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend);
+    `as_jax_jit`: with the options jax.jit compiles its own lowering with (XLA chooses the
+    layout of each `@main` argument and result that has no sharding)."""
     import jax
 
     from shardc.backend import compile_text
 
     devices = jax.devices("cpu")[:num_partitions]
     assert len(devices) == num_partitions, "set XLA_FLAGS before jax is imported"
-    return compile_text(text, devices)
+    return compile_text(text, devices, open_io=as_jax_jit)
 
 
 def run_executable(exe: Any, args: list[np.ndarray]) -> list[np.ndarray]:

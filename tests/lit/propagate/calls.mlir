@@ -12,14 +12,17 @@
 // CHECK: call @g32_call_sites_f(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
 // The second call site does not receive "x" from the first one, and calls its own copy.
 // CHECK: call @g32_call_sites_f_0(%arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
-// In pin mode (what XLA compiles) every call site keeps its own copy and its own layout.
+// In pin mode (what XLA compiles) each call site calls the copy of its own layout too.
 // PIN-LABEL: func.func @g32_call_sites(
 // PIN: call @g32_call_sites_f(%arg0)
 // PIN: call @g32_call_sites_f_0(%arg1)
+// Their boundaries are as the input wrote them (none: XLA derives them per call site).
 // PIN-LABEL: func.func private @g32_call_sites_f(
-// PIN-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// PIN-SAME: %arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+// PIN-NEXT: stablehlo.tanh %arg0 {{.*}}<@mesh, [{"x"}, {}]>
 // PIN-LABEL: func.func private @g32_call_sites_f_0(
-// PIN-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}
+// PIN-SAME: %arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+// PIN-NEXT: stablehlo.tanh %arg0 {{.*}}<@mesh, [{}, {}]>
 // PIN-NOT: shardc.call_site_copy_of
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g32_call_sites(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
@@ -114,10 +117,11 @@ func.func private @same_inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // CHECK-SAME: %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}
 // CHECK: call @callee(%arg0, %arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
 // CHECK: stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// In pin mode the negate still reads the call result: XLA's import redirects it as well.
 // PIN-LABEL: func.func @constraint_on_call_result(
-// PIN: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>
-// PIN-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
-// PIN: stablehlo.negate %2
+// PIN: %0 = call @callee(%arg0, %arg1)
+// PIN-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]>
+// PIN-NEXT: stablehlo.negate %0 {{.*}}<@mesh, [{}, {"y"}]>
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @constraint_on_call_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = call @callee(%arg0, %arg1) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
@@ -139,11 +143,11 @@ func.func private @callee(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> ten
 // CHECK-LABEL: func.func @manual_operand_from_call(
 // CHECK: call @callee(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
 // CHECK: stablehlo.add %0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// In pin mode likewise: XLA's import puts that constraint in itself.
 // PIN-LABEL: func.func @manual_operand_from_call(
-// PIN: %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {"y"}]>
-// PIN-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{"x"}, {}]>
-// PIN-NEXT: sdy.manual_computation(%2)
-// PIN: stablehlo.add %2,
+// PIN: %0 = call @callee(%arg0)
+// PIN-NEXT: sdy.manual_computation(%0)
+// PIN: stablehlo.add %0, %1 {{.*}}<@mesh, [{"x"}, {}]>
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @manual_operand_from_call(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
   %0 = call @callee(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
