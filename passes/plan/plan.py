@@ -397,26 +397,16 @@ class _Planner:
             self._emit(halo, op.operands[0], op, cause, ())
 
     def _ruleless(self, op: Operation) -> None:
-        """An op without a sharding rule, as XLA's partitioner computes it: an element-wise op
-        (every operand and result of one shape) at its result's layout, any other op on whole
-        operands (each gathered); a result computed whole is sliced to its layout for free."""
+        """An op without a sharding rule, as XLA computes it: an element-wise op (every operand
+        and result of one shape, `chlo.square`) where its operands are (XLA's own propagation
+        knows it, and the compiled form leaves it to it): nothing moves; any other op on whole
+        operands (each gathered), its result sliced to its layout for free."""
         shapes = {getattr(v.type, "shape", None) for v in (*op.operands, *op.results)}
-        target = layout.value_sharding(op.results[0]) if op.results else None
-        elementwise = len(shapes) == 1 and len(op.results) == 1 and target is not None
-        why = (
-            f"{op.name} has no sharding rule: XLA computes it at its result's layout"
-            if elementwise
-            else f"{op.name} has no sharding rule: XLA computes it on whole operands"
-        )
+        if len(shapes) == 1 and len(op.results) == 1:
+            return
+        why = f"{op.name} has no sharding rule: XLA computes it on whole operands"
         for i, v in enumerate(op.operands):
-            self._boundary(
-                op,
-                v,
-                target if elementwise else None,
-                f"operand {i} of {op.name}",
-                why,
-                site=(op, "operand", i),
-            )
+            self._boundary(op, v, None, f"operand {i} of {op.name}", why, site=(op, "operand", i))
 
     def _boundary(
         self,
