@@ -89,17 +89,7 @@ def flax_step(layout: str) -> Step:
     opt_sh = _like_params(tx, opt_state, param_sh, mesh)
     tok_sh = NamedSharding(mesh, P("data", None))
 
-    def step(params: Any, opt_state: Any, tokens: Any) -> Any:
-        def loss_fn(p: Any) -> Any:
-            logits = model.apply({"params": p}, tokens)
-            return optax.softmax_cross_entropy_with_integer_labels(
-                logits[:, :-1], tokens[:, 1:]
-            ).mean()
-
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
+    step = _train_step(lambda p, tokens: model.apply({"params": p}, tokens), tx)
     args = (params, opt_state, tokens)
     return step, args, mesh, (param_sh, opt_sh, tok_sh), (param_sh, opt_sh, None)
 
@@ -168,15 +158,27 @@ def llama_fsdp_step() -> Step:
         h = rms(x, p["mlp_norm"])
         return x + (jax.nn.silu(h @ p["w1"]) * (h @ p["w3"])) @ p["w2"]
 
+    def logits_of(p: Any, tokens: Any) -> Any:
+        x = p["embed"][tokens]
+        x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(("dp", "fsdp"), None, None)))
+        for lp in p["layers"]:
+            x = block(x, lp)
+        return rms(x, p["final_norm"]) @ p["lm_head"]
+
+    step = _train_step(logits_of, tx)
+    args = (params, opt_state, tokens)
+    return step, args, mesh, (param_sh, opt_sh, tok_sh), (param_sh, opt_sh, None)
+
+
+def _train_step(logits_of: Callable[[Any, Any], Any], tx: Any) -> Callable[..., Any]:
+    """A train step: next-token cross-entropy of `logits_of(params, tokens)`, its gradient,
+    and the optimizer's update."""
+    import jax
+    import optax
+
     def step(params: Any, opt_state: Any, tokens: Any) -> Any:
         def loss_fn(p: Any) -> Any:
-            x = p["embed"][tokens]
-            x = jax.lax.with_sharding_constraint(
-                x, NamedSharding(mesh, P(("dp", "fsdp"), None, None))
-            )
-            for lp in p["layers"]:
-                x = block(x, lp)
-            logits = rms(x, p["final_norm"]) @ p["lm_head"]
+            logits = logits_of(p, tokens)
             return optax.softmax_cross_entropy_with_integer_labels(
                 logits[:, :-1], tokens[:, 1:]
             ).mean()
@@ -185,8 +187,7 @@ def llama_fsdp_step() -> Step:
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
-    args = (params, opt_state, tokens)
-    return step, args, mesh, (param_sh, opt_sh, tok_sh), (param_sh, opt_sh, None)
+    return step
 
 
 def _like_params(tx: Any, opt_state: Any, param_sh: Any, mesh: Any) -> Any:
@@ -216,18 +217,13 @@ def measure(name: str) -> dict[str, int]:
     """Planned and compiled bytes and memory of step `name`."""
     import shardc
     from shardc.hlo_collectives import total_bytes
+    from tests.differential.plan_targets import xla_memory
 
     fn, args, mesh, ins, outs = STEPS[name]()
     lowered = shardc.jit(fn, mesh=mesh, in_shardings=ins, out_shardings=outs).lower(*args)
     plan = lowered.plan()
     compiled = lowered.compile()
-    stats = compiled.memory_analysis()
-    memory = (
-        stats.argument_size_in_bytes
-        + stats.output_size_in_bytes
-        + stats.temp_size_in_bytes
-        - stats.alias_size_in_bytes
-    )
+    memory = xla_memory(compiled.memory_analysis())
     m = plan.memory
     return {
         "plan": plan.total_bytes,

@@ -93,8 +93,30 @@ def memory_estimate(
 _TRANSPARENT = frozenset(
     {"sdy.sharding_constraint", "sdy.reshard", "stablehlo.reshape", "stablehlo.bitcast_convert"}
 )
-# ops XLA fuses into their consumers (duplicated into each one when cheap)
-_FUSIBLE = frozenset(
+# expensive element-wise ops: fused into one consumer, not duplicated into several
+_EXPENSIVE = frozenset(
+    {
+        "stablehlo.exponential",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log",
+        "stablehlo.log_plus_one",
+        "stablehlo.logistic",
+        "stablehlo.tanh",
+        "stablehlo.sine",
+        "stablehlo.cosine",
+        "stablehlo.tan",
+        "stablehlo.sqrt",
+        "stablehlo.rsqrt",
+        "stablehlo.cbrt",
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.power",
+        "stablehlo.atan2",
+        "chlo.erf",
+    }
+)
+# cheap ops XLA fuses into their consumers (duplicated into each one)
+_CHEAP = frozenset(
     {
         "stablehlo.broadcast_in_dim",
         "stablehlo.transpose",
@@ -133,48 +155,12 @@ _FUSIBLE = frozenset(
         "stablehlo.real",
         "stablehlo.imag",
         "stablehlo.complex",
-        # expensive element-wise ops: fused into one consumer, not duplicated into several
-        "stablehlo.exponential",
-        "stablehlo.exponential_minus_one",
-        "stablehlo.log",
-        "stablehlo.log_plus_one",
-        "stablehlo.logistic",
-        "stablehlo.tanh",
-        "stablehlo.sine",
-        "stablehlo.cosine",
-        "stablehlo.tan",
-        "stablehlo.sqrt",
-        "stablehlo.rsqrt",
-        "stablehlo.cbrt",
-        "stablehlo.divide",
-        "stablehlo.remainder",
-        "stablehlo.power",
-        "stablehlo.atan2",
-        "chlo.erf",
         "chlo.square",
     }
 )
-_EXPENSIVE = frozenset(
-    {
-        "stablehlo.exponential",
-        "stablehlo.exponential_minus_one",
-        "stablehlo.log",
-        "stablehlo.log_plus_one",
-        "stablehlo.logistic",
-        "stablehlo.tanh",
-        "stablehlo.sine",
-        "stablehlo.cosine",
-        "stablehlo.tan",
-        "stablehlo.sqrt",
-        "stablehlo.rsqrt",
-        "stablehlo.cbrt",
-        "stablehlo.divide",
-        "stablehlo.remainder",
-        "stablehlo.power",
-        "stablehlo.atan2",
-        "chlo.erf",
-    }
-)
+# ops XLA fuses into their consumers
+_FUSIBLE = _CHEAP | _EXPENSIVE
+
 # ops that take their producers into their own fusion but whose result is a buffer
 _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})

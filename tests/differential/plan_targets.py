@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import shardc
 from shardc.hlo_collectives import total_bytes
@@ -42,6 +43,16 @@ class Measured:
         return abs(self.plan_memory - self.xla_memory) <= 0.2 * self.xla_memory
 
 
+def xla_memory(stats: Any) -> int:
+    """XLA's memory per device, the one measure: arguments + outputs + temps - aliased."""
+    return int(
+        stats.argument_size_in_bytes
+        + stats.output_size_in_bytes
+        + stats.temp_size_in_bytes
+        - stats.alias_size_in_bytes
+    )
+
+
 def _collectives(text: str) -> Counter[tuple[str, tuple[str, ...]]]:
     return Counter(
         (kind, tuple(sorted(a.replace('"', "") for a in axes)))
@@ -53,19 +64,12 @@ def measure(text: str, num_devices: int, explicit: bool = False) -> Measured:
     """Plan `text`, compile its pin export with XLA and compare (see the module docstring)."""
     plan = shardc.plan(text, plan_options=PlanOptions(fixes=False))
     exe = H.compile_mlir(shardc.propagate(text, mode="pin"), num_devices)
-    stats = exe.get_compiled_memory_stats()
-    xla_memory = (
-        stats.argument_size_in_bytes
-        + stats.output_size_in_bytes
-        + stats.temp_size_in_bytes
-        - stats.alias_size_in_bytes
-    )
     m = plan.memory
     out = Measured(
         plan.total_bytes,
         total_bytes(H.hlo_text(exe)),
         m.arguments + m.results + m.peak,
-        xla_memory,
+        xla_memory(exe.get_compiled_memory_stats()),
     )
     if explicit:
         from shardc import mlir_bridge

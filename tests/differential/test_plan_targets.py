@@ -35,23 +35,21 @@ def _measured() -> list[T.Measured]:
     return out
 
 
-def test_random_programs_bytes() -> None:
-    rows = _measured()
-    misses = [
-        f"#{i}: plan {r.plan_bytes} B, XLA {r.xla_bytes} B"
-        for i, r in enumerate(rows)
-        if not r.bytes_ok
+def _misses(ok: str, planned: str, compiled: str) -> list[str]:
+    return [
+        f"#{i}: plan {getattr(r, planned)} B, XLA {getattr(r, compiled)} B"
+        for i, r in enumerate(_measured())
+        if not getattr(r, ok)
     ]
+
+
+def test_random_programs_bytes() -> None:
+    misses = _misses("bytes_ok", "plan_bytes", "xla_bytes")
     assert COUNT - len(misses) >= BYTES_FLOOR, "\n".join(misses)
 
 
 def test_random_programs_memory() -> None:
-    rows = _measured()
-    misses = [
-        f"#{i}: plan {r.plan_memory} B, XLA {r.xla_memory} B"
-        for i, r in enumerate(rows)
-        if not r.memory_ok
-    ]
+    misses = _misses("memory_ok", "plan_memory", "xla_memory")
     assert COUNT - len(misses) >= MEMORY_FLOOR, "\n".join(misses)
 
 
