@@ -483,12 +483,13 @@ class Lowered:
             lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
-    def plan(self) -> Any:
+    def plan(self, check: bool = False) -> Any:
         """The communication plan of this layout before XLA compiles (see `shardc.plan`):
-        every collective with kind, axes, bytes, cause and fix, and the per-device memory."""
+        every collective with kind, axes, bytes, cause and fix, and the per-device memory;
+        `check` also compiles the layout with XLA and matches the collectives (`Plan.check`)."""
         from shardc.api_plan import plan_lowered
 
-        return plan_lowered(self)
+        return plan_lowered(self, check=check)
 
     def diff(self, other: Lowered) -> Any:
         """What changes from this layout to `other`'s (see `shardc.diff`)."""
