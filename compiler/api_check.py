@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardc.dialect.ir import Module, symbol_name
+from shardc.passes.manual.analyses import ValueVariance
 from shardc.passes.manual.collectives import Collective
 from shardc.passes.manual.regions import ManualRegion, axes_text
 from shardc.passes.manual.replication import unmentioned_axes
@@ -144,7 +145,7 @@ def check_module(
     )
     ctx = run_pipeline(module, options, caller or Caller(function="shardc.check"))
     shapes = {s.region.op: s for s in check_shapes(module)}
-    value = ctx.value_variance(module)
+    value = ctx.analysis(ValueVariance, module)
     typing = analyze_variance(module, View.TYPING)
     reports = []
     for region in value.regions:

@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Literal
 
 from shardc.dialect.ir import Module, release_free_heap, suspended_gc
-from shardc.passes.pin import record_written
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
@@ -57,8 +56,7 @@ def propagate_module(
         propagation=options or PropagationOptions(),
     )
     ctx = run_pipeline(module, pipeline, Caller(function="shardc.propagate_module"))
-    assert ctx.report is not None
-    return ctx.report
+    return ctx.require(PropagationReport)
 
 
 def propagate(
@@ -121,7 +119,6 @@ def propagate_text(
         check_replication=check_replication,
         propagation=options,
         export=_mode(mode),
-        oracle=ShardyOracle() if mode == "pin" else None,
         dump_after=dump_after,
         disable=disable,
     )
@@ -129,14 +126,13 @@ def propagate_text(
     with suspended_gc():
         start = clock()
         module = import_text(text, source_name)
-        if mode == "pin":  # the compiled form starts from the annotations as written
-            pipeline = replace(pipeline, written=record_written(module))
         parsed = clock()
         ctx = run_pipeline(
             module,
             pipeline,
             caller or Caller(function="shardc.propagate"),
             dump_to_stderr if dump_after else None,
+            oracle=ShardyOracle() if mode == "pin" else None,
         )
         fmt = "generic" if format == "generic" else "pretty"
         # propagation's units and rounds are freed by now: their C heap pages go back before
@@ -163,5 +159,4 @@ def _mode(mode: str) -> Literal["annotate", "pin"]:
 
 
 def _report(ctx: PassContext) -> PropagationReport:
-    assert ctx.report is not None
-    return ctx.report
+    return ctx.require(PropagationReport)

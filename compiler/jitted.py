@@ -31,6 +31,7 @@ from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.passes.propagation.report import PropagationReport
 
 from . import specs
 from .auto_fit import fit_to_budget
@@ -752,7 +753,7 @@ class Jitted:
         devices = self._auto_fit_devices(options)
         if devices is None:
             ctx = run_pipeline(module, pipeline, self.caller)
-            return module, ctx.report
+            return module, ctx.require(PropagationReport)
 
         # the checks once; then each of auto_fit's tries propagates a fresh copy
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
