@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardc.api_propagate import dump_to_stderr
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
@@ -19,6 +19,7 @@ from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.report import Collective, Memory, Plan
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.runtime import suspended_gc
 
 __all__ = [
     "Collective",
@@ -145,6 +146,7 @@ def diff(
         return diff_modules(ma, pa, mb, pb)
 
 
+@suspended_gc()
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
     source = getattr(lowered, "plan_source", None)

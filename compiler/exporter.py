@@ -10,6 +10,7 @@ from shardc.dialect.mlir_pretty import Unsupported, print_pretty
 from shardc.dialect.mlir_text import print_generic
 
 from . import mlir_bridge
+from .runtime import suspended_gc
 
 Format = Literal["pretty", "generic", "text"]
 
@@ -20,6 +21,7 @@ def to_jax_module(module: Module) -> Any:
     return mlir_bridge.parse_module(print_generic(module), "<shardc output>", checked=True)
 
 
+@suspended_gc()
 def export_text(
     module: Module, fmt: Format = "pretty", with_locs: bool = False, release: bool = False
 ) -> str:

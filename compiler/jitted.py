@@ -30,6 +30,7 @@ from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
 from .exported import Exported, export_copy, export_in_place
+from .runtime import suspended_gc
 from .xla_form import ShardyOracle, parse_for_xla
 
 
@@ -534,6 +535,7 @@ class Jitted:
         except ShardcError:
             return None
 
+    @suspended_gc()
     def run_pipeline(self, module: Module, options: Any = None) -> tuple[Module, Any]:
         """The pipeline every lowering runs: verify, shard_map checks, propagate (and auto);
         returns the propagated module and the propagation report. With `auto` and a memory

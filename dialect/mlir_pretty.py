@@ -23,7 +23,6 @@ from .ir import (
     Operation,
     Value,
     parse_dict_list,
-    suspended_gc,
 )
 from .mlir_text import FOLD_LINES
 from .mlir_text import _func_properties as func_properties
@@ -668,11 +667,6 @@ def print_pretty(module: Module, release: bool = False) -> str:
     `Unsupported` for anything outside the table above. `release`: the module is emptied
     (`Module.release`) once printed, before its lines are joined, so the IR and the whole text
     are never alive together."""
-    with suspended_gc():
-        return _print_module(module, release)
-
-
-def _print_module(module: Module, release: bool = False) -> str:
     top = module.op
     out: list[str] = []
     props = top.properties

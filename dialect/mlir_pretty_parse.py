@@ -36,7 +36,6 @@ from .ir import (
     OpResult,
     Region,
     Value,
-    suspended_gc,
 )
 from .mlir_floats import FLOAT_FORMATS, canonical_float
 from .mlir_pretty import ELEMENTWISE_FORM
@@ -1405,7 +1404,6 @@ def parse_pretty(
         return None
     parser = _Parser(text, source_name, printed_as_written)
     try:
-        with suspended_gc():
-            return parser.parse()
+        return parser.parse()
     except (_Unhandled, ValueError, KeyError, IndexError, RecursionError):
         return None  # RecursionError: attribute values nested deeper than Python's stack

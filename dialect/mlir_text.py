@@ -28,7 +28,6 @@ from .ir import (
     Value,
     func_num_results,
     parse_dict_list,
-    suspended_gc,
 )
 from .op_views import SDY_COLLECTIVES
 from .sharding_syntax import (
@@ -438,15 +437,13 @@ def parse_generic(text: str, source_name: str | None = None, absorb: bool = Fals
     if absorb:
         parser.to_absorb = []
     try:
-        with suspended_gc():
-            module = parser.parse()
+        module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
     module.source_name = source_name
     if parser.to_absorb is not None:
-        with suspended_gc():
-            for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
-                _absorb(op)
+        for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
+            _absorb(op)
     return module
 
 
@@ -580,11 +577,6 @@ def _result_sharding_attrs(op: Operation) -> str:
 
 def print_generic(module: Module, with_locs: bool = True) -> str:
     """Print `module` in MLIR generic op form (jaxlib parses it back)."""
-    with suspended_gc():
-        return _print_module(module, with_locs)
-
-
-def _print_module(module: Module, with_locs: bool) -> str:
     p = _Printer(with_locs)
     if with_locs:
         for alias in module.loc_alias_order:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 
 from .auto.auto_pass import AutoPass, AutoSnapshot
 from .context import CLI, Caller, Pass, PassContext
@@ -172,15 +172,14 @@ def run_pipeline(
     ctx = PassContext(caller or Caller())
     wanted = set(options.dump_after)
     clock = time.perf_counter
-    with suspended_gc():
-        for p in build_pipeline(options):
-            start = clock()
-            p.run(module, ctx)
-            if p.changes_ir:
-                ctx.invalidate(ops=not getattr(p, "keeps_ops", False))
-            ctx.timings.append((p.name, clock() - start))
-            if dump is not None and (p.name in wanted or "all" in wanted):
-                dump(p.name, module)
+    for p in build_pipeline(options):
+        start = clock()
+        p.run(module, ctx)
+        if p.changes_ir:
+            ctx.invalidate(ops=not getattr(p, "keeps_ops", False))
+        ctx.timings.append((p.name, clock() - start))
+        if dump is not None and (p.name in wanted or "all" in wanted):
+            dump(p.name, module)
     return ctx
 
 

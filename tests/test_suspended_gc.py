@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from shardc.dialect.ir import suspended_gc
+from shardc.runtime import suspended_gc
 
 
 class _Node:
