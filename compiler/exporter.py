@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from shardc.dialect.ir import Module
-from shardc.dialect.mlir_pretty import Unsupported, print_pretty
-from shardc.dialect.mlir_text import print_generic
+from shardc.dialect.text import Unsupported, print_generic, print_pretty
 
 from . import mlir_bridge
 from .runtime import suspended_gc

@@ -1,4 +1,4 @@
-"""shardc's own pretty printer (dialect/mlir_pretty.py) prints byte for byte what jaxlib prints
+"""shardc's own pretty printer (dialect/text/pretty_printer.py) prints byte for byte what jaxlib prints
 from shardc's generic text, on every program, every lit input, imported and propagated; what it
 does not know falls back to jaxlib."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from shardc import mlir_bridge
 from shardc.dialect.ir import Module
-from shardc.dialect.mlir_pretty import Unsupported, print_pretty
+from shardc.dialect.text import Unsupported, print_pretty
 from shardc.exporter import export_text, to_jax_module
 from shardc.importer import import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
@@ -157,7 +157,7 @@ module @every attributes {mhlo.num_partitions = 8 : i32} {
 
 
 def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
-    from shardc.dialect.mlir_pretty import ELEMENTWISE_FORM
+    from shardc.dialect.text.pretty_printer import ELEMENTWISE_FORM
 
     int_only = {
         "and",

@@ -1,16 +1,16 @@
-"""MLIR pretty (custom op syntax) text -> shardc IR, for the forms mlir_pretty.py prints.
+"""MLIR pretty (custom op syntax) text -> shardc IR, for the forms pretty_printer.py prints.
 
 The importer has jaxlib parse the input (that verifies it and gives its errors with line:col);
 this parser then builds shardc's IR straight from the same text, instead of a jaxlib generic
-print and a second parse of that. The IR is the one `mlir_text.parse_generic` builds from
+print and a second parse of that. The IR is the one `generic.parse_generic` builds from
 jaxlib's generic print with locations: the same ops, attribute texts, types, and locations
 (`loc(#locN)` with MLIR's alias numbering of `"-":line:col`, the position jaxlib gives each op).
 
 It reads only what it can rebuild exactly: a module without locations whose ops are in the
-table `_FORMATS` (the inverse of mlir_pretty's), or have their own syntax with regions read by a
+table `_FORMATS` (the inverse of the printer's), or have their own syntax with regions read by a
 method here (`stablehlo.while`, `sdy.manual_computation`, reduce with its reducer written out,
 custom_call, convolution: `_REGION_OPS`), or are written in generic form (`"stablehlo.gather"(..)
-<{..}> ({ ^bb0(..): .. }) : ..`, read by mlir_text's own op-line reader, regions included),
+<{..}> ({ ^bb0(..): .. }) : ..`, read by the generic parser's op-line reader, regions included),
 written as MLIR prints them (attribute values, dense literals and floats in their printed
 spelling: text jaxlib would re-spell is not kept; values this module cannot check itself are
 checked once each against jaxlib's print through the `printed_as_written` the importer passes).
@@ -25,9 +25,9 @@ from array import array
 from collections.abc import Callable
 from functools import lru_cache
 
-from .brackets import split_top_level
-from .errors import ShardcError
-from .ir import (
+from ..brackets import split_top_level
+from ..errors import ShardcError
+from ..ir import (
     AttrDict,
     Block,
     FuncOp,
@@ -37,11 +37,11 @@ from .ir import (
     Region,
     Value,
 )
-from .mlir_floats import FLOAT_FORMATS, canonical_float
-from .mlir_pretty import ELEMENTWISE_FORM
-from .mlir_text import op_line_reader
-from .sharding_syntax import parse_attr
-from .types import TensorType, Type, parse_type, split_function_type
+from ..sharding_syntax import parse_attr
+from ..types import TensorType, Type, parse_type, split_function_type
+from .floats import FLOAT_FORMATS, canonical_float
+from .generic import op_line_reader
+from .pretty_printer import ELEMENTWISE_FORM
 
 
 class _Unhandled(Exception):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from .ir import (
+from ..ir import (
     AttrDict,
     AttrList,
     FuncOp,
@@ -24,10 +24,9 @@ from .ir import (
     Value,
     parse_dict_list,
 )
-from .mlir_text import FOLD_LINES
-from .mlir_text import _func_properties as func_properties
-from .mlir_text import _result_sharding_attrs as result_sharding_attrs
-from .types import TensorType, split_function_type
+from ..types import TensorType, split_function_type
+from .generic import FOLD_LINES
+from .sharding_attrs import func_properties, result_sharding_attrs
 
 
 class Unsupported(Exception):
