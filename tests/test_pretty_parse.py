@@ -14,11 +14,12 @@ import pytest
 from shardc import mlir_bridge
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.dialect.text import absorb_sharding_attrs, parse_pretty, print_generic
+from shardc.dialect.text import absorb_sharding_attrs, parse_pretty, print_generic, print_pretty
 from shardc.dialect.text.floats import canonical_float
 from shardc.importer import import_generic, import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
+from .every_format import every_format_text
 from .programs import PROGRAMS, lit_inputs, lowered_text
 
 
@@ -97,6 +98,15 @@ def test_lit_inputs_import_alike_both_ways() -> None:
             continue  # jaxlib rejects it: the importer never reaches either route
         pretty += _assert_same(text, name)
     assert pretty >= 30
+
+
+def test_every_format_imports_alike_both_ways() -> None:
+    text = every_format_text()
+    assert _assert_same(text, "every")
+    # as the printer writes it once propagated: result shardings in every attribute dictionary
+    module = import_text(text, "every")
+    run_pipeline(module, PipelineOptions(export="annotate"))
+    assert _assert_same(print_pretty(module), "every propagated")
 
 
 def _pipeline_error(module: Module) -> str | None:
