@@ -474,9 +474,9 @@ def restored_registries() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run lit files or folders (default: the whole suite) and print lit-like results."""
-    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
     runner = Runner()
+    for key, value in runner.config.environment.items():  # (before jax is imported)
+        os.environ.setdefault(key, value)
     files = discover(argv or [LIT_DIR], runner.config)
     failed = 0
     start = time.perf_counter()
