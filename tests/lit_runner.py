@@ -33,6 +33,16 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from filecheck.finput import FInput
+from filecheck.matcher import Matcher
+from filecheck.options import parse_argv_options
+from filecheck.parser import Parser as CheckParser
+from lit.ShCommands import GlobItem, Pipeline, Seq
+from lit.ShUtil import ShParser
+
+from shardc.dialect.rules import custom_call, registry
+from shardc.tools.cli import main as shardc_main
+
 LIT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lit")
 
 # lit's keywords besides RUN: a file using one needs this runner taught what it means
@@ -198,11 +208,11 @@ class Result:
 
 
 class Runner:
-    """Runs lit files; `shardc` in-process only on the thread that holds `in_process`."""
+    """Runs lit files: any file on any thread, but one that runs `shardc` in-process only on
+    the main thread (it swaps the process's stdin, stdout and stderr meanwhile)."""
 
     def __init__(self, config: Config | None = None, lit_dir: str = LIT_DIR):
         self.config = config or load_config(lit_dir)
-        self.lit_dir = lit_dir
         scripts = sysconfig.get_path("scripts")
         path = self.config.environment.get("PATH", os.environ.get("PATH", ""))
         # the executables of the interpreter running the tests come first (its `shardc`)
@@ -212,8 +222,6 @@ class Runner:
 
     def needs_main_thread(self, path: str) -> bool:
         """Whether a file runs `shardc` in-process (else it may run on any thread)."""
-        from lit.ShUtil import ShParser
-
         for command in run_lines(path):
             tree = ShParser(command, win32Escapes=False, pipefail=True).parse()
             for cmd in _commands(tree):
@@ -224,8 +232,6 @@ class Runner:
 
     def run_file(self, path: str) -> Result:
         """Run every RUN line of `path` in order, stopping at the first that fails."""
-        from lit.ShUtil import ShParser
-
         result = Result(path)
         start = time.perf_counter()
         try:
@@ -247,8 +253,6 @@ class Runner:
         return result
 
     def run_tree(self, tree: Any, cwd: str, log: list[str]) -> int:
-        from lit.ShCommands import Pipeline, Seq
-
         if isinstance(tree, Seq):
             status = self.run_tree(tree.lhs, cwd, log)
             if tree.op == "&&":
@@ -293,8 +297,6 @@ class Runner:
     def stage(self, cmd: Any, stdin: bytes, cwd: str) -> _Stage:
         """A command's argv (`not`s counted off) and where its descriptors go, redirections
         applied in order (`2>&1 >/dev/null`: stderr to the pipe, stdout dropped)."""
-        from lit.ShCommands import GlobItem
-
         argv: list[str] = []
         for a in cmd.args:
             if isinstance(a, GlobItem):
@@ -362,8 +364,6 @@ class Runner:
     def shardc_in_process(self, args: list[str], stdin: bytes, stage: _Stage, cwd: str) -> int:
         """`shardc ARGS` through the CLI's `main`, with its own stdin, stdout and stderr, the
         warning filters of a fresh interpreter, and the test's folder as working directory."""
-        from shardc.tools.cli import main
-
         out = io.StringIO()
         err = out if stage.err is stage.out else io.StringIO()
         sys_in = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
@@ -381,7 +381,7 @@ class Runner:
                 warnings.showwarning = _show_warning
                 os.chdir(cwd)
                 try:
-                    code = main(args)
+                    code = shardc_main(args)
                 except SystemExit as e:  # argparse's --help / --version
                     code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         finally:
@@ -420,8 +420,6 @@ def _shown(data: bytes | bytearray, limit: int = 4000) -> str:
 
 
 def _commands(tree: Any) -> Iterator[Any]:
-    from lit.ShCommands import Pipeline, Seq
-
     if isinstance(tree, Seq):
         yield from _commands(tree.lhs)
         yield from _commands(tree.rhs)
@@ -432,11 +430,6 @@ def _commands(tree: Any) -> Iterator[Any]:
 def _filecheck(argv: list[str], stdin: bytes, out: _Target, err: _Target) -> int:
     """The `filecheck` package's matcher, in-process and without touching sys.std*: the
     input is `stdin` (or the file named by `--input-file`), messages go to `err`."""
-    from filecheck.finput import FInput
-    from filecheck.matcher import Matcher
-    from filecheck.options import parse_argv_options
-    from filecheck.parser import Parser
-
     opts = parse_argv_options(list(argv))
     if opts.input_file == "-":
         content = stdin.decode("utf-8")
@@ -444,7 +437,7 @@ def _filecheck(argv: list[str], stdin: bytes, out: _Target, err: _Target) -> int
         with open(opts.input_file, encoding="utf-8") as f:
             content = f.read()
     matcher = Matcher(opts, FInput(opts.input_file, FInput.canonicalize_line_ends(content)),
-                      Parser.from_opts(opts))
+                      CheckParser.from_opts(opts))
     messages = io.StringIO()
     matcher.stderr = messages
     code = matcher.run()
@@ -460,8 +453,6 @@ def _filecheck(argv: list[str], stdin: bytes, out: _Target, err: _Target) -> int
 def restored_registries() -> Iterator[None]:
     """The op-rule and custom_call-rule registries as they were before (a `shardc compile`
     script may register or override rules, as users do)."""
-    from shardc.dialect.rules import custom_call, registry
-
     tables = (registry._RULES, custom_call._TARGET_RULES)
     saved = [dict(t) for t in tables]
     try:
