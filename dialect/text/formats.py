@@ -69,7 +69,11 @@ CHLO_UNARY = tuple(
 
 _OPERANDS = (Text(" "), Operands())
 _NAT_LIST = I64List()
-_SHARDING = Wrapped("#sdy.sharding", r"<@[^>]*>")
+# `sdy.sharding_constraint %x <@mesh, [{"x"}, {}]> : T` (its result's sharding is the op's own)
+_SHARDING_OP = Declared(
+    Text(" "), Operands(1), Text(" "), Prop("sharding", Wrapped("#sdy.sharding", r"<@[^>]*>")),
+    Attrs(results=False), ResultType(),
+)
 _RETURN = Declared(Optional(Text(" "), Operands(), OperandTypes()))
 _CUSTOM_CALL_OWN = frozenset(
     "api_version backend_config called_computations has_side_effect "
@@ -164,14 +168,8 @@ FORMATS: dict[str, Declared | Reduce | While | ManualComputation] = {
     "stablehlo.reduce": Reduce(),
     "stablehlo.while": While(),
     "stablehlo.return": _RETURN,
-    "sdy.sharding_constraint": Declared(
-        Text(" "), Operands(1), Text(" "), Prop("sharding", _SHARDING), Attrs(results=False),
-        ResultType(),
-    ),
-    "sdy.reshard": Declared(
-        Text(" "), Operands(1), Text(" "), Prop("sharding", _SHARDING), Attrs(results=False),
-        ResultType(),
-    ),
+    "sdy.sharding_constraint": _SHARDING_OP,
+    "sdy.reshard": _SHARDING_OP,
     "sdy.sharding_group": Declared(
         Text(" "), Operands(1), Text(" group_id="), Prop("group_id", I64(signed=True)), Attrs(),
         OperandTypes(),
