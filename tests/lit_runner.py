@@ -140,9 +140,10 @@ def run_lines(path: str) -> list[str]:
 
 
 def substitute(command: str, path: str, tmp_base: str, config: Config) -> str:
-    """`command` with lit's substitutions (the suite's own first, then the defaults)."""
+    """`command` with lit's substitutions: the suite's own first (a regular expression and its
+    replacement text, as lit applies them), then lit's defaults."""
     for pattern, replacement in config.substitutions:
-        command = command.replace(pattern, replacement)
+        command = re.sub(pattern, lambda _: replacement, command)
     for m in _UNKNOWN_SUBSTITUTION.finditer(_SUBSTITUTION.sub("", command)):
         raise LitError(f"unknown substitution {m.group(0)!r} in: {command}")
     values = {
