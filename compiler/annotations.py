@@ -20,19 +20,36 @@ from shardc.dialect.errors import ShardingError
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 
 from . import specs
+from .meshes import check_request, explicit_axes
 
 _LOCAL = threading.local()
 
 
 @contextlib.contextmanager
-def tracing_mesh(mesh: Mesh) -> Iterator[None]:
-    """The mesh `constrain` uses while `shardc.jit` traces a function (set by the frontend)."""
-    previous = getattr(_LOCAL, "mesh", None)
-    _LOCAL.mesh = mesh
+def tracing_mesh(mesh: Mesh, explicit: frozenset[str] = frozenset()) -> Iterator[None]:
+    """The mesh `constrain` uses while `shardc.jit` traces a function (set by the frontend),
+    and which of its axes are Explicit."""
+    previous: tuple[Mesh | None, frozenset[str]] = (
+        getattr(_LOCAL, "mesh", None), getattr(_LOCAL, "explicit", frozenset()))
+    _LOCAL.mesh, _LOCAL.explicit = mesh, explicit
     try:
         yield
     finally:
-        _LOCAL.mesh = previous
+        _LOCAL.mesh, _LOCAL.explicit = previous
+
+
+def _explicit_axes(explicit: Any, spec: Any) -> frozenset[str]:
+    """The Explicit axes of the mesh a constraint is on: the given JAX mesh's, a NamedSharding's,
+    shardc.jit's while it traces, else the context mesh's."""
+    if explicit is not None:
+        return explicit_axes(explicit)
+    if type(spec).__name__ == "NamedSharding":
+        return explicit_axes(spec.mesh)
+    if getattr(_LOCAL, "mesh", None) is not None:
+        return getattr(_LOCAL, "explicit", frozenset())  # type: ignore[no-any-return]
+    import jax
+
+    return explicit_axes(jax.sharding.get_abstract_mesh())
 
 
 def current_mesh(explicit: Any = None, spec: Any = None) -> Mesh:
@@ -75,6 +92,17 @@ def constrain(x: Any, spec: Any, mesh: Any = None) -> Any:
     shape = tuple(jnp.shape(x))
     sharding = specs.to_sharding(spec, the_mesh, shape, what="shardc.constrain spec", mesh_ref=the_mesh)
     assert sharding is not None
+    explicit = _explicit_axes(mesh, spec)
+    given = f"shardc.constrain spec = {specs.to_spec(spec, the_mesh, len(shape))}"
+    check_request(sharding, the_mesh, explicit, given)
+    named = sorted({a.name for d in sharding.dims for a in d.axes} & explicit)
+    if named:
+        raise ShardingError(
+            f"{given} names Explicit axis {', '.join(named)}: on an Explicit axis the sharding is "
+            "the value's type, which a constraint does not change",
+            hint="change the type with jax.sharding.reshard(x, P(...)), or make the axis Auto "
+            "(jax.make_mesh(..., axis_types=(jax.sharding.AxisType.Auto,) * n))",
+        )
     return _primitive().bind(x, sharding=sharding)
 
 

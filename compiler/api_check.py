@@ -72,6 +72,9 @@ class RegionReport:
             out.append(f"  result {rv.index} variance: {text}")
         return out
 
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
 
 @dataclass(frozen=True)
 class CheckReport:

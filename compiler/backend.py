@@ -57,11 +57,11 @@ def concrete_mesh(mesh: Mesh, devices: list[Any]) -> Any:
     )
 
 
-def compile_text(text: str, devices: list[Any], open_io: bool = False) -> Any:
+def compile_text(text: str, devices: list[Any], open_io: bool = True) -> Any:
     """Compile MLIR text for `devices` (one partition each); a `ShardcError` if XLA refuses.
-    `open_io`: XLA may choose the layout of each `@main` argument and result that carries no
-    `sdy.sharding`, as jax.jit lets it for an unspecified in/out sharding (else each keeps the
-    layout propagation gives it, replicated where none)."""
+    `open_io`: XLA chooses the layout of each `@main` argument and result that carries no
+    `sdy.sharding`, as jax.jit lets it for an unspecified in/out sharding (the compiled form
+    leaves those as written); off, each keeps what propagation gives it."""
     import numpy as np
     from jax._src import compiler, xla_bridge
     from jax._src.interpreters import mlir as jmlir

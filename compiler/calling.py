@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from . import specs
@@ -37,6 +37,7 @@ class ArgSpec:
     donate_argnums: tuple[int, ...] = ()
     donate_argnames: tuple[str, ...] = ()
     given_static_argnums: tuple[int, ...] = ()  # as the user wrote them (checked per call)
+    given_donate_argnums: tuple[int, ...] = ()
 
 
 def _as_tuple(value: Any, kind: type, what: str) -> tuple[Any, ...]:
@@ -50,7 +51,7 @@ def _as_tuple(value: Any, kind: type, what: str) -> tuple[Any, ...]:
         out = (value,)
     for v in out:
         if not isinstance(v, kind) or isinstance(v, bool):
-            raise ShardcError(
+            raise ArgumentTypeError(
                 f"{what} = {value!r}: {v!r} is not {'an int' if kind is int else 'a str'}",
                 hint=f"give {what} as one {kind.__name__} or a tuple of them, as for jax.jit",
             )
@@ -87,7 +88,7 @@ def resolve_argspec(
     ]:
         for n in names:
             if params and n not in named and not takes_kwargs:
-                raise ShardcError(
+                raise ArgumentError(
                     f"{what}_argnames names {n!r}, which is not a parameter of {name} "
                     f"(parameters: {', '.join(p.name for p in params) or 'none'})",
                     hint=f"name one of {name}'s parameters",
@@ -102,11 +103,12 @@ def resolve_argspec(
     d_nums, d_names = complete(d_nums, d_names, "donate")
     both = set(s_nums) & set(d_nums) or set(s_names) & set(d_names)
     if both:
-        raise ShardcError(
+        raise ArgumentError(
             f"argument {sorted(both)[0]!r} of {name} is both static and donated",
             hint="a static argument is a Python value, not a buffer: donate only array arguments",
         )
-    return ArgSpec(s_nums, s_names, d_nums, d_names, _as_tuple(static_argnums, int, "static_argnums"))
+    return ArgSpec(s_nums, s_names, d_nums, d_names, _as_tuple(static_argnums, int, "static_argnums"),
+                   _as_tuple(donate_argnums, int, "donate_argnums"))
 
 
 def normalize_call(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
@@ -141,7 +143,7 @@ def split_call(spec: ArgSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             hash(value)
         except TypeError:
             label = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
-            raise ShardcError(
+            raise ArgumentError(
                 f"static {label} = {_short(value)} of type {type(value).__name__} is not hashable",
                 hint="static arguments key the compile cache: pass a hashable value (a tuple, "
                 "not a list), or make the argument dynamic",
@@ -165,7 +167,7 @@ def leaf_aval(leaf: Any, path: str) -> Any:
     try:
         return jax.typeof(leaf)
     except TypeError:
-        raise ShardcError(
+        raise ArgumentTypeError(
             f"argument {path} = {_short(leaf)} of type {type(leaf).__name__} is not an array",
             hint="pass arrays, Python scalars or jax.ShapeDtypeStruct, or mark the argument "
             "static (static_argnums / static_argnames)",
@@ -180,10 +182,11 @@ def _committed_sharding(leaf: Any) -> Any:
 
 
 def call_key(
-    dyn: tuple[Any, ...], dyn_kw: dict[str, Any], statics: tuple[Any, ...]
+    dyn: tuple[Any, ...], dyn_kw: dict[str, Any], statics: tuple[Any, ...], context: Any = None
 ) -> tuple[Any, ...]:
     """The cache key of a call: structure, per-leaf (shape, dtype, weak type, committed
-    sharding), static values. Reads metadata only."""
+    sharding), static values, and `context` (what else decides the compile: the context's
+    mesh of a jit without its own). Reads metadata only."""
     import jax
 
     leaves, tree = jax.tree.flatten((dyn, dyn_kw))
@@ -201,7 +204,7 @@ def call_key(
             sig.append((tuple(leaf.shape), leaf.dtype, leaf.weak_type, leaf.sharding))
         else:  # Python scalars and other leaves: their type decides the aval (weak typed)
             sig.append((type(leaf),))
-    return (tree, tuple(sig), statics)
+    return (tree, tuple(sig), statics, context)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from . import specs
@@ -67,7 +67,7 @@ def abstractify(x: Any) -> Any:
     try:
         arr = jax.numpy.asarray(x)
     except TypeError:
-        raise ShardcError(
+        raise ArgumentTypeError(
             f"argument {x!r} of type {type(x).__name__} is not an array",
             hint="pass arrays or jax.ShapeDtypeStruct, or mark the argument static",
         ) from None
@@ -87,14 +87,14 @@ def flat_shardings(
         full = jax.tree.broadcast(given, tree, is_leaf=specs.is_spec_like)
     except (ValueError, TypeError):
         shape = jax.tree.map(lambda a: f"{a.dtype}{list(a.shape)}", tree)
-        raise ShardcError(
+        raise ShardingError(
             f"{label} = {given!r} does not match the structure of the {kind}puts: {shape}",
             hint=f"give one spec for all {kind}puts, or a pytree prefix of them with one spec "
             "(or None) per leaf",
         ) from None
     leaves = jax.tree.leaves(full, is_leaf=lambda x: x is None or specs.is_spec_like(x))
     if len(leaves) != len(avals):
-        raise ShardcError(
+        raise ShardingError(
             f"{label} gives {len(leaves)} shardings for {len(avals)} values",
             hint=f"give one spec for all {kind}puts, or one (or None) per {kind}put",
         )
@@ -184,15 +184,20 @@ def _exclude_shardc_frames() -> None:
         source_info_util.register_exclusion(here)
 
 
-def _check_static_argnums(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, ...]) -> None:
+def _check_static_argnums(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, ...],
+                          donate_argnums: tuple[int, ...] = ()) -> None:
+    """Static and donated argument numbers must name given positional arguments, as
+    `jax.jit` requires."""
     name = getattr(fun, "__name__", "fun")
-    for i in static_argnums:
-        if not -len(args) <= i < len(args):
-            raise ShardcError(
-                f"static_argnums={static_argnums} names argument {i}, but {name} was given "
-                f"{len(args)} arguments",
-                hint="number the static arguments from 0 among the arguments passed to .lower()",
-            )
+    for what, nums in (("static", static_argnums), ("donate", donate_argnums)):
+        for i in nums:
+            if not -len(args) <= i < len(args):
+                raise ArgumentError(
+                    f"{what}_argnums={nums} names argument {i}, but {name} was given "
+                    f"{len(args)} positional arguments",
+                    hint=f"number the {'static' if what == 'static' else 'donated'} arguments "
+                    "from 0 among the positional arguments of the call",
+                )
 
 
 @contextlib.contextmanager

@@ -14,22 +14,19 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.axis_types import EXPLICIT_AXES
+from shardc.dialect.errors import ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.passes.pin import record_written
 
 from . import specs
 from .calling import (
-    ArgSpec,
-    argument_paths,
     check_divisible,
-    committed_annotation,
-    leaf_aval,
     leaf_paths,
-    same_layout,
     split_call,
 )
+from .jit_trace import CallTrace, trace_call
 from .jitted import Compiled
 
 if TYPE_CHECKING:
@@ -37,18 +34,16 @@ if TYPE_CHECKING:
     from .jitted import Jitted, Lowered
 
 
-def _sds(leaf: Any, aval: Any) -> Any:
-    import jax
-
-    if isinstance(leaf, jax.ShapeDtypeStruct):
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=leaf.weak_type)
-    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
-
-
 def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any],
                    options: Any = None) -> Lowered:
     """Trace and lower with JAX on the mesh's devices, propagate with shardc, and keep JAX's
     lowering object so that `compile_lowered` compiles shardc's module through it."""
+    return lower_traced(trace_call(jitted, args, kwargs), options)
+
+
+def lower_traced(call: CallTrace, options: Any = None) -> Lowered:
+    """Lower a traced call with JAX, write its annotations on `@main`, import and propagate
+    (`Jitted.trace(...).lower()` and `Jitted.lower(...)` both end here)."""
     import time
 
     import jax
@@ -57,75 +52,19 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     from shardc import mlir_bridge
     from shardc.importer import import_generic
 
-    from .annotations import tracing_mesh
-    from .backend import concrete_mesh, mesh_devices
-    from .frontend import (
-        Traced,
-        _check_static_argnums,
-        _exclude_shardc_frames,
-        _main_func,
-        _mesh_symbol,
-        _set_attrs,
-        flat_shardings,
-        jax_errors_translated,
-    )
+    from .frontend import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
     from .jitted import Lowered
     from .xla_module import record_origin
 
-    start = time.perf_counter()
-    _exclude_shardc_frames()
-    spec = jitted.argspec
-    _check_static_argnums(jitted.fun, args, spec.given_static_argnums)
-    mesh = jitted.mesh
-    devices = mesh_devices(mesh, jitted.jax_mesh)
-    cmesh = concrete_mesh(mesh, devices)
-    dyn, dyn_kw, _ = split_call(spec, args, kwargs)
-    leaves, tree = jax.tree.flatten((dyn, dyn_kw))
-    paths = argument_paths(jitted.fun, args, spec, dyn, dyn_kw)
-    avals = [leaf_aval(leaf, p) for leaf, p in zip(leaves, paths, strict=True)]
-    sds_leaves = [_sds(leaf, a) for leaf, a in zip(leaves, avals, strict=True)]
-
-    # shardings: in_shardings over the dynamic positional args (keywords open), then the
-    # committed arrays' own layouts where in_shardings says nothing
-    n_pos = len(jax.tree.leaves(dyn))
-    pos_sds = jax.tree.unflatten(jax.tree.structure(dyn), sds_leaves[:n_pos])
-    given = flat_shardings(jitted.in_shardings, pos_sds, sds_leaves[:n_pos], mesh,
-                           "in_shardings", specs.MESH_SYMBOL)
-    given += [None] * (len(leaves) - n_pos)
-    ins: list[TensorSharding | None] = []
-    for i, (leaf, path, user) in enumerate(zip(leaves, paths, given, strict=True)):
-        what = f"argument {path}"
-        committed = committed_annotation(leaf, mesh, devices, what)
-        if user is not None and committed is not None and not same_layout(user, committed):
-            raise ShardingError(
-                f"{what} is a jax.Array committed to {leaf.sharding.spec if hasattr(leaf.sharding, 'spec') else leaf.sharding} "
-                f"({committed.body()}), but in_shardings gives {user.body()}",
-                hint="jax.jit refuses to move a committed array: jax.device_put it to the layout "
-                "in_shardings names first, or drop its in_shardings entry (None) to keep its "
-                "layout",
-            )
-        chosen = user if user is not None else committed
-        check_divisible(chosen, tuple(avals[i].shape), mesh,
-                        f"{what} (in_shardings = {chosen.body() if chosen else None})")
-        ins.append(chosen)
-
-    call_args, call_kw = _rebuild(args, kwargs, spec, jax.tree.unflatten(tree, sds_leaves))
-    with jax_errors_translated(mesh), tracing_mesh(mesh), jax.set_mesh(cmesh):
-        traced = jax.jit(
-            jitted.fun,
-            static_argnums=spec.static_argnums or None,
-            static_argnames=spec.static_argnames or None,
-            donate_argnums=spec.donate_argnums or None,
-            donate_argnames=spec.donate_argnames or None,
-            keep_unused=True,
-        ).trace(*call_args, **call_kw)
-        jax_lowered = traced.lower()
-
+    jitted, traced, mesh, ins = call.jitted, call.traced, call.mesh, call.ins
+    jax_lowered = traced.lower()
     out_info = traced.out_info  # (JAX builds it anew on every read)
     out_avals, out_tree = jax.tree.flatten(out_info)
     out_paths = leaf_paths(out_info, "output")
     # JAX caches its lowerings: shardc works on copies and never mutates JAX's objects
     jax_lowered = _fresh_copy(jax_lowered)
+    if call.explicit:
+        _unpin_typed_arguments(jax_lowered, call)
     module = jax_lowered._lowering.stablehlo().operation.clone().opview  # a detached copy
     with module.context, ir.Location.unknown():
         symbol = _mesh_symbol(module, mesh)
@@ -147,6 +86,9 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
             )
         _set_attrs(main, "arg_attrs", _with_tokens(ins_sym, tokens_in))
         _set_attrs(main, "res_attrs", _with_tokens(outs, tokens_out))
+        if call.explicit:
+            module.operation.attributes[EXPLICIT_AXES] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(n) for n in mesh.axis_names if n in call.explicit])
 
     name = getattr(jitted.fun, "__name__", "fun")
     # without locations: each op reads its own from JAX's module when a message, listing or
@@ -160,19 +102,39 @@ def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
     written = record_written(ir_module)
     ir_module, report = jitted.run_pipeline(ir_module, options)
-    record = Traced(module, tree, out_tree, list(sds_leaves), list(out_avals), ins, outs,
-                    symbol, time.perf_counter() - start)
+    record = Traced(module, call.tree, out_tree, list(call.sds_leaves), list(out_avals), ins, outs,
+                    symbol, time.perf_counter() - call.start)
     lowered = Lowered(jitted, record, ir_module)
     lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
-    lowered.jax_mesh_concrete = cmesh  # type: ignore[attr-defined]
-    lowered.argument_paths = paths  # type: ignore[attr-defined]
+    lowered.jax_mesh_concrete = call.jmesh  # type: ignore[attr-defined]
+    lowered.argument_paths = call.paths  # type: ignore[attr-defined]
     lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
-    lowered.call_arity = len(args)  # type: ignore[attr-defined]
+    lowered.call_arity = len(call.args)  # type: ignore[attr-defined]
+    lowered.call_key = call.key  # type: ignore[attr-defined]
+    lowered.explicit_axes = call.explicit  # type: ignore[attr-defined]
+    lowered.jaxpr_effects = traced.jaxpr.effects  # type: ignore[attr-defined]
     lowered.plan_source = (source, options)
     lowered.report = report
     lowered.origin = origin
     lowered.written = written
     return lowered
+
+
+def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
+    """On a mesh with Explicit axes an argument whose layout JAX cannot say (an open dim, a
+    priority) was traced typed by its Explicit part only: JAX's compile must not take that
+    type for the whole layout (XLA chooses the Auto axes, and JAX reads them back)."""
+    from jax._src.sharding_impls import UNSPECIFIED
+
+    from .meshes import native_sharding
+
+    args = jax_lowered._lowering.compile_args
+    current = tuple(args["in_shardings"])
+    if len(current) != len(call.ins):
+        return
+    args["in_shardings"] = tuple(
+        UNSPECIFIED if s is not None and native_sharding(s, call.jmesh) is None else cur
+        for cur, s in zip(current, call.ins, strict=True))
 
 
 def _import_located(generic: str, source_name: str, jax_module: Any) -> Module:
@@ -219,18 +181,6 @@ def _with_tokens(shardings: list[Any], tokens: set[int]) -> list[Any]:
     return [None if i in tokens else next(it) for i in range(total)]
 
 
-def _rebuild(args: tuple[Any, ...], kwargs: dict[str, Any], spec: ArgSpec,
-             abstract: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The call's arguments with every dynamic leaf replaced by its ShapeDtypeStruct."""
-    dyn, dyn_kw = abstract
-    n = len(args)
-    static_idx = {i % n for i in spec.static_argnums if -n <= i < n}
-    it = iter(dyn)
-    call_args = tuple(args[i] if i in static_idx else next(it) for i in range(n))
-    call_kw = {k: (v if k in spec.static_argnames else dyn_kw[k]) for k, v in kwargs.items()}
-    return call_args, call_kw
-
-
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
     ref = getattr(lowered, "_compiled_default", None)
@@ -238,10 +188,8 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
-    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
-                                for_compile=True)
+    exported, module = _compiled_form(lowered, for_compile=True)
     arg_sh, res_sh = _array_shardings(exported)
-    module = _module_for_xla(lowered, exported)
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -280,6 +228,28 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     return out
 
 
+def module_for_compile(lowered: Lowered) -> Any:
+    """The jaxlib module `compile_lowered` hands to XLA for `lowered`, without compiling: what
+    `Lowered.compiler_ir()` returns and `Lowered.cost_analysis()` analyses."""
+    return _compiled_form(lowered)[1]
+
+
+def _compiled_form(lowered: Lowered, for_compile: bool = False) -> tuple[Exported, Any]:
+    """The `pin` export of `lowered` (made on the propagated IR itself when `for_compile`) and
+    the jaxlib module XLA compiles from it: one builder for `.compile()` and `compiler_ir()`."""
+    exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
+                                for_compile=for_compile)
+    return exported, _module_for_xla(lowered, exported)
+
+
+def lowering_for_xla(lowered: Lowered) -> Any:
+    """A copy of JAX's lowering object of `lowered` holding the module XLA would compile (its
+    `hlo()` and `cost_analysis()` are then of shardc's module)."""
+    lowering = _fresh_copy(lowered.jax_lowered)._lowering  # type: ignore[attr-defined]
+    lowering._hlo = module_for_compile(lowered)
+    return lowering
+
+
 def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
     """The jaxlib module XLA compiles: the one the `pin` export's last question to its oracle
     was about, where that was the export as it ends (the usual case: nothing to pin, or the
@@ -309,7 +279,7 @@ class JaxCompiled(Compiled):
             text = str(e)
             if "pytree" not in text and "compiled" not in text:
                 raise
-            raise ShardcError(
+            raise ArgumentTypeError(
                 f"called with arguments other than those the function was compiled for: "
                 f"{' '.join(text.split())[:400]}",
                 hint="call with the arguments given to .lower() (static ones left out), or call "
@@ -345,6 +315,16 @@ class JaxCompiled(Compiled):
 
     def runtime_executable(self) -> Any:
         return self.jax_compiled.runtime_executable()
+
+    @property
+    def input_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the inputs, in the input pytree."""
+        return self.jax_compiled.input_formats
+
+    @property
+    def output_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the outputs, in the output pytree."""
+        return self.jax_compiled.output_formats
 
 
 def _array_shardings(exported: Exported) -> tuple[list[Any], list[Any]]:

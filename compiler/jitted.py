@@ -7,21 +7,25 @@
     y = lowered.compile()(x, w)      # runs on the mesh's devices through XLA
     y = f(x, w)                      # the same, compiled once per input signature
 
-Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy), then shardc imports the
-module, verifies it, propagates, and exports. The mesh's axes are lowered as `Auto` whatever the
-given mesh says (`jax.make_mesh` defaults to `Explicit`, with which JAX pins nearly every op and
-leaves nothing to propagate). The mesh may be bigger than the machine: lowering uses an
-`AbstractMesh`; only `.compile()`/calling needs the devices.
+Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy, in the context jax.jit
+would trace in: jit_trace.py), then shardc imports the module, verifies it, propagates, and
+exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
+value's sharding is its type and JAX writes it into the module, so shardc propagates over the
+`Auto` axes only (meshes.py). The mesh may be bigger than the machine: lowering then uses an
+`AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
+dispatch (dispatch.py).
 """
 
 from __future__ import annotations
 
 import functools
+import operator
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.passes.pin import Written, record_written
@@ -29,8 +33,17 @@ from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 
 from . import specs
+from .auto_fit import fit_to_budget
+from .backend import build_executable, mesh_devices
+from .calling import call_key, normalize_call, resolve_argspec, split_call
+from .dispatch import CallEntry, make_dispatcher
 from .exported import Exported, export_copy, export_in_place
+from .frontend import flat_shardings, trace_function
+from .grid import render_grid
+from .jit_trace import resolve_mesh, trace_call
+from .meshes import context_mesh, native_sharding
 from .runtime import suspended_gc
+from .transforms import is_traced, traced_call
 from .xla_form import ShardyOracle, parse_for_xla
 
 
@@ -124,6 +137,13 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
                 yield ValueInfo(prefix + names[id(r)], str(r.type), sharding, op.name, loc, r)
 
 
+def _closed(sharding: TensorSharding) -> TensorSharding:
+    """`sharding` with every dim closed and no priority: the layout an exported sharding
+    stands for (its open dims hold what propagation put there)."""
+    dims = tuple(DimSharding(d.axes, True) for d in sharding.dims)
+    return TensorSharding(sharding.mesh, dims, sharding.replicated, sharding.unreduced)
+
+
 def _shape(type_text: str) -> tuple[int, ...]:
     inner = type_text[type_text.find("<") + 1 : type_text.rfind(">")]
     parts = inner.split("x")[:-1]
@@ -149,7 +169,7 @@ class Compiled:
         dyn = tuple(a for i, a in enumerate(args) if i not in low.static_argnums)
         leaves, tree = jax.tree.flatten(dyn)
         if tree != low.in_tree:
-            raise ShardcError(
+            raise ArgumentTypeError(
                 f"called with {len(dyn)} arguments ({len(leaves)} arrays, structure "
                 f"{tree}), but the function was compiled for {len(low.in_avals)} arrays "
                 f"of structure {low.in_tree}",
@@ -159,7 +179,7 @@ class Compiled:
         for i, (leaf, aval) in enumerate(zip(leaves, low.in_avals, strict=True)):
             shape, dtype = tuple(np.shape(leaf)), np.dtype(getattr(leaf, "dtype", np.asarray(leaf).dtype))
             if shape != tuple(aval.shape) or dtype != np.dtype(aval.dtype):
-                raise ShardcError(
+                raise ArgumentTypeError(
                     f"argument {i} has shape {shape} and dtype {dtype}, but the function was "
                     f"compiled for {tuple(aval.shape)} {np.dtype(aval.dtype)}",
                     hint="call the shardc.jit function itself, which compiles per signature",
@@ -178,6 +198,10 @@ class Compiled:
     def as_text(self) -> str:
         """The optimised per-device HLO XLA produced (with its collectives)."""
         return self.executable.hlo_text()
+
+    def __repr__(self) -> str:
+        name = getattr(self.lowered.jitted.fun, "__name__", "fun")
+        return f"<shardc Compiled {name} on mesh {self.lowered.mesh.body()}>"
 
 
 class Lowered:
@@ -207,6 +231,23 @@ class Lowered:
         self.xla_route: str | None = None
         # the annotations as JAX (and shardc's frontend) wrote them: where `.compile()` starts
         self.written: Written | None = None
+
+    @property
+    def _compiled_default(self) -> Any:
+        """A weak reference to this lowering's compile with default options (what `.compile()`
+        returns again while it lives)."""
+        return self.__dict__.get("_compiled_default_ref")
+
+    @_compiled_default.setter
+    def _compiled_default(self, ref: Any) -> None:
+        # the compile with default options is also what a call of the jitted function with
+        # this signature runs, as jax.jit reuses `.lower(...).compile()`
+        self.__dict__["_compiled_default_ref"] = ref
+        compiled = ref() if ref is not None else None
+        key = getattr(self, "call_key", None)
+        jax_compiled = getattr(compiled, "jax_compiled", None)
+        if key is not None and jax_compiled is not None:
+            self.jitted.offer_compiled(key, jax_compiled, getattr(self, "jaxpr_effects", ()))
 
     @property
     def ir(self) -> Module:
@@ -292,6 +333,76 @@ class Lowered:
             if remove_redundant:
                 self.removed_collectives = exp.removed_collectives
         return self._exports[key]
+
+    # JAX's stage API ----------------------------------------------------------------------
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The module `.compile()` hands to XLA (a jaxlib `ir.Module`, the `pin` export as it
+        builds it); `dialect="hlo"`: that module converted to an XLA computation, as
+        `jax.stages.Lowered.compiler_ir` gives them."""
+        if dialect not in (None, "stablehlo", "hlo"):
+            raise ArgumentError(f"dialect = {dialect!r} is not one of stablehlo, hlo")
+        if getattr(self, "jax_lowered", None) is None:
+            if dialect == "hlo":
+                raise ShardcError(
+                    "compiler_ir('hlo') needs a lowering on the mesh's devices",
+                    hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
+                )
+            from shardc import mlir_bridge
+
+            pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
+            return mlir_bridge.parse_module(pinned.text("pretty"), "<shardc.jit>")
+        from .jax_compile import lowering_for_xla, module_for_compile
+
+        if dialect == "hlo":
+            return lowering_for_xla(self).hlo()
+        return module_for_compile(self)
+
+    def cost_analysis(self) -> Any:
+        """XLA's cost estimate of the module `.compile()` hands it, before XLA's optimizations
+        (flops, bytes accessed, ...), as `jax.stages.Lowered.cost_analysis` gives it."""
+        if getattr(self, "jax_lowered", None) is None:
+            raise ShardcError(
+                "cost_analysis() needs a lowering on the mesh's devices",
+                hint="lower with a mesh this machine has, or compile and read "
+                "compiled.cost_analysis()",
+            )
+        from .jax_compile import lowering_for_xla
+
+        return lowering_for_xla(self).cost_analysis()
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs as `jax.ShapeDtypeStruct`s with the shardings the compiled function
+        returns them in (shardc's out shardings as `NamedSharding`s where one says it exactly,
+        else None), in the output pytree."""
+        import jax
+
+        from .jax_compile import _array_shardings
+
+        jmesh = getattr(self, "jax_mesh_concrete", None)
+        outs = []
+        _, shardings = _array_shardings(self.exported())
+        for aval, s in zip(self.out_avals, shardings, strict=True):
+            named = native_sharding(_closed(s), jmesh) if jmesh is not None and s else None
+            outs.append(jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=named,
+                                             weak_type=getattr(aval, "weak_type", False)))
+        return jax.tree.unflatten(self.out_tree, outs)
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments as JAX describes them (shape, dtype, donation), in the pytree of the
+        call's (positional, keyword) arguments."""
+        jax_lowered = getattr(self, "jax_lowered", None)
+        if jax_lowered is not None:
+            return jax_lowered.args_info
+        import jax
+
+        return jax.tree.unflatten(self.in_tree, list(self.in_avals))
+
+    def __repr__(self) -> str:
+        name = getattr(self.jitted.fun, "__name__", "fun")
+        return (f"<shardc Lowered {name}: {len(self.in_avals)} inputs, {len(self.out_avals)} "
+                f"outputs on mesh {self.mesh.body()}>")
 
     def xla_oracle(self) -> ShardyOracle:
         """What the `pin` export asks what XLA derives: jaxlib's Shardy on the module XLA is
@@ -389,7 +500,6 @@ class Lowered:
 
     def show(self, name: str, print_it: bool = True) -> str:
         """A grid of which devices hold which block of value `name` (from `.listing()`)."""
-        from .grid import render_grid
 
         v = self.value(name)
         shape = _shape(v.type)
@@ -404,7 +514,6 @@ class Lowered:
         """Compile the `pin` export for the mesh's devices through XLA, redundant collectives
         of shard_map regions removed (see `removed_collectives`) unless the jit said not to.
         `compiler_options`: XLA options by name, as `jax.stages.Lowered.compile` takes them."""
-        from .backend import build_executable
 
         if getattr(self, "jax_lowered", None) is not None:
             from .jax_compile import compile_lowered
@@ -430,7 +539,8 @@ class Lowered:
 
 
 class Jitted:
-    """The result of `shardc.jit(fun, ...)`: `.lower(*args)`, or call it like `jax.jit`."""
+    """The result of `shardc.jit(fun, ...)`: `.lower(*args)`, `.trace(*args)`, or call it like
+    `jax.jit`."""
 
     def __init__(
         self,
@@ -446,16 +556,16 @@ class Jitted:
         donate_argnums: int | tuple[int, ...] = (),
         donate_argnames: str | tuple[str, ...] = (),
     ):
-        from .calling import resolve_argspec
 
-        if mesh is None:
-            raise ShardcError(
-                f"shardc.jit({getattr(fun, '__name__', fun)}) needs a mesh",
-                hint='pass mesh=jax.make_mesh(...), an AbstractMesh or "x=4,y=2"',
+        if not callable(fun):
+            raise ArgumentTypeError(
+                f"shardc.jit({_short(fun)}): {type(fun).__name__!r} object is not callable",
+                hint="pass the function to jit: shardc.jit(f, mesh=...) or @shardc.jit(mesh=...)",
             )
         self.fun = fun
-        self.jax_mesh = mesh if not isinstance(mesh, str | Mesh | dict) else None
-        self.mesh = specs.to_mesh(mesh)
+        # mesh=None: the mesh `jax.set_mesh` sets around each call (`mesh`, `jax_mesh`)
+        self._mesh_arg = mesh
+        self._given_mesh = None if mesh is None else specs.to_mesh(mesh)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.argspec = resolve_argspec(
@@ -467,8 +577,50 @@ class Jitted:
         self.remove_redundant_collectives = remove_redundant_collectives
         self.caller = Caller(function="shardc.jit")  # `shardc compile` sets the CLI
         self.entry_args: tuple[Any, ...] | None = None
-        self._cache: dict[Any, Compiled] = {}
+        # per call signature, what a call runs (filled by calls and by `.lower().compile()`)
+        self._cache: dict[Any, Any] = {}
         functools.update_wrapper(self, fun)
+        # what a call runs (see `__call__`): JAX's C++ dispatch over this function's miss
+        # handler, or the handler alone where this JAX has no such object; the handler holds
+        # the function weakly, so no cycle keeps it alive
+        miss = _miss_handler(self)
+        made = make_dispatcher(fun, getattr(fun, "__name__", "fun"), miss,
+                               self.argspec.static_argnums, self.argspec.static_argnames)
+        self._dispatch_cache: Any = None
+        self._dispatch: Callable[..., Any] = lambda *a, **k: miss(*a, **k)[0]
+        if made is not None:
+            cpp, self._dispatch_cache = made
+            self._dispatch = cpp
+            if self.argspec.static_argnums or self.argspec.static_argnames:
+                self._dispatch = _static_values_checked(cpp, miss)
+
+    @property
+    def mesh(self) -> Mesh:
+        """The mesh the function runs on: the one given, else the one `jax.set_mesh` set."""
+        if self._given_mesh is not None:
+            return self._given_mesh
+
+        return resolve_mesh(None, self.fun)[0]
+
+    @property
+    def jax_mesh(self) -> Any:
+        """The JAX mesh object the mesh came from (`jax.sharding.Mesh`, `AbstractMesh`), or
+        None for a mesh given as text or as a shardc `Mesh`."""
+
+        return resolve_mesh(self._mesh_arg, self.fun)[1]
+
+    def _key_mesh(self) -> Any:
+        """The part of a call's cache key that the context decides: the context's mesh when
+        no mesh was given."""
+        if self._mesh_arg is not None:
+            return None
+
+        return context_mesh()
+
+    def __repr__(self) -> str:
+        name = getattr(self.fun, "__name__", "fun")
+        mesh = self._given_mesh.body() if self._given_mesh is not None else "from jax.set_mesh"
+        return f"<shardc.jit {name}, mesh {mesh}, {len(self._cache)} compiled>"
 
     def with_mesh(self, mesh: Any) -> Jitted:
         """The same function for another mesh (same axis names, other sizes)."""
@@ -487,17 +639,62 @@ class Jitted:
         On a mesh this machine has, JAX lowers on its devices and `.compile()` hands shardc's
         module back to JAX's own compile (callbacks, donation, placement are JAX's); a mesh
         bigger than the machine lowers abstractly (inspect only)."""
+        if self._fits_machine():
+            return self.trace(*args, **kwargs).lower(strategy=strategy)
+        return self._lower_abstract(args, kwargs, strategy)
+
+    def trace(self, *args: Any, **kwargs: Any) -> TracedStage:
+        """Trace with JAX as a call would (arguments may be ShapeDtypeStructs): the traced
+        stage, whose `.lower()` gives the `Lowered` that `.lower(*args)` gives, and whose
+        `.jaxpr`, `.out_info` and `.args_info` are JAX's."""
+
+        if not self._fits_machine():
+            raise ShardcError(
+                f"shardc.jit({getattr(self.fun, '__name__', 'fun')}).trace needs a mesh this "
+                f"machine has; mesh {self.mesh.body()} is abstract or bigger",
+                hint="use .lower(...) for an abstract lowering, or give a concrete mesh",
+            )
+        args, kwargs = normalize_call(self.fun, args, kwargs)
+        return TracedStage(trace_call(self, args, kwargs))
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' shapes and dtypes as `jax.ShapeDtypeStruct`s, as `jax.jit(f).eval_shape`
+        gives them (traced, not lowered or compiled)."""
+        import jax
+
+
+        args, kwargs = normalize_call(self.fun, args, kwargs)
+        if not self._fits_machine():
+            return jax.eval_shape(self.fun, *args, **kwargs)
+        traced = self.trace(*args, **kwargs)
+        out_info = traced.out_info
+        if self.out_shardings is None:
+            return out_info
+        # out_shardings JAX can say name the outputs' shardings, as jax.jit's eval_shape says
+        leaves, tree = jax.tree.flatten(out_info)
+        given = flat_shardings(self.out_shardings, out_info, leaves, traced._call.mesh,
+                               "out_shardings", specs.MESH_SYMBOL)
+        jmesh = traced._call.jmesh
+        return jax.tree.unflatten(tree, [
+            leaf if s is None or native_sharding(s, jmesh) is None
+            else leaf.update(sharding=native_sharding(s, jmesh))
+            for leaf, s in zip(leaves, given, strict=True)])
+
+    def clear_cache(self) -> None:
+        """Forget every compiled call (the next call of each signature compiles again)."""
+        self._cache.clear()
+        self.__dict__.pop("_inner_jits", None)
+        if self._dispatch_cache is not None:
+            self._dispatch_cache.clear()
+
+    def _lower_abstract(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                        strategy: str | None) -> Lowered:
+        """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
+        traces on the abstract mesh, for inspection only."""
         from shardc import mlir_bridge
         from shardc.importer import import_generic
 
-        from .frontend import trace_function
 
-        if self._fits_machine():
-            from .calling import normalize_call
-            from .jax_compile import lower_for_call
-
-            args, kwargs = normalize_call(self.fun, args, kwargs)
-            return lower_for_call(self, args, kwargs, _options(self.options, strategy))
         if kwargs:
             raise ShardcError(
                 f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
@@ -505,7 +702,6 @@ class Jitted:
                 hint="pass them positionally to .lower() for an abstract lowering, or give "
                 "shardc.jit a concrete jax.sharding.Mesh",
             )
-
         traced = trace_function(
             self.fun, args, self.mesh, self.static_argnums, self.in_shardings, self.out_shardings,
             jax_mesh=self.jax_mesh,
@@ -528,7 +724,6 @@ class Jitted:
         """The devices to check an auto plan's memory on (None: no budget, or too few)."""
         if options is None or not options.auto or options.memory_budget in ("", None, 0):
             return None
-        from .backend import mesh_devices
 
         try:
             return mesh_devices(self.mesh, self.jax_mesh)
@@ -553,7 +748,6 @@ class Jitted:
         if devices is None:
             ctx = run_pipeline(module, pipeline, self.caller)
             return module, ctx.report
-        from .auto_fit import fit_to_budget
 
         # the checks once; then each of auto_fit's tries propagates a fresh copy
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
@@ -564,13 +758,6 @@ class Jitted:
             devices,
         )
 
-    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
-        """Lower a call on the mesh's devices (every keyword is the function's, even one named
-        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
-        from .jax_compile import lower_for_call
-
-        return lower_for_call(self, args, kwargs, _options(self.options))
-
     def _fits_machine(self) -> bool:
         """Whether to lower on the mesh's devices (JAX's own lowering, compile and call): for a
         concrete `Mesh`, or a mesh given by its axes that this machine has the devices for. An
@@ -578,29 +765,131 @@ class Jitted:
         shard_map's mesh to equal the context mesh, and a concrete one carries a device kind)."""
         import jax
 
-        if self.jax_mesh is not None:
-            return type(self.jax_mesh).__name__ == "Mesh"
+        jax_mesh = self.jax_mesh
+        if jax_mesh is not None:
+            return type(jax_mesh).__name__ == "Mesh"
         return self.mesh.num_devices <= jax.device_count()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Compile once per abstract signature (shapes, dtypes, weak types, committed layouts,
-        static values; read without touching data) and run; under a JAX transform or an outer
-        jit, act as an inner `jax.jit` call whose in/out shardings are constraints."""
-        from .calling import call_key, normalize_call, split_call
-        from .transforms import is_traced, traced_call
+    # Calling a Jitted calls `_dispatch` itself: `f(...)` finds this property on the class and
+    # calls what it returns, with no Python frame of shardc's in between (a wrapper method
+    # would add one to every call: ~6% of a one-leaf jax.jit call, bench/bench_call.py).
+    # A call compiles once per abstract signature (shapes, dtypes, weak types, committed
+    # layouts, static values, the context's mesh) and runs; a signature seen before runs in
+    # JAX's C++ dispatch, as a `jax.jit` call does. Under a JAX transform or an outer jit it
+    # acts as an inner `jax.jit` call with the same shardings (`_miss`).
+    __call__ = property(operator.attrgetter("_dispatch"))
 
+    def _miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """A call the C++ dispatch has no record of: (outputs, JAX's fast-path record of the
+        call or None, False). Traced calls go to `transforms.traced_call`; others compile once
+        per signature (or reuse what `.lower(...).compile()` compiled for it) and run."""
+
+        given = args, kwargs
         args, kwargs = normalize_call(self.fun, args, kwargs)
         dyn, dyn_kw, statics = split_call(self.argspec, args, kwargs)
         if is_traced((dyn, dyn_kw)):
-            return traced_call(self, args, kwargs)
-        key = call_key(dyn, dyn_kw, statics)
-        compiled = self._cache.get(key)
-        if compiled is None:
+            return traced_call(self, args, kwargs), None, False
+        key = call_key(dyn, dyn_kw, statics, self._key_mesh())
+        entry = self._cache.get(key)
+        if entry is None:
             lowered = self._lower_for_call(args, kwargs)
-            compiled = lowered.compile()
+            lowered.compile()  # (registers what it compiled under the call's key)
             lowered.release_ir()  # nothing reaches it but the cache: free it now, not at a GC
-            self._cache[key] = compiled
-        return compiled(*dyn, **dyn_kw)
+            entry = self._cache.get(key)
+            if entry is None:  # pragma: no cover - a lowering whose key differs
+                raise ShardcError("the compiled call was not recorded under its signature",
+                                  hint="report this: shardc.jit's call cache lost a compile")
+        # the fast path flattens the arguments as given: record it only where shardc did not
+        # move keywords into positions
+        exact = given[0] is args and given[1] is kwargs
+        outs, fast = entry.run(dyn, dyn_kw, exact and self._dispatch is not None)
+        return outs, fast, False
+
+    def offer_compiled(self, key: Any, compiled: Any, effects: Any) -> None:
+        """Record JAX's compiled function of a lowering (compiled with default options) as what
+        a call with signature `key` runs, as `jax.jit` reuses `.lower(...).compile()`."""
+
+        self._cache[key] = CallEntry(compiled, effects)
+
+    def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
+        """Lower a call on the mesh's devices (every keyword is the function's, even one named
+        `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
+        from .jax_compile import lower_for_call
+
+        return lower_for_call(self, args, kwargs, _options(self.options))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _static_values_checked(cpp: Callable[..., Any], miss: Callable[..., Any]) -> Callable[..., Any]:
+    """`cpp` (JAX's dispatch) for a function with static arguments: JAX's dispatch hashes the
+    static values before anything else, and a value it cannot hash is said as shardc says it,
+    naming the argument (the miss handler raises it)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return cpp(*args, **kwargs)
+        except ValueError as e:
+            if "Non-hashable static" not in str(e):
+                raise
+        return miss(*args, **kwargs)[0]
+
+    return call
+
+
+def _miss_handler(jitted: Jitted) -> Callable[..., Any]:
+    """`jitted._miss` through a weak reference (the C++ dispatch object holds its handler)."""
+    ref = weakref.ref(jitted)
+
+    def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        target = ref()
+        if target is None:  # pragma: no cover - the dispatch object outlived its function
+            raise ShardcError("this shardc.jit function was freed")
+        return target._miss(*args, **kwargs)
+
+    return miss
+
+
+class TracedStage:
+    """`Jitted.trace(...)`: the function traced by JAX for one call signature.
+
+    `.lower()` gives the `Lowered` that `Jitted.lower(...)` gives for the same arguments;
+    `.jaxpr`, `.out_info`, `.args_info` and `.fun_name` are JAX's."""
+
+    def __init__(self, call: Any):
+        self._call = call
+
+    @property
+    def jaxpr(self) -> Any:
+        """JAX's closed jaxpr of the call."""
+        return self._call.traced.jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs as `jax.ShapeDtypeStruct`s (JAX's, typed on Explicit axes)."""
+        return self._call.traced.out_info
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments as JAX describes them (shape, dtype, donation)."""
+        return self._call.traced.args_info
+
+    @property
+    def fun_name(self) -> str:
+        return str(self._call.traced.fun_name)
+
+    def lower(self, strategy: str | None = None) -> Lowered:
+        """Lower, import and propagate: the `Lowered` of this call."""
+        from .jax_compile import lower_traced
+
+        jitted = self._call.jitted
+        return lower_traced(self._call, _options(jitted.options, strategy))
+
+    def __repr__(self) -> str:
+        return f"<shardc traced {self.fun_name} on mesh {self._call.mesh.body()}>"
 
 
 def jit(
@@ -622,9 +911,10 @@ def jit(
 ) -> Any:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
-    `mesh`: a `jax.sharding.Mesh` (its axes are lowered as `Auto`, whatever their type), an
-    `AbstractMesh` (lower only, or run on the first devices of the machine), a shardc `Mesh` or
-    `"x=4,y=2"`. `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
+    `mesh`: a `jax.sharding.Mesh` (its axis types kept: shardc propagates over `Auto` axes and
+    keeps the shardings JAX types on `Explicit` ones), an `AbstractMesh` (lower only, or run on
+    the first devices of the machine), a shardc `Mesh` or `"x=4,y=2"`; left out, the mesh
+    `jax.set_mesh` sets around each call (then `PartitionSpec`s are enough, as for `jax.jit`). `in_shardings`/`out_shardings`: one spec for all values, or a pytree prefix of
     specs (compact text like `"x?p1, _"`, `PartitionSpec`, `NamedSharding`, logical specs,
     placements); `None` leaves a value open for propagation. `options`: `PropagationOptions`.
     `check_replication`: check that no shard_map output declared replicated along a manual axis
@@ -637,8 +927,9 @@ def jit(
     keywords, Python scalars (weak types), typed PRNG keys and any pytree; a committed
     `jax.Array` keeps its layout unless `in_shardings` names another (which raises, as jax.jit
     does); a sharding whose axes do not divide a dim raises. Under `jax.jit`, `grad`, `vmap`,
-    `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with its
-    in/out shardings as sharding constraints (priorities kept).
+    `checkpoint` or a `scan` body the function acts as an inner `jax.jit` call with the
+    shardings JAX can say as its own in/out shardings (so it runs on the mesh's devices) and
+    the others (open dims, priorities) as sharding constraints.
     `auto`, `memory_budget`, `axis_cost`: cost-based choice of what no annotation decided
     (`PropagationOptions.auto` and its fields; `Lowered.auto_explanation()` says why).
     """

@@ -67,7 +67,9 @@ class ShardyOracle:
         self._parsed: dict[str, tuple[Key, ...]] = {}
         self._one: dict[str, object] = {}
 
-    def __call__(self, module: Module, wanted: set[int], dead: set[int]) -> XlaLayouts:
+    def __call__(
+        self, module: Module, wanted: set[int], dead: set[int], rules: dict[int, str]
+    ) -> XlaLayouts:
         from jaxlib.mlir import ir, passmanager
 
         jmodule = self.build(module)
@@ -89,6 +91,8 @@ class ShardyOracle:
             i64 = ir.IntegerType.get_signless(64)
             for k in wanted:
                 ops[k - 1].attributes[TAG] = ir.IntegerAttr.get(i64, k)
+            for k, text in rules.items():
+                ops[k - 1].attributes["sdy.sharding_rule"] = ir.Attribute.parse(text)
             _erase(ops, dead)
             try:
                 passmanager.PassManager.parse(PIPELINE).run(copy)

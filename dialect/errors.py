@@ -35,16 +35,30 @@ class ParseError(ShardcError):
     """Text that does not parse (MLIR, sharding syntax, rule syntax, spec syntax)."""
 
 
-class ShardingError(ShardcError):
-    """A sharding that is invalid for its mesh or its tensor."""
+class ShardingError(ShardcError, ValueError):
+    """A sharding that is invalid for its mesh or its tensor (a `ValueError` too, as `jax.jit`
+    raises for the same mistakes: an unknown axis, a dim the axes do not divide, ...)."""
 
 
 class VerificationError(ShardcError):
     """A module whose structure, types or shardings break an invariant."""
 
 
-class ManualComputationError(ShardcError):
-    """A shard_map region whose shapes, axes or replication do not hold."""
+class ManualComputationError(ShardcError, ValueError):
+    """A shard_map region whose shapes, axes or replication do not hold (a `ValueError` too,
+    as JAX's own shard_map errors are)."""
+
+
+class ArgumentError(ShardcError, ValueError):
+    """A function's arguments that do not fit how it was jitted: a static or donated argument
+    number out of range, an unhashable static value, a parameter name it does not have (a
+    `ValueError` too, as `jax.jit` raises for the same mistakes)."""
+
+
+class ArgumentTypeError(ShardcError, TypeError):
+    """An argument of the wrong kind: a value that is not an array, a static number that is not
+    an int, a compiled function called with other arguments than it was compiled for (a
+    `TypeError` too, as `jax.jit` raises for the same mistakes)."""
 
 
 class UnsupportedError(ShardcError):

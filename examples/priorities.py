@@ -13,7 +13,10 @@ import numpy as np  # noqa: E402
 
 import shardc  # noqa: E402
 
-MESH = jax.make_mesh((8,), ("x",))
+# Auto axes: shardc propagates over them. On Explicit axes (jax.make_mesh's default) a
+# value's sharding is part of its type and JAX decides it op by op, leaving nothing to
+# propagate (shardc.jit then keeps JAX's types, as jax.jit does).
+MESH = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
 
 
 def matmul(x, w):

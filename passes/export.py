@@ -33,6 +33,7 @@ from shardc.dialect.ir import (
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
+from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -51,6 +52,7 @@ from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 from .pin import (
     MAX_ROUNDS,
+    XLA_REWRITTEN_PREFIXES,
     Key,
     PinReport,
     Written,
@@ -61,6 +63,7 @@ from .pin import (
     restore_written,
     sharding_key,
     splice_after,
+    xla_reads_op_sharding,
 )
 
 Mode = Literal["annotate", "pin"]
@@ -434,13 +437,13 @@ class _Exporter:
         bounds, manuals = layouts_of
         entries = {name: f for name, f in entry_funcs(self.module).items() if name in bounds}
         pinned: set[int] = set()  # ids of values with a pin
-        forced = []
-        for r, op, s in self.comparable(pinned):
-            safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
-            if safe is not s:
-                r.sharding = safe
-                forced.append((r, op, safe, True))
-                report.forced.append(self.describe(r))
+        # a layout XLA partitions wrongly (`pin_hazards`; XLA aborts on some: jax.jit with it
+        # too) is pinned made safe first, whether or not XLA would derive it by itself
+        forced = [
+            self.made_safe((r, op, s, False), report)
+            for r, op, s in self.comparable(pinned)
+            if op.name in PIN_HAZARDS and pinnable(op, s) is not s
+        ]
         self.pin_chosen(forced, pinned)
         while True:
             ops = list(self.module.walk())
@@ -454,7 +457,7 @@ class _Exporter:
             report.rounds += 1
             wanted = {index[id(op)] for _, op, _ in values}
             wanted.update(index[id(m[0])] for m in open_manuals)
-            layouts = oracle(self.module, wanted, _outermost(ops, gone, index))
+            layouts = oracle(self.module, wanted, _outermost(ops, gone, index), _xla_rules(ops))
             differ = [
                 (r, op, s, False)
                 for r, op, s in values
@@ -469,12 +472,17 @@ class _Exporter:
                 break
             if report.rounds < max_rounds:
                 differ = _first_differences(differ)
+            differ = [self.made_safe(c, report) for c in differ]
             report.pins += [self.describe(c[0]) for c in differ]
             self.pin_chosen(differ, pinned)
         if report.unverified:
             # out of rounds: whatever is left that XLA could lay out otherwise gets a pin
             gone = dead_ops(self.module, xla=True)
-            rest = [(r, op, s, False) for r, op, s in self.comparable(pinned) if id(op) not in gone]
+            rest = [
+                self.made_safe((r, op, s, False), report)
+                for r, op, s in self.comparable(pinned)
+                if id(op) not in gone
+            ]
             report.pins += [self.describe(c[0]) for c in rest]
             self.pin_chosen(rest, pinned)
             for name, func in entries.items():
@@ -568,6 +576,19 @@ class _Exporter:
         view.in_shardings, view.out_shardings = ins, outs
         report.pins.append(self.describe(op.results[0]) if op.results else op.name)
         return 1
+
+    def made_safe(self, c: Candidate, report: PinReport) -> Candidate:
+        """A pin to a layout XLA partitions wrongly (`pin_hazards`) made safe: its dims XLA
+        mis-partitions closed and empty."""
+        r, op, s, _ = c
+        if op.name not in PIN_HAZARDS:
+            return c
+        safe = pinnable(op, s)
+        if safe is s:
+            return c
+        r.sharding = safe
+        report.forced.append(self.describe(r))
+        return (r, op, safe, True)
 
     def pin_chosen(self, chosen: list[Candidate], pinned: set[int]) -> None:
         if chosen:
@@ -822,15 +843,34 @@ def export_module(
     if not keep_open:
         recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
     if mode == "pin":
+        assert oracle is not None
         # shardc's layouts of what the annotations as written leave to XLA, then those
         shardc_layouts = exporter.boundary_layouts()
         if written is not None:
             restore_written(module, written)
+        report = exporter.pin_against(oracle, shardc_layouts)
+        drop_unread_op_shardings(module)
+        # copies of a callee that XLA reads alike (no pin tells them apart) become one again:
+        # XLA's Shardy gives each call site its own copy anyway, and JAX's own call structure
+        # lets the module for XLA be written onto a copy of JAX's (xla_module.py)
+        funcs = len(module.funcs)
+        dedupe_call_sites(module)
+        if len(module.funcs) != funcs:
+            report.last_checked = False
+        return report
     dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
-    if mode == "pin":
-        assert oracle is not None
-        return exporter.pin_against(oracle, shardc_layouts)
     return None
+
+
+def drop_unread_op_shardings(module: Module) -> None:
+    """Remove the op-level shardings XLA does not read (all but `KEEPS_OP_SHARDING`'s and
+    custom rules'): XLA's HLO passes carry them along as frontend attributes, and a
+    simplification that folds an op (a transpose of a transpose of a loop result) can leave one
+    on another instruction of another rank, which XLA then rejects."""
+    for op in module.walk():
+        if op.results and not xla_reads_op_sharding(op):
+            for r in op.results:
+                r.sharding = None
 
 
 def _drop_data_flow_edges(module: Module) -> None:
@@ -854,6 +894,21 @@ def _redirected(r: Value) -> bool:
         redirects_uses(u, False) or redirects_manual_operand(u, i, False) is not None
         for u, i in r.uses
     )
+
+
+def _xla_rules(ops: list[Operation]) -> dict[int, str]:
+    """Walk index -> the rule text of each op XLA rewrites before it propagates (`chlo` ops),
+    where shardc has one: the rule XLA's rewrite gives it."""
+    out: dict[int, str] = {}
+    for k, op in enumerate(ops):
+        if op.name.startswith(XLA_REWRITTEN_PREFIXES) and "sdy.sharding_rule" not in op.attributes:
+            try:
+                rule = rule_for(op)
+            except Exception:  # noqa: BLE001 - a rule that cannot be built: XLA's then unknown
+                rule = None
+            if rule is not None:
+                out[k] = str(rule)
+    return out
 
 
 def _open_manual(op: Operation) -> bool:

@@ -76,10 +76,20 @@ def xla_reads_op_sharding(op: Operation) -> bool:
 
 class XlaOracle(Protocol):
     """What XLA's Shardy derives for the module as exported so far, once the ops `dead` (walk
-    indexes: what XLA deletes before its Shardy runs) are gone: `wanted` names the ops to read;
-    the answer has an entry for each of them that XLA's module still has."""
+    indexes: what XLA deletes before its Shardy runs) are gone and the ops of `rules` (walk
+    index -> `#sdy.op_sharding_rule<...>` text) follow the rule XLA gives them after its own
+    rewrites: `wanted` names the ops to read; the answer has an entry for each of them that
+    XLA's module still has."""
 
-    def __call__(self, module: Module, wanted: set[int], dead: set[int]) -> XlaLayouts: ...
+    def __call__(
+        self, module: Module, wanted: set[int], dead: set[int], rules: dict[int, str]
+    ) -> XlaLayouts: ...
+
+
+# op families XLA rewrites before its Shardy runs (`chlo` ops: `chlo.top_k` into `mhlo.topk`,
+# `chlo.square` into a multiply, ...: reference/op-sharding-rules.md 3.9), where Shardy run on
+# the module as written knows no rule: the oracle is told the rule shardc gives them
+XLA_REWRITTEN_PREFIXES = ("chlo.",)
 
 
 # ops whose shardings the compiled form keeps as the author wrote them (XLA keeps them as written)

@@ -12,7 +12,11 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   that dim, XLA aborts (`Check failed: get_first_valid_element_offset_on_dilated_shard(0) ==
   swd->padding_low()`) or its HLO verifier rejects the module. Leaving the result unpinned does
   not help: XLA's own propagation then shards the pad from its neighbours' pinned layouts and
-  aborts the same way; a pin that keeps the dim replicated compiles and computes right.
+  aborts the same way, and so does jax.jit itself on most such pads sharded along that dim (its
+  own propagation chooses the layout: low/high/interior (-1, 1, 1), (-3, 0, 1), (0, -1, 1),
+  (-1, 0, 2) on f32[16] over 4 devices all abort); a pin that keeps the dim replicated compiles
+  and computes right. Some such pads do partition (e.g. (-2, 3, 1)), so the pin can cost bytes
+  jax.jit's program would not move: safety first.
 
 Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
 f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the

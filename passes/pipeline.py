@@ -10,7 +10,7 @@ and `shardc propagate / opt / check / compile` each say what they want with a
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
 replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
--> merge-constants (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
+-> sink-func-data-flow-edges -> merge-constants -> insert-call-result-reshards (with an export) (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
 A pass is a small frozen dataclass with a `name` and `run(module, ctx)` (passes/context.py);
 to add one, write its module and add it to `build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
 NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
@@ -32,6 +32,11 @@ from .export import ExportPass
 from .import_steps.call_sites import SplitCallSites
 from .import_steps.constants import MergeConstants, SplitConstants
 from .import_steps.constraints import ApplyShardingConstraints
+from .import_steps.data_flow_edges import (
+    AbsorbDataFlowEdges,
+    AddFuncDataFlowEdges,
+    SinkFuncDataFlowEdges,
+)
 from .import_steps.manual_axes import ManualAxesCleanup
 from .import_steps.meshes import DedupMeshes
 from .import_steps.sharding_groups import ImportShardingGroups
@@ -43,6 +48,7 @@ from .manual.shapes import ManualShapesCheck
 from .pin import Written, XlaOracle
 from .plan.plan import PlanOptions
 from .plan.plan_pass import PlanPass
+from .propagation.call_results import InsertCallResultReshards
 from .propagation.driver import PropagatePass
 from .propagation.options import PropagationOptions
 from .verify import VerifyPass
@@ -62,7 +68,9 @@ ExportMode = Literal["annotate", "pin"]
 
 # Shardy's import pipeline, in its order: what propagation expects the IR to look like
 IMPORT_STEPS: tuple[Pass, ...] = (
+    AbsorbDataFlowEdges(),
     SplitCallSites(),
+    AddFuncDataFlowEdges(),
     DedupMeshes(),
     RemoveSizeOneAxes(),
     SplitConstants(),
@@ -80,7 +88,9 @@ PASS_NAMES: tuple[str, ...] = (
     AutoSnapshot.name,
     *(p.name for p in IMPORT_STEPS),
     PropagatePass.name,
+    SinkFuncDataFlowEdges.name,
     MergeConstants.name,
+    InsertCallResultReshards.name,
     AutoPass.name,
     PlanPass.name,
     RemoveRedundantCollectives.name,
@@ -128,7 +138,10 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     """The passes `options` ask for, in order."""
     passes: list[Pass] = []
     if options.verify:
-        passes.append(VerifyPass())
+        # dynamic dims: propagated around (annotate export, opt); what compiles, plans or
+        # chooses layouts by cost needs static shapes
+        dynamic = options.plan is None and not options.propagation.auto and options.export != "pin"
+        passes.append(VerifyPass(dynamic))
     if options.check_manual:
         passes += [ManualShapesCheck(), PartitionIdCheck()]
     if options.check_replication:
@@ -138,12 +151,19 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         if propagation.auto:
             passes.append(AutoSnapshot(propagation))
         split = propagation.split_constants  # off: each constant is one value to propagation
-        passes += [p for p in IMPORT_STEPS if split or not isinstance(p, SplitConstants)]
+        # callees shared by their call sites (func data-flow edges), or a copy per call site
+        skip = {SplitCallSites.name if propagation.dedup_functions_fully else AddFuncDataFlowEdges.name}
+        if not split:
+            skip.add(SplitConstants.name)
+        passes += [p for p in IMPORT_STEPS if p.name not in skip]
         if options.plan is not None and not propagation.debug_origins:
             propagation = replace(propagation, debug_origins=True)  # the plan's causes
         passes.append(PropagatePass(propagation))
+        passes.append(SinkFuncDataFlowEdges())
         if split:
             passes.append(MergeConstants())  # the output has the input's ops again
+        if options.export is not None and not propagation.keep_open:
+            passes.append(InsertCallResultReshards())  # (Shardy's pipeline, not its raw passes)
         if propagation.auto:
             passes.append(AutoPass(propagation))
     if options.plan is not None:

@@ -19,13 +19,15 @@ from .context import PassContext
 
 @dataclass(frozen=True)
 class VerifyPass:
-    """The `verify` pass; no options."""
+    """The `verify` pass. `dynamic`: dynamic dims are accepted outside shard_map regions
+    (propagation moves nothing along them); else they are refused, as Shardy refuses them."""
 
     name: ClassVar[str] = "verify"
     changes_ir: ClassVar[bool] = False
+    dynamic: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        verify_module(module, ctx.ops(module))
+        verify_module(module, ctx.ops(module), self.dynamic)
 
 
 def resolve_mesh(module: Module, sharding: TensorSharding, meshes: dict[str, Mesh]) -> Mesh:
@@ -79,9 +81,11 @@ class _Checked:
             self.seen.add(key)
 
 
-def verify_module(module: Module, ops: list[Operation] | None = None) -> None:
+def verify_module(
+    module: Module, ops: list[Operation] | None = None, dynamic: bool = False
+) -> None:
     """Check the module's structure and every sharding on it (`ops`: `list(module.walk())`,
-    when the caller has it)."""
+    when the caller has it); `dynamic`: accept dynamic dims outside shard_map regions."""
     meshes = module.meshes
     if module.op.name != "builtin.module":
         raise VerificationError("the top-level op must be builtin.module")
@@ -89,7 +93,7 @@ def verify_module(module: Module, ops: list[Operation] | None = None) -> None:
         if op.name == "func.func":
             _verify_func(module, op, meshes)
     all_ops = list(module.walk()) if ops is None else ops
-    _scan(module, all_ops, _Checked(meshes))
+    _scan(module, all_ops, _Checked(meshes), dynamic)
 
 
 def _verify_func(module: Module, func: Operation, meshes: dict[str, Mesh]) -> None:
@@ -171,14 +175,19 @@ def _axes(names: list[str]) -> str:
 
 
 def verify_propagatable(module: Module, ops: list[Operation] | None = None) -> None:
-    """Reject what Shardy's pipeline rejects: dynamic dims, tuples, recursive calls, sharding
-    groups whose members differ in shape or sit on both sides of a manual computation."""
+    """Reject what Shardy's pipeline rejects: dynamic dims (shardc's propagation alone accepts
+    them outside shard_map regions: `verify_module(..., dynamic=True)`), tuples, recursive
+    calls, sharding groups whose members differ in shape or sit on both sides of a manual
+    computation."""
     _scan(module, list(module.walk()) if ops is None else ops, None)
 
 
-def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> None:
+def _scan(
+    module: Module, ops: list[Operation], checked: _Checked | None, dynamic: bool = False
+) -> None:
     """One pass over `ops`: every sharding on an op (with `checked`: errors at once), then what
-    `verify_propagatable` rejects (its errors after every sharding was checked)."""
+    `verify_propagatable` rejects (its errors after every sharding was checked; with `dynamic`,
+    a dynamic dim only inside a shard_map region)."""
     groups: dict[str, list[tuple[Value, Operation]]] = {}
     static: set[int] = set()  # ids of the types looked at (parsed types are shared objects)
     not_static: tuple[object, Operation] | None = None  # the first type refused, and its op
@@ -193,8 +202,9 @@ def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> Non
                 assert checked is not None
                 checked.check(module, s, t, f"{name} result {r.index}", op)
             if id(t) not in static:
-                static.add(id(t))
-                if not_static is None and not _is_static_tensor(t):
+                if _is_static_tensor(t):
+                    static.add(id(t))
+                elif not_static is None and not (dynamic and _dynamic_allowed(t, op)):
                     not_static = (t, op)
         if name in _SPECIAL:
             if checked is not None:
@@ -215,11 +225,14 @@ def _scan(module: Module, ops: list[Operation], checked: _Checked | None) -> Non
                 for block in blocks:
                     for a in block.args:
                         if id(a.type) not in static:
-                            static.add(id(a.type))
-                            if not_static is None and not _is_static_tensor(a.type):
+                            if _is_static_tensor(a.type):
+                                static.add(id(a.type))
+                            elif not_static is None and not (
+                                dynamic and _dynamic_allowed(a.type, op, inside=True)
+                            ):
                                 not_static = (a.type, op)
     if not_static is not None:
-        _check_static_tensor(not_static[0], not_static[1], module)
+        _check_static_tensor(not_static[0], not_static[1], module, dynamic)
     for gid, members in groups.items():
         _check_group(module, gid, members)
     if calls:  # (without a call there is no call graph to have a cycle)
@@ -240,14 +253,33 @@ def _is_static_tensor(t: object) -> bool:
     return not (isinstance(t, OpaqueType) and t.text.startswith("tuple<"))
 
 
-def _check_static_tensor(t: object, op: Operation, module: Module) -> None:
+def _dynamic_allowed(t: object, op: Operation, inside: bool = False) -> bool:
+    """A dynamic tensor type outside every shard_map region (`inside`: `t` is a block argument
+    of `op`'s regions)."""
+    if not isinstance(t, TensorType):
+        return False  # (a tuple)
+    if inside and op.name == "sdy.manual_computation":
+        return False
+    return op.name != "sdy.manual_computation" and _enclosing_manual(op) is None
+
+
+def _check_static_tensor(t: object, op: Operation, module: Module, dynamic: bool) -> None:
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.shape):
+            if dynamic:  # (refused only inside a shard_map region)
+                raise VerificationError(
+                    f"{op.name}: {t} has a dynamic dimension inside a shard_map region, whose "
+                    "local shapes need static dims",
+                    location=module.resolve_loc(op.loc),
+                    hint="lower with static shapes (jax.jit specializes on concrete shapes)",
+                )
             raise VerificationError(
-                f"{op.name}: {t} has a dynamic dimension; sharding propagation (shardc's, as "
-                "Shardy's) needs static shapes",
+                f"{op.name}: {t} has a dynamic dimension; the pin export, the communication "
+                "plan and auto sharding need static shapes (propagation alone shards the "
+                "static dims around it)",
                 location=module.resolve_loc(op.loc),
-                hint="lower with static shapes (jax.jit specializes on concrete shapes)",
+                hint="lower with static shapes (jax.jit specializes on concrete shapes), or "
+                "propagate without --pin, --auto or plan",
             )
     elif isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
         raise VerificationError(

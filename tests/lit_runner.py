@@ -143,7 +143,7 @@ def substitute(command: str, path: str, tmp_base: str, config: Config) -> str:
     """`command` with lit's substitutions: the suite's own first (a regular expression and its
     replacement text, as lit applies them), then lit's defaults."""
     for pattern, replacement in config.substitutions:
-        command = re.sub(pattern, lambda _: replacement, command)
+        command = re.sub(pattern, lambda _, text=replacement: text, command)
     for m in _UNKNOWN_SUBSTITUTION.finditer(_SUBSTITUTION.sub("", command)):
         raise LitError(f"unknown substitution {m.group(0)!r} in: {command}")
     values = {

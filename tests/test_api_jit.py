@@ -7,7 +7,7 @@ import pytest
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
 
 def layer(x, w):
@@ -38,21 +38,18 @@ def test_lower_compile_call() -> None:
         low.compile()(x[:4], w)
 
 
-def test_compiled_text_drops_only_the_op_shardings_xla_drops() -> None:
-    from shardc.xla_form import text_for_xla
-
+def test_compiled_form_keeps_the_annotations_as_written_and_no_op_shardings() -> None:
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
     low = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
-    exported = low.exported("pin", True)
-    full = exported.text("generic")
-    text = text_for_xla(exported.module)
-    # the dot and the tanh lose their op-level shardings; the @main boundary and the
-    # constraint (what XLA keeps) stay, and the export itself is left as it was
-    assert full.count("sdy.sharding_per_value") >= 2 and "sdy.sharding_per_value" not in text
-    assert text.count('"sdy.sharding_constraint"') == full.count('"sdy.sharding_constraint"') >= 1
-    assert text.count("sdy.sharding = #sdy.sharding<") == full.count("sdy.sharding = #sdy.sharding<")
-    assert exported.text("generic") == full == low.as_text("generic", "pin", True)
+    pinned = low.as_text("generic", "pin", True)
+    annotated = low.as_text("generic")
+    # XLA reads no op-level sharding of a dot or a tanh (and its HLO passes can misplace one):
+    # the compiled form has none; the user's constraint stays as written (open), the @main
+    # boundary as shardc.jit's frontend wrote it
+    assert "sdy.sharding_per_value" not in pinned and annotated.count("sdy.sharding_per_value") >= 2
+    assert pinned.count('"sdy.sharding_constraint"') == 1
+    assert '{"x", ?}' in pinned and '{"x", ?}' not in annotated
     y = low.compile()(x, w)
     np.testing.assert_allclose(np.asarray(y), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
 
@@ -118,17 +115,33 @@ def test_a_dropped_jit_function_is_freed_with_jax_traces_of_it() -> None:
 
 
 def test_call_keeps_only_the_compiled_function() -> None:
+    import gc
+    import weakref
+
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)
     f = shardc.jit(layer, mesh=MESH, in_shardings=("x, _", "_, y"))
+    made = []
+    lower = f._lower_for_call
+
+    def spy(args, kwargs):
+        low = lower(args, kwargs)
+        made.append(weakref.ref(low))
+        return low
+
+    f._lower_for_call = spy
+    gc.disable()
+    try:
+        np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+        # the lowering (IR, exports, JAX's module) is gone once compiled, without the cyclic
+        # GC: the cache holds JAX's compiled function only
+        assert len(made) == 1 and made[0]() is None
+    finally:
+        gc.enable()
+    (entry,) = f._cache.values()
+    assert type(entry.compiled).__name__ == "Compiled"
     np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
-    (compiled,) = f._cache.values()
-    low = compiled.lowered
-    # the IR and its exports were freed (their cycles broken) once compiled
-    assert low._ir is None and not low._exports and low.plan_source is None
-    with pytest.raises(shardc.ShardcError, match="released"):
-        low.as_text()
-    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    assert len(made) == 1
 
 
 def test_pytrees_static_and_decorator() -> None:
@@ -165,8 +178,9 @@ def test_bad_shardings(kwargs: dict, message: str) -> None:
 
 
 def test_no_mesh_and_unknown_value() -> None:
-    with pytest.raises(shardc.ShardcError, match="needs a mesh"):
-        shardc.jit(layer)
+    x = np.ones((8, 16), np.float32)
+    with pytest.raises(shardc.ShardcError, match=r"(?s)needs a mesh.*jax.set_mesh"):
+        shardc.jit(layer)(x, x.T)  # no mesh= and no jax.set_mesh around the call
     low = shardc.jit(layer, mesh=MESH).lower(np.ones((8, 16), np.float32), np.ones((16, 4), np.float32))
     with pytest.raises(shardc.ShardcError, match="no value named"):
         low.show("%99")
@@ -240,10 +254,13 @@ def test_shard_map_errors_are_shardc_errors() -> None:
 
     auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     a = jax.ShapeDtypeStruct((8, 4), jnp.float32)
-    # a mesh with Explicit axes (jax.make_mesh's default) given to shard_map inside shardc.jit
-    explicit = jax.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
-    with pytest.raises(shardc.ShardcError, match="leave out mesh= in jax.shard_map"):
-        shardc.jit(explicit, mesh=MESH).lower(a)
+    # a shard_map over a mesh with Explicit axes (jax.make_mesh's default) runs as under jax.jit
+    mesh_e = jax.make_mesh((4, 2), ("x", "y"))
+    explicit = jax.shard_map(lambda b: b * 3, mesh=mesh_e, in_specs=P("x"), out_specs=P("x"))
+    ones = jax.device_put(np.ones((8, 4), np.float32), jax.NamedSharding(mesh_e, P("x")))
+    got, ref = shardc.jit(explicit, mesh=mesh_e)(ones), jax.jit(explicit)(ones)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ref))
+    assert jax.typeof(got) == jax.typeof(ref) and got.sharding.is_equivalent_to(ref.sharding, 2)
     # no mesh= in shard_map: it takes shardc.jit's mesh, and runs
     doubled = shardc.jit(jax.shard_map(lambda b: b * 2, in_specs=P("x"), out_specs=P("x")), mesh=MESH)
     np.testing.assert_allclose(np.asarray(doubled(np.ones((8, 4), np.float32))), 2.0)

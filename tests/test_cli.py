@@ -47,6 +47,15 @@ def test_opt_round_trips_the_example(tmp_path) -> None:
     assert again.stdout == text
 
 
+def test_output_into_a_missing_directory_names_the_users_path(tmp_path) -> None:
+    out = tmp_path / "no_such_dir" / "out.mlir"
+    r = shardc("opt", EXAMPLE, "-o", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"error: cannot write {out}: directory {out.parent} does not exist; "
+                                "create the directory first, or give -o a path in an existing one")
+    assert not out.parent.exists()
+
+
 def test_generic_format() -> None:
     r = shardc("opt", EXAMPLE, "--format", "generic")
     assert r.returncode == 0 and '"stablehlo.dot_general"' in r.stdout

@@ -50,3 +50,46 @@ def test_compiled_form_moves_what_jax_jit_moves(seed: int, index: int) -> None:
     ref = [np.asarray(o) for o in jax.jit(G.build(prog))(*args)]
     for o, r in zip(H.run_executable(exe, args), ref, strict=True):
         np.testing.assert_allclose(o, r, rtol=2e-3, atol=2e-3)
+
+
+def test_cli_pin_writes_the_module_compile_hands_xla() -> None:
+    """`shardc propagate --pin` on the module shardc.jit traced writes what `.compile()` gives
+    XLA: the same ops, annotations and pins (op-level shardings aside, which XLA drops)."""
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from shardc.importer import import_text
+    from shardc.jax_compile import _module_for_xla
+    from shardc.xla_form import text_for_xla
+
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+    def step(x, w1, w2):
+        def loss(w1, w2):
+            h = jnp.tanh(x @ w1)
+            return jnp.sum((h @ w2) ** 2)
+
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s, np.float32) for s in ((16, 32), (32, 64), (64, 32))]
+    sh = (NamedSharding(mesh, P("x")), NamedSharding(mesh, P(None, "y")), None)
+    low = shardc.jit(step, mesh=mesh, in_shardings=sh).lower(*args)
+    traced = low.origin.jax_module.operation.get_asm(enable_debug_info=False)
+    cli = shardc.propagate(traced, mode="pin")
+    exported = low.exported("pin", low.jitted.remove_redundant_collectives, for_compile=True)
+    for_xla = _module_for_xla(low, exported).operation.get_asm(
+        print_generic_op_form=True, enable_debug_info=False
+    )
+    from shardc import mlir_bridge
+
+    cli_for_xla = mlir_bridge.parse_module(text_for_xla(import_text(cli))).operation.get_asm(
+        print_generic_op_form=True, enable_debug_info=False
+    )
+    assert cli_for_xla == for_xla
+    y = low.compile()(*args)
+    ref = jax.jit(step)(*args)
+    for a, b in zip(y, ref, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-4)

@@ -10,7 +10,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 RNG = np.random.default_rng(0)
 X = jnp.asarray(RNG.standard_normal((8, 16)), jnp.float32)
 W = jnp.asarray(RNG.standard_normal((16, 4)), jnp.float32)
@@ -166,3 +166,29 @@ def test_lower_takes_what_jax_lower_takes() -> None:
     xs = jax.device_put(X, NamedSharding(MESH, P(None, "y")))
     np.testing.assert_allclose(compiled(xs), 3 * X)
     np.testing.assert_allclose(compiled(xs, 3), 3 * X)
+
+
+@pytest.mark.parametrize("make,kind,message", [
+    (lambda: shardc.jit(mm, mesh=MESH, donate_argnums=(5,))(X, W), ValueError,
+     r"donate_argnums=\(5,\) names argument 5, but mm was given 2 positional arguments"),
+    (lambda: shardc.jit(mm, mesh=MESH, static_argnums=(5,))(X, W), ValueError,
+     r"static_argnums=\(5,\) names argument 5"),
+    (lambda: shardc.jit(mm, mesh=MESH, static_argnames="zz"), ValueError, "names 'zz'"),
+    (lambda: shardc.jit(mm, mesh=MESH, static_argnums="a"), TypeError, "'a' is not an int"),
+    (lambda: shardc.jit(mm, mesh=MESH, static_argnums=1)(X, [1]), ValueError,
+     r"static argument 1 = \[1\] of type list is not hashable"),
+    (lambda: shardc.jit(mm, mesh=MESH)(X, "text"), TypeError, "argument b = 'text'"),
+    (lambda: shardc.jit(3, mesh=MESH), TypeError, "'int' object is not callable"),
+    (lambda: shardc.jit(lambda a: a, mesh=MESH, in_shardings=("x", "x"))(X), ValueError,
+     r"in_shardings = \('x', 'x'\) does not match the structure of the inputs"),
+    (lambda: shardc.jit(lambda v: v, mesh=MESH, in_shardings="x")(jnp.ones(6)), ValueError,
+     r"argument v .*4 does not divide 6"),
+    (lambda: shardc.jit(mm, mesh=MESH).lower(X, W).compile()(X[:4], W), TypeError,
+     "compiled for"),
+])
+def test_mistakes_are_the_errors_jax_jit_raises(make, kind, message) -> None:
+    """Each mistake is a ShardcError naming the user's argument, and also the ValueError or
+    TypeError jax.jit raises for it (code that catches JAX's errors keeps working)."""
+    with pytest.raises(shardc.ShardcError, match=message) as info:
+        make()
+    assert isinstance(info.value, kind)

@@ -8,7 +8,7 @@ from jax.experimental import io_callback
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 X = jnp.arange(128, dtype=jnp.float32).reshape(8, 16)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 RNG = np.random.default_rng(3)
 X = jnp.asarray(RNG.standard_normal((8, 16)), jnp.float32)
 W = jnp.asarray(RNG.standard_normal((16, 4)) * 0.1, jnp.float32)
@@ -84,3 +84,66 @@ def test_non_dividing_shardings_raise_inside_a_trace_too() -> None:
     f = shardc.jit(lambda v: v + 1, mesh=MESH, in_shardings="x")
     with pytest.raises(shardc.ShardcError, match=r"argument v \(in_shardings = .*\): dim 0 of size 6 .*4 does not divide 6"):
         jax.jit(f)(jnp.ones(6))
+
+
+# --- the shardings and devices jax.jit's own inner call runs with (issue: never one device) ---
+
+D_MESH = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+NS = jax.sharding.NamedSharding
+P = jax.sharding.PartitionSpec
+IN = (NS(D_MESH, P("data")), NS(D_MESH, P(None, "model")))
+OUT = NS(D_MESH, P("data", "model"))
+S_D = shardc.jit(layer, mesh=D_MESH, in_shardings=IN, out_shardings=OUT)
+J_D = jax.jit(layer, in_shardings=IN, out_shardings=OUT)
+X2 = jnp.stack([X, -X])
+
+TRANSFORMS = {
+    "vjp": lambda g: (lambda y_f: (y_f[0], *y_f[1](jnp.ones_like(y_f[0]))))(jax.vjp(g, X, W)),
+    "grad": lambda g: jax.grad(lambda x, w: (g(x, w) ** 2).sum(), argnums=(0, 1))(X, W),
+    "value_and_grad": lambda g: jax.value_and_grad(lambda w: g(X, w).sum())(W),
+    "jvp": lambda g: jax.jvp(g, (X, W), (X, W)),
+    "vmap": lambda g: jax.vmap(g, in_axes=(0, None))(X2, W),
+    "scan": lambda g: jax.lax.scan(lambda c, _: (g(c, W) @ W.T, c.sum()), X, None, length=2),
+    "jit": lambda g: jax.jit(lambda x, w: g(x, w) * 2)(X, W),
+    "jit under set_mesh": lambda g: _under_mesh(lambda: jax.jit(lambda x, w: g(x, w) * 2)(X, W)),
+    "grad in jit": lambda g: jax.jit(jax.grad(lambda w: g(X, w).sum()))(W),
+}
+
+
+def _under_mesh(thunk):
+    with jax.set_mesh(D_MESH):
+        return thunk()
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_transformed_calls_run_sharded_as_jax_jits(name: str) -> None:
+    got, ref = TRANSFORMS[name](S_D), TRANSFORMS[name](J_D)
+    for g, r in zip(jax.tree.leaves(got), jax.tree.leaves(ref), strict=True):
+        close(g, r)
+        assert g.sharding.device_set == r.sharding.device_set and len(g.sharding.device_set) == 8
+        assert g.sharding.is_equivalent_to(r.sharding, g.ndim), (name, g.sharding, r.sharding)
+
+
+def test_open_specs_under_eager_grad_still_run_on_the_mesh() -> None:
+    """Nothing JAX can name (an open dim with a priority): the call still runs on the mesh's
+    8 devices under an eager transform, not on one."""
+    f = shardc.jit(layer, mesh=D_MESH, in_shardings=("data?p1, ?", None))
+    y, vjp = jax.vjp(f, X, W)
+    gx, gw = vjp(jnp.ones_like(y))
+    for v in (y, gx, gw):
+        assert len(v.sharding.device_set) == 8
+    close(gw, jax.vjp(J_LAYER, X, W)[1](jnp.ones_like(y))[1])
+    assert jax.jit(lambda x, w: f(x, w) * 2).lower(X, W).compile().as_text().count("ENTRY") == 1
+    assert len(jax.jit(lambda x, w: f(x, w) * 2)(X, W).sharding.device_set) == 8
+
+
+@pytest.mark.parametrize("name", ["vjp", "vmap", "jit", "scan"])
+def test_transformed_calls_on_an_explicit_mesh_type_as_jax_jits(name: str) -> None:
+    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    ins = (NS(mesh, P("data")), NS(mesh, P(None, "model")))
+    s = shardc.jit(layer, mesh=mesh, in_shardings=ins)
+    j = jax.jit(layer, in_shardings=ins)
+    got, ref = TRANSFORMS[name](s), TRANSFORMS[name](j)
+    for g, r in zip(jax.tree.leaves(got), jax.tree.leaves(ref), strict=True):
+        close(g, r)
+        assert jax.typeof(g) == jax.typeof(r) and g.sharding.is_equivalent_to(r.sharding, g.ndim)

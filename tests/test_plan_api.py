@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 import shardc
 
-MESH = jax.make_mesh((4, 2), ("x", "y"))
+MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "mlp.mlir")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "examples", "mlp.py")
 

@@ -13,6 +13,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument(
+        "--conservative",
+        action="store_true",
+        help="the rules of conservative propagation (propagate --conservative; Shardy's "
+        "conservative-propagation): no factor along a concatenate's dim or a convolution's "
+        "spatial dims, blocked permutation factors of pad, slice, reduce_window and "
+        "select_and_scatter",
+    )
+    parser.add_argument(
         "--split-input-file",
         action="store_true",
         help="print the rules of each chunk between `// -----` lines as its own module; outputs "
@@ -34,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         for op in module.op.walk():
             if op is module.op:
                 continue
-            rule = rule_for(op)
+            rule = rule_for(op, conservative=args.conservative)
             lines.append(f"{op.name}: {print_rule(rule) if rule is not None else 'no rule'}")
         return "\n".join(lines) + ("\n" if lines else "")
 

@@ -40,8 +40,19 @@ def write_output(path: str | None, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    from shardc.dialect.errors import ShardcError
+
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardc-", suffix=".tmp")
+    if not os.path.isdir(directory):
+        raise ShardcError(
+            f"cannot write {path}: directory {os.path.dirname(path) or directory} does not exist",
+            hint="create the directory first, or give -o a path in an existing one",
+        )
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardc-", suffix=".tmp")
+    except OSError as e:  # the directory is not writable (the temporary file is ours)
+        raise ShardcError(f"cannot write {path}: {e.strerror or e}",
+                          hint="give -o a path in a directory you can write") from None
     try:
         # mkstemp makes the file 0600: give it the mode a plain open() would (an existing
         # file keeps its own)

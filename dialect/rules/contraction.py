@@ -64,6 +64,16 @@ def dot(op: Operation) -> OpShardingRule:
 def convolution(op: Operation) -> OpShardingRule:
     """Shardy's convolution factors: batch groups, batch, per spatial dim windows (P) and window
     size (R) larger first, feature groups, input feature (R), output feature."""
+    return _convolution(op, spatial=True)
+
+
+@register_rule("stablehlo.convolution", conservative=True)
+def convolution_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: no spatial factors (each spatial dim gets a size-1 factor)."""
+    return _convolution(op, spatial=False)
+
+
+def _convolution(op: Operation, spatial: bool) -> OpShardingRule:
     dn = conv_dims(attr_text(op, "dimension_numbers") or "")
     lhs, rhs, out = shape_of(op.operands[0]), shape_of(op.operands[1]), shape_of(op.results[0])
     batch_groups = attr_int(op, "batch_group_count", 1)
@@ -72,7 +82,8 @@ def convolution(op: Operation) -> OpShardingRule:
     if batch_groups > 1:
         b.add_factor([dn.input_batch, dn.kernel_output_feature], dn.output_feature, batch_groups)
     b.add_factor([dn.input_batch, None], dn.output_batch, out[dn.output_batch])
-    for ld, kd, od in zip(dn.input_spatial, dn.kernel_spatial, dn.output_spatial, strict=True):
+    spatial_dims = zip(dn.input_spatial, dn.kernel_spatial, dn.output_spatial, strict=True)
+    for ld, kd, od in spatial_dims if spatial else ():
         remaining = lhs[ld]
         num_windows, window_size = out[od], rhs[kd]
         windows_first = num_windows >= window_size

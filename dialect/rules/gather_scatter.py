@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..ir import Operation
+from ..ir import BlockArgument, Operation, OpResult
+from ..types import TensorType
 from .attrs import attr_text, struct_fields
 from .builder import NR, PT, R, RuleBuilder, shape_of
 from .model import FactorKind, OpShardingRule
@@ -13,15 +14,16 @@ from .registry import register_rule
 # (input dim, indices dim, slices dim, size, kind, blocked); None = absent
 AddFn = Callable[[int | None, int | None, int | None, int, FactorKind, bool], None]
 
-_REDUCING_BODY_OPS = frozenset(
-    f"stablehlo.{n}" for n in ("add", "multiply", "maximum", "minimum", "or", "and", "xor")
-)
+# the associative and commutative ops a scatter body may combine updates with (as one reduction)
+_REDUCING_BODY_OPS = frozenset(f"stablehlo.{n}" for n in ("add", "multiply", "maximum", "minimum"))
+# logical ones, for i1 elements only
+_LOGICAL_BODY_OPS = frozenset({"stablehlo.and", "stablehlo.or"})
 
 
 def _walk(
     input_shape: Sequence[int],
     slices_shape: Sequence[int],
-    indices_rank: int,
+    indices_shape: Sequence[int],
     index_vector_dim: int,
     offset_dims: Sequence[int],
     collapsed: Sequence[int],
@@ -63,8 +65,8 @@ def _walk(
             add(d, None, None, size, PT, False)
         else:
             add(d, None, None, size, NR if size == 1 else R, False)
-    if index_vector_dim < indices_rank:
-        add(None, index_vector_dim, None, 1, NR, False)
+    if index_vector_dim < len(indices_shape):
+        add(None, index_vector_dim, None, indices_shape[index_vector_dim], NR, False)
 
 
 @register_rule("stablehlo.gather")
@@ -79,7 +81,7 @@ def gather(op: Operation) -> OpShardingRule:
     _walk(
         input_shape,
         shape_of(op.results[0]),
-        len(indices_shape),
+        indices_shape,
         f.get("index_vector_dim", len(indices_shape)),
         f.get("offset_dims", ()),
         f.get("collapsed_slice_dims", ()),
@@ -93,10 +95,35 @@ def gather(op: Operation) -> OpShardingRule:
 
 
 def _reducing_body(op: Operation) -> bool:
+    """Whether the scatter's body combines each input's old value and update with one binary
+    reduction, the same for every input (what lets the updates be scattered per device and the
+    results all-reduced)."""
+    n = len(op.results)
     if not op.regions or not op.regions[0].blocks:
         return False
-    ops = [o.name for o in op.regions[0].blocks[0].ops]
-    return len(ops) == 2 and ops[0] in _REDUCING_BODY_OPS
+    block = op.regions[0].blocks[0]
+    ret = block.terminator
+    if len(block.args) != 2 * n or ret is None or len(ret.operands) != n:
+        return False
+    names = set()
+    for i, v in enumerate(ret.operands):
+        if not isinstance(v, OpResult) or len(v.owner.operands) != 2:
+            return False
+        combine = v.owner
+        logical = isinstance(v.type, TensorType) and v.type.element_type == "i1"
+        if combine.name not in _REDUCING_BODY_OPS and not (
+            logical and combine.name in _LOGICAL_BODY_OPS
+        ):
+            return False
+        names.add(combine.name)
+        args = {_arg_index(x, block) for x in combine.operands}
+        if args != {i, i + n}:
+            return False
+    return len(names) == 1
+
+
+def _arg_index(v: object, block: object) -> int | None:
+    return v.index if isinstance(v, BlockArgument) and v.block is block else None
 
 
 @register_rule("stablehlo.scatter")
@@ -113,7 +140,7 @@ def scatter(op: Operation) -> OpShardingRule:
     _walk(
         input_shape,
         shape_of(op.operands[n + 1]),
-        len(indices_shape),
+        indices_shape,
         f.get("index_vector_dim", len(indices_shape)),
         f.get("update_window_dims", ()),
         f.get("inserted_window_dims", ()),

@@ -48,12 +48,22 @@ def _window_is_trivial(op: Operation, rank: int) -> list[bool]:
 def reduce_window(op: Operation) -> OpShardingRule:
     """A dim passes through iff its window is trivial; else a permutation factor of the result
     size."""
+    return _reduce_window(op, blocked=False)
+
+
+@register_rule("stablehlo.reduce_window", conservative=True)
+def reduce_window_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: the permutation factors are blocked."""
+    return _reduce_window(op, blocked=True)
+
+
+def _reduce_window(op: Operation, blocked: bool) -> OpShardingRule:
     n = len(op.results)
     out_shape = shape_of(op.results[0])
     trivial = _window_is_trivial(op, len(out_shape))
     b = RuleBuilder.for_op(op)
     for d, size in enumerate(out_shape):
-        b.add_factor([d] * n + [None] * n, d, size, PT if trivial[d] else P)
+        b.add_factor([d] * n + [None] * n, d, size, PT if trivial[d] else P, blocked and not trivial[d])
     return b.build()
 
 
@@ -61,6 +71,16 @@ def reduce_window(op: Operation) -> OpShardingRule:
 def select_and_scatter(op: Operation) -> OpShardingRule:
     """Trivial window dims pass through; otherwise the source dim gets its own NR factor and the
     operand/result dim a permutation factor."""
+    return _select_and_scatter(op, blocked=False)
+
+
+@register_rule("stablehlo.select_and_scatter", conservative=True)
+def select_and_scatter_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: the factors of non-trivial window dims are blocked."""
+    return _select_and_scatter(op, blocked=True)
+
+
+def _select_and_scatter(op: Operation, blocked: bool) -> OpShardingRule:
     shape, source = shape_of(op.operands[0]), shape_of(op.operands[1])
     trivial = _window_is_trivial(op, len(shape))
     b = RuleBuilder.for_op(op)
@@ -68,8 +88,8 @@ def select_and_scatter(op: Operation) -> OpShardingRule:
         if trivial[d]:
             b.add_factor([d, d, None], d, size)
         else:
-            b.add_factor([None, d, None], None, source[d], NR)
-            b.add_factor([d, None, None], d, size, P)
+            b.add_factor([None, d, None], None, source[d], NR, blocked)
+            b.add_factor([d, None, None], d, size, P, blocked)
     return b.build()
 
 

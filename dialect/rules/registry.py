@@ -2,7 +2,9 @@
 
 `rule_for(op)` returns the op's `OpShardingRule`: an `sdy.sharding_rule` attribute already on the
 op first (Shardy's lookup order), then the registered rule, else `None` (no rule: propagation
-moves nothing through the op and reports it by name).
+moves nothing through the op and reports it by name). `rule_for(op, conservative=True)` is
+Shardy's conservative mode (`conservative-propagation=true`): the few ops whose rule differs
+there register a second builder with `register_rule(..., conservative=True)`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ RuleFn = Callable[[Operation], OpShardingRule | None]
 RULE_ATTR = "sdy.sharding_rule"
 
 _RULES: dict[str, RuleFn] = {}
+# the rules of conservative propagation where they differ from `_RULES`
+_CONSERVATIVE_RULES: dict[str, RuleFn] = {}
 
 
 class RuleRegistrationError(ShardcError, ValueError):
@@ -61,14 +65,18 @@ def check_registration(
             )
 
 
-def register_rule(*names: str, override: bool = False) -> Callable[[RuleFn], RuleFn]:
+def register_rule(
+    *names: str, override: bool = False, conservative: bool = False
+) -> Callable[[RuleFn], RuleFn]:
     """Register `fn` as the rule builder of the ops `names`; twice raises unless `override`.
-    Nothing is registered unless every name can be."""
+    Nothing is registered unless every name can be. `conservative`: the builder of conservative
+    propagation's rule for those ops (the ops without one use their ordinary rule there)."""
+    table = _CONSERVATIVE_RULES if conservative else _RULES
 
     def deco(fn: RuleFn) -> RuleFn:
-        check_registration("op name", names, fn, _RULES, override, "register_rule")
+        check_registration("op name", names, fn, table, override, "register_rule")
         for n in names:
-            _RULES[n] = fn
+            table[n] = fn
         return fn
 
     return deco
@@ -79,8 +87,9 @@ def unregister_rule(name: str) -> RuleFn | None:
     return _RULES.pop(name, None)
 
 
-def rule_for(op: Operation) -> OpShardingRule | None:
-    """The rule on the op (`sdy.sharding_rule`), else the registered one, else None."""
+def rule_for(op: Operation, conservative: bool = False) -> OpShardingRule | None:
+    """The rule on the op (`sdy.sharding_rule`), else the registered one (with `conservative`,
+    conservative propagation's where the op has one), else None."""
     attached = op.attributes.get(RULE_ATTR)
     if attached is not None:
         if isinstance(attached, OpShardingRule):
@@ -88,16 +97,17 @@ def rule_for(op: Operation) -> OpShardingRule | None:
         from .syntax import parse_rule
 
         return parse_rule(str(attached))
-    fn = _RULES.get(op.name)
+    fn = (conservative and _CONSERVATIVE_RULES.get(op.name)) or _RULES.get(op.name)
     return fn(op) if fn is not None else None
 
 
-def rule_keyed_on_signature(name: str) -> bool:
+def rule_keyed_on_signature(name: str, conservative: bool = False) -> bool:
     """Whether ops named `name` get their rule from a registered builder memoized on shapes and
     attribute texts (`cache.shape_keyed`): then every such op with the same operand and result
     types and the same attribute texts (an attached `sdy.sharding_rule` included) gets an
     equal rule. False without a registered rule, or for one that reads other ops."""
-    return hasattr(_RULES.get(name), "cache")
+    fn = (conservative and _CONSERVATIVE_RULES.get(name)) or _RULES.get(name)
+    return hasattr(fn, "cache")
 
 
 def registered_ops() -> list[str]:

@@ -118,16 +118,47 @@ def reshape(op: Operation) -> OpShardingRule | None:
 
 @register_rule("stablehlo.concatenate")
 def concatenate(op: Operation) -> OpShardingRule:
-    """Element-wise over the result; the concat dim is need-replication (permutation when every
-    operand is a slice)."""
+    """Element-wise over the result; the concat dim is need-replication, or permutation when the
+    operands are slices (every one a slice, or all of one tensor, some of them sliced: the data
+    only moves between devices)."""
     concat_dim = attr_int(op, "dimension")
-    all_slices = all(_defined_by(v, "stablehlo.slice") for v in op.operands)
-    concat_kind = P if all_slices else NR
+    kind = P if _concat_of_slices(op.operands) else NR
     return (
         RuleBuilder.for_op(op)
-        .add_pointwise(shape_of(op.results[0]), lambda d: concat_kind if d == concat_dim else PT)
+        .add_pointwise(shape_of(op.results[0]), lambda d: kind if d == concat_dim else PT)
         .build()
     )
+
+
+@register_rule("stablehlo.concatenate", conservative=True)
+def concatenate_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: no factor along the concat dim (each tensor's dim gets a size-1
+    factor of its own); the other dims pass through."""
+    concat_dim = attr_int(op, "dimension")
+    shape = shape_of(op.results[0])
+    b = RuleBuilder.for_op(op)
+    for d, size in enumerate(shape):
+        if d != concat_dim:
+            b.add_factor(d, d, size)
+    return b.build()
+
+
+def _concat_of_slices(operands: Sequence[object]) -> bool:
+    """Every operand is a slice, or every operand is one tensor or a slice of it, one at least
+    a slice (Shardy's two patterns for a permutation concat dim)."""
+    if all(_defined_by(v, "stablehlo.slice") for v in operands):
+        return True
+    first = _before_slice(operands[0])
+    return all(_before_slice(v) is first for v in operands) and any(
+        _defined_by(v, "stablehlo.slice") for v in operands
+    )
+
+
+def _before_slice(value: object) -> object:
+    """The operand of the slice that defines `value`, else `value`."""
+    if isinstance(value, OpResult) and value.owner.name == "stablehlo.slice":
+        return value.owner.operands[0]
+    return value
 
 
 def _dimwise(op: Operation, changed: Sequence[bool], kind=P, blocked: bool = False):  # type: ignore[no-untyped-def]
@@ -146,8 +177,14 @@ def _dimwise(op: Operation, changed: Sequence[bool], kind=P, blocked: bool = Fal
 @shape_keyed()
 def slice_(op: Operation) -> OpShardingRule:
     """Sliced dims: one permutation factor of the operand size."""
-    in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
-    return _dimwise(op, [i != o for i, o in zip(in_shape, out_shape, strict=True)])
+    return _dimwise(op, _mismatched(op))
+
+
+@register_rule("stablehlo.slice", conservative=True)
+@shape_keyed()
+def slice_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: the sliced dims' permutation factors are blocked."""
+    return _dimwise(op, _mismatched(op), blocked=True)
 
 
 @register_rule("stablehlo.pad")
@@ -155,8 +192,19 @@ def pad(op: Operation) -> OpShardingRule:
     """Dims whose size the padding changes: one permutation factor of the operand size. A dim
     padded to its own size (low -1, high 1: a shift) passes through, as in Shardy's registry,
     which types only mismatched dims."""
+    return _dimwise(op, _mismatched(op))
+
+
+@register_rule("stablehlo.pad", conservative=True)
+def pad_conservative(op: Operation) -> OpShardingRule:
+    """Conservative propagation: the padded dims' permutation factors are blocked."""
+    return _dimwise(op, _mismatched(op), blocked=True)
+
+
+def _mismatched(op: Operation) -> list[bool]:
+    """Per dim, whether operand 0 and result 0 differ in size."""
     in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
-    return _dimwise(op, [i != o for i, o in zip(in_shape, out_shape, strict=True)])
+    return [i != o for i, o in zip(in_shape, out_shape, strict=True)]
 
 
 @register_rule("stablehlo.reverse")

@@ -88,6 +88,9 @@ class AutoReport:
             out.extend(f.explanation)
         return out
 
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
 
 @dataclass(frozen=True)
 class AutoShardingPass:

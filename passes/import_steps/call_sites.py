@@ -16,6 +16,7 @@ from shardc.dialect.op_views import Func
 
 from ..context import PassContext
 from ..propagation.call_sites import split_call_sites
+from .data_flow_edges import FUNC_DATA_FLOW_EDGE
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,9 @@ class SplitCallSites:
     changes_ir: ClassVar[bool] = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if not ctx.has_op(module, "func.call"):  # (the checks before listed the ops)
+        # (callees already shared through func data-flow edges stay shared: Shardy's
+        # dedup-functions-fully form)
+        if not ctx.has_op(module, "func.call") or ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
             ctx.keep_ops()
             return
         calls: list[Operation] = []

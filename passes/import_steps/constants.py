@@ -9,12 +9,13 @@ layout without communication. `split-constants` does the same on shardc's IR: th
 keeps the original ops, every other user gets a copy of the expression (scalars are shared, as
 Shardy shares them), placed right after the op it copies and marked `shardc.split_copy`.
 
-Shardy's export (`sdy-constant-or-scalar-merger`) folds identical constants back. shardc's
-contract is stricter (the output has the input's ops, in order), so `merge-constants` runs right
-after propagation, before anything reads the propagated IR (auto, plan, export, the Python API):
-every marked copy is folded into the op it copies, which keeps the sharding its first user gave
-it, as the output of a split view would have. `PropagationOptions.split_constants=False`
-(`--no-split-constants`) leaves both passes out.
+Shardy's export (`sdy-constant-or-scalar-merger`) folds identical constants back, and so does
+`merge-constants`, right after propagation, before anything reads the propagated IR (auto,
+plan, export, the Python API): a marked copy laid out as its original (or an earlier copy kept)
+is folded into it; one whose uses were given another layout stays, right after its original
+(each device makes a constant in any layout for free: folding it would cost its users a
+reshard). `PropagationOptions.split_constants=False` (`--no-split-constants`) leaves both passes
+out.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.ir import Block, Module, Operation, OpResult, Value
+from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, Value
 from shardc.dialect.op_views import SHARDING_GROUP
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.types import TensorType
@@ -188,8 +189,10 @@ def _insert_copies(originals: list[Operation], copies_after: dict[int, list[Oper
 
 
 def merge_constants(module: Module, ops: list[Operation] | None = None) -> dict[int, Value]:
-    """Fold every `shardc.split_copy` op into the op it copies (the nearest unmarked op before
-    it in its block); returns id(copy's result) -> the original's result. `ops`:
+    """Fold every `shardc.split_copy` op into an identical op before it: its original, or an
+    earlier copy kept (same operands once folded, same attributes, same result shardings), as
+    Shardy's constant merger does; a copy whose uses got another sharding stays, unmarked.
+    Returns id(folded copy's result) -> the result it was folded into. `ops`:
     `list(module.walk())`, when the caller has it."""
     folded: dict[int, Value] = {}
     blocks: dict[int, Block] = {}
@@ -197,20 +200,30 @@ def merge_constants(module: Module, ops: list[Operation] | None = None) -> dict[
         if SPLIT_COPY in op.attributes and op.parent is not None:
             blocks[id(op.parent)] = op.parent
     for block in blocks.values():
-        original: Operation | None = None
+        versions: list[Operation] = []  # the original and the copies of it kept so far
         kept: list[Operation] = []
         for op in block.ops:
             if SPLIT_COPY not in op.attributes:
-                original = op
+                versions = [op]
                 kept.append(op)
                 continue
             if not op.results:  # a copied sdy.sharding_group: the original's group stays
                 op.drop_operands()
                 op.parent = None
                 continue
-            if original is None or original.name != op.name:
+            if not versions or versions[0].name != op.name:
                 raise AssertionError(f"split copy of {op.name} does not follow its original")
-            for r, o in zip(op.results, original.results, strict=True):
+            for i, v in enumerate(op.operands):
+                into = folded.get(id(v))
+                if into is not None:
+                    op.set_operand(i, into)
+            same = next((o for o in versions if _identical(o, op)), None)
+            if same is None:  # its uses were given another layout: it stays, a copy of its own
+                op.attributes.pop(SPLIT_COPY)
+                versions.append(op)
+                kept.append(op)
+                continue
+            for r, o in zip(op.results, same.results, strict=True):
                 folded[id(r)] = o
                 for user, index in list(r.uses):
                     user.set_operand(index, o)
@@ -218,3 +231,17 @@ def merge_constants(module: Module, ops: list[Operation] | None = None) -> dict[
             op.parent = None
         block.ops = kept
     return folded
+
+
+def _identical(kept: Operation, copy: Operation) -> bool:
+    """`copy` computes what `kept` does, laid out the same way."""
+    return (
+        copy.operands == kept.operands
+        and all(a.sharding == b.sharding for a, b in zip(kept.results, copy.results, strict=True))
+        and _texts(copy.properties) == _texts(kept.properties)
+        and _texts(copy.attributes) == _texts(kept.attributes)
+    )
+
+
+def _texts(attrs: AttrDict) -> dict[str, str]:
+    return {k: str(v) for k, v in attrs.items() if k != SPLIT_COPY}

@@ -40,6 +40,9 @@ class Report:
     def lines(self) -> list[str]:
         return [*self.removed, *self.kept]
 
+    def __str__(self) -> str:
+        return "\n".join(self.lines()) or "no collectives"
+
     def __len__(self) -> int:
         return len(self.removed)
 

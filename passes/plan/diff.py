@@ -53,6 +53,9 @@ class PlanDiff:
     def json_text(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
 
+    def __str__(self) -> str:
+        return self.table()
+
     def table(self) -> str:
         lines = [f"{len(self.values)} values differ"]
         for v in self.values:

@@ -114,6 +114,9 @@ class Plan:
     def json_text(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
 
+    def __str__(self) -> str:
+        return self.table()
+
     def table(self) -> str:
         """A readable table: collectives by op with cause and fix, totals per kind and axis,
         memory."""

@@ -33,7 +33,9 @@ def split_call_sites(
     funcs = module.funcs
     seen: set[str] = set()
     made = 0
-    pending = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    pending = _calls_callees_first(
+        [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    )
     if calls is not None:
         calls.extend(pending)
     calls_in: dict[str, bool] = {}  # callee -> whether it calls (its clones' calls are split)
@@ -67,6 +69,51 @@ def split_call_sites(
             if calls is not None:
                 calls.extend(inner)
     return made
+
+
+def _calls_callees_first(calls: list[Operation]) -> list[Operation]:
+    """`calls` (in walk order) with the calls of each func before those of its callers, as
+    Shardy's call-graph flattening meets them: the first call of a callee met keeps it, later
+    ones get copies."""
+    by_func: dict[str, list[Operation]] = {}
+    for call in calls:
+        func = _enclosing_func(call)
+        by_func.setdefault(symbol_name(func) if func is not None else "", []).append(call)
+    if len(by_func) < 2:
+        return calls
+    callees = {name: [callee_name(c) for c in cs] for name, cs in by_func.items()}
+    return [call for name in call_graph_post_order(callees) for call in by_func.get(name, ())]
+
+
+def call_graph_post_order(calls: dict[str, list[str]]) -> list[str]:
+    """The funcs of `calls` (func -> the callees of its calls, in call order) in post-order of
+    the call graph, depth first from the funcs in `calls`' order: every callee before its
+    callers, in the order Shardy's call-graph walks meet them."""
+    post: list[str] = []
+    seen: set[str] = set()
+    for root in calls:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(calls[root]))]
+        while stack:
+            name, pending = stack[-1]
+            for callee in pending:
+                if callee in calls and callee not in seen:
+                    seen.add(callee)
+                    stack.append((callee, iter(calls[callee])))
+                    break
+            else:
+                stack.pop()
+                post.append(name)
+    return post
+
+
+def _enclosing_func(op: Operation) -> Operation | None:
+    cur = op.parent_op
+    while cur is not None and cur.name != "func.func":
+        cur = cur.parent_op
+    return cur
 
 
 def _copies(module: Module) -> dict[str, str]:

@@ -25,7 +25,6 @@ from shardc.dialect.ir import (
     func_body,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
-from shardc.dialect.rules.model import FactorKind
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
 from ..context import PassContext
@@ -135,7 +134,7 @@ class Propagator:
             return
         static = u.step_key
         if static is None:  # one small int per distinct (rule, sizes, kind): cheap to hash
-            what = (id(u.rule), u.sizes, u.elementwise)
+            what = (id(u.rule), u.sizes, u.elementwise, self._conservative(u))
             static = u.step_key = self.step_kinds.setdefault(what, len(self.step_kinds))
         key = (static, dirs, shardings)
         changes = self.step_memo.get(key)
@@ -184,7 +183,9 @@ class Propagator:
         sizes = u.rule.factor_sizes
         projs = [project(sh, u.dims[i], sizes, mesh) for i, sh in enumerate(shardings)]
         n = u.n_operands
-        step = StepInput(projs[:n], projs[n:], sizes, u.sizes, u.elementwise)
+        step = StepInput(
+            projs[:n], projs[n:], sizes, u.sizes, u.elementwise, self._conservative(u)
+        )
         dirs = u.dirs
         updated = self.strategy(step, lambda f: dirs[f], mesh)
         out = []
@@ -192,9 +193,10 @@ class Propagator:
             if not upd:
                 continue
             old = shardings[i]
-            new = back_project(
-                projs[i], old, u.dims[i], sizes, mesh, old.mesh if old is not None else ref
-            )
+            # a sharding on an empty mesh (ignored when the common mesh was chosen) takes the
+            # common mesh, as in Shardy: its dims never name another mesh's axes
+            keep = old.mesh if old is not None and self.resolve(old) == mesh else ref
+            new = back_project(projs[i], old, u.dims[i], sizes, mesh, keep)
             if old is None:
                 if not any(d.axes for d in new.dims):
                     continue
@@ -203,6 +205,11 @@ class Propagator:
             # one object per distinct sharding: memo keys holding it then compare by identity
             out.append((i, self.shardings.setdefault(new, new)))
         return tuple(out)
+
+    def _conservative(self, u: Unit) -> bool:
+        """Whether a step through `u` may not split an axis (`conservative`): as in Shardy, ops
+        with a rule only; data-flow edges and func-result links are never conservative."""
+        return self.options.conservative and u.kind == "op" and u.op_name != "sdy.data_flow_edge"
 
     # -- rounds --------------------------------------------------------------------------------
     def confirming_sweep(self) -> int:
@@ -231,9 +238,8 @@ class Propagator:
         if self._direction_classes is None:
             self._group_direction_classes()
         assert self._direction_classes is not None
-        conservative = self.options.conservative
         for rep, members in self._direction_classes:
-            dirs = self._directions_of(rep, schedule, level, conservative)
+            dirs = self._directions_of(rep, schedule, level)
             if dirs != rep.dirs:
                 for u in members:
                     u.dirs = dirs
@@ -252,21 +258,13 @@ class Propagator:
         self._direction_classes = classes
 
     @staticmethod
-    def _directions_of(
-        u: Unit, schedule: tuple, level: int, conservative: bool
-    ) -> tuple[Direction, ...]:
+    def _directions_of(u: Unit, schedule: tuple, level: int) -> tuple[Direction, ...]:
         rule = u.rule
         nf = len(rule.factor_sizes)
         if u.fixed_direction is not None:
             d = u.fixed_direction
             return tuple(Directions.NONE if f in rule.blocked else d for f in range(nf))
-        out = []
-        for f in range(nf):
-            d = direction_at(schedule, level, u, f)
-            if conservative and rule.kinds[f] == FactorKind.PERMUTATION:
-                d = Directions.NONE
-            out.append(d)
-        return tuple(out)
+        return tuple(direction_at(schedule, level, u, f) for f in range(nf))
 
     def run_to_fixed_point(self) -> int:
         """Func-result links, the worklist from every unit until empty, func-result links

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from shardc.dialect.axis_types import explicit_axes
 from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult
 from shardc.dialect.value_names import SPLIT_COPY, func_value_names
 
@@ -100,6 +101,7 @@ def explain_lines(module: Module, recorder: OriginRecorder) -> list[str]:
     """One line per dim that propagation decided: its axes, the annotation they trace back to,
     the round, and the op that wrote them when that is not the value's own op."""
     namer = Namer(module)
+    explicit = explicit_axes(module)
     out: list[str] = []
     for h in namer.in_program_order(recorder.holders):
         dims = recorder.origins.get(id(h), {})
@@ -109,12 +111,28 @@ def explain_lines(module: Module, recorder: OriginRecorder) -> list[str]:
                 continue
             root = "?" if o.root is None else namer.short(o.root)
             line = f"{namer.long(h)} dim {d} {_axes(o)} <- {root} (annotation, {_round(o.round)})"
+            if explicit and o.root is not None and {a.name for a in o.axes} <= explicit:
+                line = f"{namer.long(h)} dim {d} {_axes(o)} <- {_type_source(namer, o.root)}"
             via = getattr(o.via, "op", None)
             own = h.owner if isinstance(h, OpResult) else None
             if via is None or via is not own:
                 line += f" via {o.via.op_name}{namer.loc(via)}"
             out.append(line)
     return out
+
+
+def _type_source(namer: Namer, root: Any) -> str:
+    """Where an Explicit axis comes from: the type of a value, which JAX wrote as the
+    constraint `root` after the op that set it (named with its source line)."""
+    value = as_value(root)
+    setter = value.owner if isinstance(value, OpResult) else None
+    if setter is not None and setter.name == "sdy.sharding_constraint" and setter.operands:
+        source = setter.operands[0]
+        if isinstance(source, OpResult):
+            setter = source.owner
+    if setter is None:
+        return f"the type of {namer.short(root)} (Explicit axes)"
+    return f"the type {setter.name}{namer.loc(setter)} gave its result (Explicit axes)"
 
 
 def dump_lines(namer: Namer, holders: list[Any], title: str) -> list[str]:

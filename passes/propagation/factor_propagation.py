@@ -36,6 +36,9 @@ class StepInput:
     factor_sizes: tuple[int, ...]
     tensor_sizes: Sequence[int]  # element counts, operands then results
     elementwise: bool = False
+    # conservative propagation: no axis is split into sub-axes (a candidate stops at the first
+    # sub-axis a tensor would take, as Shardy's conservative-propagation does)
+    conservative: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,12 +186,18 @@ def prefix_without_other_factors(
     return r
 
 
-def _truncate(axes: AxisList, fn: Callable[[AxisRef, int], AxisRef | None], mesh: Mesh) -> AxisList:
-    """Keep axes while `fn(axis, prev)` accepts them whole; a partial answer ends the list."""
+def _truncate(
+    axes: AxisList,
+    fn: Callable[[AxisRef, int], AxisRef | None],
+    mesh: Mesh,
+    conservative: bool = False,
+) -> AxisList:
+    """Keep axes while `fn(axis, prev)` accepts them whole; a partial answer ends the list (with
+    `conservative`, a sub-axis answer ends it before that axis)."""
     prev = 1
     for i, a in enumerate(axes):
         r = fn(a, prev)
-        if r is None:
+        if r is None or (conservative and r.sub is not None):
             return axes[:i]
         if r != a:
             return (*axes[:i], r)
@@ -215,7 +224,7 @@ def remove_conflicts_basic(step: StepInput, f: int, axes: AxisList, mesh: Mesh) 
                     return None
         return r
 
-    return _truncate(axes, accept, mesh)
+    return _truncate(axes, accept, mesh, step.conservative)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,13 +301,18 @@ def _product(axes: AxisList, mesh: Mesh) -> int:
 
 
 def _truncate_within(
-    axes: AxisList, t: TensorFactorShardings, fs: FactorSharding, fsize: int, mesh: Mesh
+    axes: AxisList,
+    t: TensorFactorShardings,
+    fs: FactorSharding,
+    fsize: int,
+    mesh: Mesh,
+    conservative: bool,
 ) -> AxisList:
     """`_truncate` by `prefix_within_factor` (inlined: the hot path of every step)."""
     prev = 1
     for i, a in enumerate(axes):
         r = prefix_within_factor(a, t, fs, prev, fsize, mesh)
-        if r is None:
+        if r is None or (conservative and r.sub is not None):
             return axes[:i]
         if r != a:
             return (*axes[:i], r)
@@ -307,13 +321,13 @@ def _truncate_within(
 
 
 def _truncate_without_others(
-    axes: AxisList, t: TensorFactorShardings, f: int, mesh: Mesh
+    axes: AxisList, t: TensorFactorShardings, f: int, mesh: Mesh, conservative: bool
 ) -> AxisList:
     """`_truncate` by `prefix_without_other_factors` (inlined, as above; it needs no running
     size of the axes kept)."""
     for i, a in enumerate(axes):
         r = prefix_without_other_factors(a, t, f, mesh)
-        if r is None:
+        if r is None or (conservative and r.sub is not None):
             return axes[:i]
         if r != a:
             return (*axes[:i], r)
@@ -344,6 +358,7 @@ def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) ->
     if not active:
         return updated
     order = active if len(active) == 1 else _order_of(step, cands, active, mesh)
+    conservative = step.conservative
     for index, t, is_operand in visit:
         for f in order:
             fs = t.factors.get(f)
@@ -351,10 +366,10 @@ def propagate_aggressive(step: StepInput, direction: DirectionFn, mesh: Mesh) ->
             # (a tensor holding the whole candidate already can take nothing more)
             if fs is None or not cand or fs.axes == cand:
                 continue
-            new = _truncate_within(cand, t, fs, step.factor_sizes[f], mesh)
+            new = _truncate_within(cand, t, fs, step.factor_sizes[f], mesh, conservative)
             if not is_strict_prefix(fs.axes, new, mesh):
                 continue
-            new = _truncate_without_others(new, t, f, mesh)
+            new = _truncate_without_others(new, t, f, mesh, conservative)
             if is_operand and step.elementwise:
                 for r in step.results:
                     rfs = r.factors.get(f)

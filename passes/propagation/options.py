@@ -44,7 +44,11 @@ class PropagationOptions:
         True, "run the op-priority schedule (pass-through ops first, broadcasts forward last)"
     )
     conservative: bool = _option(
-        False, "never propagate along permutation factors (Shardy's conservative-propagation)"
+        False,
+        "Shardy's conservative-propagation: no axis is split into sub-axes, and the rules of "
+        "`shardc rules --conservative` (no factor along a concatenate's dim or a "
+        "convolution's spatial dims; pad, slice, reduce_window and select_and_scatter "
+        "propagate nothing along the dims they change)",
     )
     debug_origins: bool = _option(
         False,
@@ -58,6 +62,12 @@ class PropagationOptions:
         True,
         "give each use of a constant expression its own copy while propagating, as Shardy's "
         "splitter does (passes split-constants and merge-constants; off: both left out)",
+    )
+    dedup_functions_fully: bool = _option(
+        False,
+        "keep one callee per function, shared by all its call sites and propagated through "
+        "all of them (Shardy's dedup-functions-fully=true); default: each call site gets its "
+        "own copy of the callee",
     )
     max_steps: int = _option(0, "cap on worklist steps per run (0: none)")
     xla_dead_code: bool = _option(

@@ -42,3 +42,6 @@ class PropagationReport:
     def lines(self) -> list[str]:
         """Notes, the summary and the explanation: the whole report as text."""
         return [*self.notes(), self.summary(), *self.explanation]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())

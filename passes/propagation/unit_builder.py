@@ -14,9 +14,11 @@ computation's body arguments and results) is held during propagation by a stand-
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from operator import attrgetter
 
 from shardc.dialect.ir import (
+    BlockArgument,
     Module,
     Operation,
     OpResult,
@@ -38,6 +40,7 @@ from shardc.dialect.types import TensorType
 
 from ..import_steps.constants import CONSTANT_OPS
 from ..import_steps.constraints import redirects_manual_operand, redirects_uses
+from ..import_steps.data_flow_edges import FUNC_DATA_FLOW_EDGE, main_func_name
 from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
@@ -76,6 +79,7 @@ _EDGES_AFTER_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
 
 # ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
 _SPECIAL_OPS = STRUCTURAL_OPS | {
+    FUNC_DATA_FLOW_EDGE,
     "stablehlo.while",
     "stablehlo.case",
     "stablehlo.optimization_barrier",
@@ -145,12 +149,19 @@ class ModuleUnits:
         self.trivial = 0
         self._keyed: dict[str, bool | str] = {}  # op name -> _rule_lookup_of(name)
         self._has_manual = False  # a manual computation anywhere (value_slot has more to do)
+        # callees shared by their call sites (`sdy.func_data_flow_edge`s in the module, as
+        # Shardy's dedup-functions-fully leaves it): only those edges cross a call, and every
+        # func's units come in module order; callee -> its calls
+        self._func_edges = False
+        self._calls_of: dict[str, list[Operation]] = {}
 
     def build(self) -> None:
         funcs = self.module.funcs
         if self._ops is None:
             self._ops = list(self.module.walk())
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
+        if self._func_edges:
+            self._callees.clear()  # (no callee is inlined where it is called)
         callees = self._callees
         self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
@@ -169,7 +180,10 @@ class ModuleUnits:
         if body is None:
             return
         self.holders.extend(body.args)
-        if name not in self._callees:
+        if self._func_edges:  # (as Shardy: the main func's results only)
+            if name == main_func_name(funcs):
+                self._add_func_result_links(name, func)
+        elif name not in self._callees:
             self._add_func_result_links(name, func)
         # pre-order, but a while's or case's edges after its regions, where Shardy's
         # `sdy.data_flow_edge` ops are (the order decides what a sweep sees); iterative: a
@@ -226,6 +240,9 @@ class ModuleUnits:
             name = op.name
             if name == "func.call":
                 callees.add(callee_name(op))
+                self._calls_of.setdefault(callee_name(op), []).append(op)
+            elif name == FUNC_DATA_FLOW_EDGE:
+                self._func_edges = True
             elif name in ("sdy.sharding_constraint", "sdy.reshard"):
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
@@ -352,7 +369,10 @@ class ModuleUnits:
         elif name == "sdy.manual_computation":
             self._add_manual(op)
         elif name == "func.call":
-            self._add_call(op, funcs)
+            if not self._func_edges:  # (else only the func data-flow edges cross it)
+                self._add_call(op, funcs)
+        elif name == FUNC_DATA_FLOW_EDGE:
+            self._add_func_edge(op, funcs)
         elif name == "sdy.reshard":
             return  # no rule (reference): nothing crosses it; its result is fixed above
         elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"):
@@ -379,7 +399,7 @@ class ModuleUnits:
         key = None
         keyed = self._keyed.get(name)
         if keyed is None:
-            keyed = self._keyed[name] = _rule_lookup_of(name)
+            keyed = self._keyed[name] = _rule_lookup_of(name, self.options.conservative)
         if keyed is _CONSTANT:
             if RULE_ATTR not in op.attributes:
                 return  # (no rule, and a constant is not counted: `_rule_entry`'s _NOTHING)
@@ -473,7 +493,7 @@ class ModuleUnits:
         that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
         failed (warned)."""
         try:
-            rule = rule_for(op)
+            rule = rule_for(op, self.options.conservative)
         except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
             self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
             return None
@@ -484,6 +504,7 @@ class ModuleUnits:
             return (None, _NO_RULE if counted else _NOTHING, (), ())
         if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
             return (None, _BAD_ARITY, (), ())
+        rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
         sizes = tuple([self._num_elements(v.type) for v in (*op.operands, *op.results)])
@@ -565,7 +586,30 @@ class ModuleUnits:
                 self._add_edge(op, [self.value_slot(ret.operands[i])], self.held(r))
                 self.callee_returns.append((callee, i, self.held(ret.operands[i])))
 
+    def _add_func_edge(self, op: Operation, funcs: dict[str, Operation]) -> None:
+        """A `sdy.func_data_flow_edge`: on a func argument, its sources are that operand of
+        every call of the func; on a call result, the callee's returned value."""
+        v = op.operands[0]
+        sources: list[SlotLike] = []
+        if isinstance(v, BlockArgument):
+            func = v.block.parent.parent if v.block.parent is not None else None
+            if func is not None and func.name == "func.func":
+                for call in self._calls_of.get(Func(func).name, ()):
+                    if v.index < len(call.operands):
+                        sources.append(self.operand_slot(call, v.index))
+        elif isinstance(v, OpResult) and v.owner.name == "func.call":
+            callee = funcs.get(callee_name(v.owner))
+            body = func_body(callee) if callee is not None else None
+            ret = body.terminator if body is not None else None
+            if callee is not None and ret is not None and v.index < len(ret.operands):
+                returned = self.value_slot(ret.operands[v.index])
+                sources.append(returned)
+                self.callee_returns.append((callee, v.index, holder_of(returned)))
+        if sources:  # (a func nothing calls has none: nothing to do, as in Shardy)
+            self._add_edge(op, sources, self.held(op.results[0]))
+
     def _finish_unit(self, u: Unit) -> None:
+        u.rule = block_dynamic_dims(u.rule, [s.type for s in u.slots])
         sizes = tuple([self._num_elements(s.type) for s in u.slots])
         u.sizes = self._interned.setdefault(sizes, sizes)
         u.dims = self._dims_of(u.rule)
@@ -662,16 +706,33 @@ _type_of = attrgetter("type")
 _CONSTANT = "constant"
 
 
-def _rule_lookup_of(name: str) -> bool | str:
+def _rule_lookup_of(name: str, conservative: bool) -> bool | str:
     """How `_add_rule_unit` finds the rule of ops named `name`: memoized on their signature
     (True), looked up per op (False), or none for a rule-less constant (`_CONSTANT`, about a
     fifth of a train step's ops: each differs in its value, so no signature memo helps)."""
     if name in CONSTANT_OPS and name not in registered_ops():
         return _CONSTANT
-    return rule_keyed_on_signature(name)
+    return rule_keyed_on_signature(name, conservative)
 
 # what `_rule_entry` says to do with an op
 _UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+
+
+def block_dynamic_dims(rule: OpShardingRule, types: list[object]) -> OpShardingRule:
+    """`rule` with every factor of a dynamic dim of its tensors (`types`, operands then results)
+    blocked: a dim of unknown size is never sharded by propagation (its tensor's static dims
+    propagate as usual). Most rules touch no dynamic dim and come back as they are."""
+    blocked: set[int] | None = None
+    for t, dims in zip(types, (*rule.operand_dims, *rule.result_dims), strict=False):
+        if isinstance(t, TensorType) and -1 in t.shape:
+            for d, size in enumerate(t.shape):
+                if size < 0 and d < len(dims):
+                    if blocked is None:
+                        blocked = set(rule.blocked)
+                    blocked.update(dims[d])
+    if blocked is None or blocked == rule.blocked:
+        return rule
+    return replace(rule, blocked=frozenset(blocked))
 
 
 def _moves_nothing(rule: OpShardingRule) -> bool:

@@ -11,6 +11,9 @@ Steps (each a function, so tests and scripts can use them separately):
   in closed canonical form (`Canon`): mesh (by content, not by symbol name), the axes of every
   dim, the unreduced axes. Open/closed flags, priorities and `replicated` lists are ignored (the
   pipeline closes everything and drops `replicated`); an absent sharding is fully replicated.
+  `keep_open=True` marks open dims instead (an absent sharding is then fully open), for the
+  outputs of propagation passes run alone; data-flow edges' and named computations' shardings
+  are read too.
 * `compare(shardy, shardc)`: every mismatch, naming the op and value and giving both shardings.
 * `compile_mlir` / `run_executable` / `collective_stats`: XLA on the host's CPU devices
   (`XLA_FLAGS=--xla_force_host_platform_device_count=8`, set by `tests/conftest.py` before jax
@@ -38,6 +41,12 @@ _SKIP_TAG = {
     "stablehlo.return",
     "builtin.module",
 }
+
+
+# ops whose one result's sharding is their `sharding` attribute
+_SHARDING_ATTR_OPS = frozenset(
+    {"sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge", "sdy.func_data_flow_edge"}
+)
 
 
 def _jax_mlir() -> tuple[Any, Any, Any]:
@@ -117,8 +126,14 @@ class Canon:
         return not any(self.dims) and not self.unreduced
 
 
-def _replicated(rank: int) -> Canon:
-    return Canon(None, tuple(() for _ in range(rank)))
+def _replicated(rank: int, keep_open: bool = False) -> Canon:
+    """No axes anywhere; with `keep_open`, every dim open (what an absent sharding means)."""
+    return Canon(None, tuple(("?",) if keep_open else () for _ in range(rank)))
+
+
+def _unsharded(dims: tuple[tuple[str, ...], ...]) -> Canon:
+    """A sharding without axes (its dims' open marks kept)."""
+    return Canon(None, tuple(("?",) if "?" in d else () for d in dims))
 
 
 @dataclass
@@ -160,7 +175,8 @@ def _axis(a: Any) -> str:
     return t.strip()
 
 
-def _canon(attr: Any, meshes: dict[str, str], rank: int) -> Canon:
+def _canon(attr: Any, meshes: dict[str, str], rank: int, keep_open: bool = False) -> Canon:
+    """`attr` in closed canonical form; with `keep_open`, an open dim ends with a `?` entry."""
     from jaxlib.mlir.dialects import sdy
 
     ts = sdy.TensorShardingAttr(attr)
@@ -170,15 +186,17 @@ def _canon(attr: Any, meshes: dict[str, str], rank: int) -> Canon:
         mesh = meshes.get(mesh_txt[1:], mesh_txt)
     else:
         mesh = mesh_txt.removeprefix("#sdy.mesh")
-    dims = tuple(
-        tuple(_axis(a) for a in sdy.DimensionShardingAttr(d).axes) for d in ts.dimension_shardings
-    )
+    dims = []
+    for d in ts.dimension_shardings:
+        dim = sdy.DimensionShardingAttr(d)
+        axes = tuple(_axis(a) for a in dim.axes)
+        dims.append(axes + ("?",) if keep_open and not dim.is_closed else axes)
     unreduced = tuple(_axis(a) for a in ts.unreduced_axes)
     if len(dims) != rank and rank >= 0:
-        dims = dims + tuple(() for _ in range(rank - len(dims)))
-    c = Canon(mesh, dims, unreduced)
-    if c.is_replicated:
-        return _replicated(len(dims))
+        dims += [() for _ in range(rank - len(dims))]
+    c = Canon(mesh, tuple(dims), unreduced)
+    if not any(a != "?" for d in c.dims for a in d) and not unreduced:
+        return _unsharded(c.dims)
     return c
 
 
@@ -190,10 +208,21 @@ def _rank(t: Any) -> int:
         return 0
 
 
-def read_shardings(text: str) -> ModuleShardings:
-    """Every tagged op result and every func arg/result with its canonical sharding."""
+def read_shardings(text: str, keep_open: bool = False) -> ModuleShardings:
+    """Every tagged op result and every func arg/result with its canonical sharding.
+
+    With `keep_open`, open dims keep a `?` mark (an absent sharding is fully open), for outputs
+    of Shardy's propagation passes run alone, which leave open dims open."""
     _, ir, _ = _jax_mlir()
     from jaxlib.mlir.dialects import sdy
+
+    def canon(attr: Any, rank: int) -> Canon:
+        return _canon(attr, meshes, rank, keep_open)
+
+    def per_value(op: Any, name: str) -> list[Any]:
+        if name not in op.attributes:
+            return []
+        return list(sdy.TensorShardingPerValueAttr(op.attributes[name]).shardings)
 
     res = ModuleShardings()
     with ir_context(), ir.Location.unknown():
@@ -212,11 +241,11 @@ def read_shardings(text: str) -> ModuleShardings:
                 attrs = top.attributes[attr_name] if attr_name in top.attributes else None
                 for i, t in enumerate(types):
                     rank = _rank(t)
-                    s = _replicated(rank)
+                    s = _replicated(rank, keep_open)
                     if attrs is not None:
                         d = ir.DictAttr(ir.ArrayAttr(attrs)[i])
                         if "sdy.sharding" in d:
-                            s = _canon(d["sdy.sharding"], meshes, rank)
+                            s = canon(d["sdy.sharding"], rank)
                     key = f"@{fname}:{kind}{i}"
                     res.add(ValueInfo(key, f"func @{fname} {kind} #{i}", s))
             for op in _walk(top):
@@ -229,35 +258,31 @@ def read_shardings(text: str) -> ModuleShardings:
                 results = list(op.results)
                 shardings: list[Canon | None] = [None] * len(results)
                 if "sdy.sharding" in op.attributes:
-                    pv = sdy.TensorShardingPerValueAttr(op.attributes["sdy.sharding"])
-                    for i, a in enumerate(pv.shardings):
+                    for i, a in enumerate(per_value(op, "sdy.sharding")):
                         if i < len(results):
-                            shardings[i] = _canon(a, meshes, _rank(results[i].type))
-                elif op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-                    shardings[0] = _canon(op.attributes["sharding"], meshes, _rank(results[0].type))
+                            shardings[i] = canon(a, _rank(results[i].type))
+                elif op.name in _SHARDING_ATTR_OPS and "sharding" in op.attributes:
+                    shardings[0] = canon(op.attributes["sharding"], _rank(results[0].type))
                 elif op.name == "stablehlo.while":
                     # XLA rejects op-level shardings on while (reference §2): shardc may leave
                     # them off; such values are reported as skipped, not compared.
                     for i in range(len(results)):
                         res.unannotated.add(f"{tag}#{i}")
-                if op.name == "sdy.manual_computation":
-                    for i, a in enumerate(
-                        sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
-                    ):
+                if op.name in ("sdy.manual_computation", "sdy.named_computation"):
+                    for i, a in enumerate(per_value(op, "in_shardings")):
                         t = op.operands[i].type
                         res.add(
                             ValueInfo(
                                 f"{tag}:in#{i}",
                                 f"{op.name} in_sharding #{i} [{tag}] in @{fname}",
-                                _canon(a, meshes, _rank(t)),
+                                canon(a, _rank(t)),
                             )
                         )
-                    for i, a in enumerate(
-                        sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
-                    ):
-                        shardings[i] = _canon(a, meshes, _rank(results[i].type))
+                    for i, a in enumerate(per_value(op, "out_shardings")):
+                        shardings[i] = canon(a, _rank(results[i].type))
                 for i, r in enumerate(results):
-                    s = shardings[i] if shardings[i] is not None else _replicated(_rank(r.type))
+                    rank = _rank(r.type)
+                    s = shardings[i] if shardings[i] is not None else _replicated(rank, keep_open)
                     res.add(
                         ValueInfo(f"{tag}#{i}", f"{op.name} result #{i} [{tag}] in @{fname}", s)
                     )
@@ -347,10 +372,11 @@ _DTYPE_BYTES = {
 _SHAPE = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128)\[([0-9,]*)\]")
 
 
-def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = False) -> Any:
-    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend);
-    `as_jax_jit`: with the options jax.jit compiles its own lowering with (XLA chooses the
-    layout of each `@main` argument and result that has no sharding)."""
+def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = True) -> Any:
+    """Compile StableHLO + sdy text for `num_partitions` CPU devices (shardc's backend), with
+    the options jax.jit compiles its own lowering with: XLA chooses the layout of each `@main`
+    argument and result that has no sharding (`as_jax_jit=False`: it keeps what propagation
+    gives it)."""
     import jax
 
     from shardc.backend import compile_text

@@ -3,8 +3,8 @@
 // `split-constants` (Shardy's sdy-constant-or-scalar-splitter, checked against jaxlib 0.10.2's):
 // every user of a constant expression but the first gets its own copy of the whole expression
 // (scalars stay shared), marked `shardc.split_copy` right after what it copies; after propagation
-// `merge-constants` folds the copies back, so the output has the input's ops, the original
-// keeping its first user's sharding.
+// `merge-constants` folds a copy back where it got the layout of what it copies (as Shardy's
+// constant merger); one whose use was given another layout stays, unmarked.
 
 // A constant chain used twice: the second use gets a copy of the broadcast and of the constant.
 // CHECK-LABEL: IR Dump After split-constants
@@ -16,10 +16,12 @@
 // CHECK-NEXT: %3 = stablehlo.multiply %arg1, %1 :
 // MERGED-LABEL: func.func @chain(
 // MERGED-NEXT: %cst = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} dense<1.000000e+00> : tensor<16xf32>
+// MERGED-NEXT: %cst_0 = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}]>]>} dense<1.000000e+00> : tensor<16xf32>
 // MERGED-NEXT: %0 = stablehlo.broadcast_in_dim %cst, dims = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// MERGED-NEXT: %1 = stablehlo.add %arg0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// MERGED-NEXT: %2 = stablehlo.multiply %arg1, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
-// MERGED-NEXT: return %1, %2
+// MERGED-NEXT: %1 = stablehlo.broadcast_in_dim %cst_0, dims = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// MERGED-NEXT: %2 = stablehlo.add %arg0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// MERGED-NEXT: %3 = stablehlo.multiply %arg1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// MERGED-NEXT: return %2, %3
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %c = stablehlo.constant dense<1.0> : tensor<16xf32>
@@ -39,8 +41,9 @@ func.func @chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 // CHECK-NEXT: %3 = stablehlo.add %arg1, %1 :
 // MERGED-LABEL: func.func @scalar(
 // MERGED-NEXT: %0 = stablehlo.broadcast_in_dim %arg2, dims = [] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// MERGED-NEXT: %1 = stablehlo.add %arg0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// MERGED-NEXT: %2 = stablehlo.add %arg1, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// MERGED-NEXT: %1 = stablehlo.broadcast_in_dim %arg2, dims = [] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// MERGED-NEXT: %2 = stablehlo.add %arg0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// MERGED-NEXT: %3 = stablehlo.add %arg1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @scalar(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %s: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
@@ -61,8 +64,9 @@ func.func @scalar(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [
 // MERGED-LABEL: func.func @returned(
 // MERGED-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
 // MERGED-NEXT: %0 = stablehlo.iota dim = 0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// MERGED-NEXT: %1 = stablehlo.add %arg0, %0
-// MERGED-NEXT: return %1, %0 :
+// MERGED-NEXT: %1 = stablehlo.iota dim = 0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
+// MERGED-NEXT: %2 = stablehlo.add %arg0, %0
+// MERGED-NEXT: return %2, %1 :
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @returned(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %c = stablehlo.iota dim = 0 : tensor<8x16xf32>

@@ -12,17 +12,15 @@
 // CHECK: call @g32_call_sites_f(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
 // The second call site does not receive "x" from the first one, and calls its own copy.
 // CHECK: call @g32_call_sites_f_0(%arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>}
-// In pin mode (what XLA compiles) each call site calls the copy of its own layout too.
+// In pin mode (what XLA compiles) the copies, which XLA reads alike once the op-level shardings
+// are gone (no pin tells them apart), are one callee again, as JAX wrote it: XLA's Shardy gives
+// each call site its own copy and derives each one's layout as shardc's propagation did.
 // PIN-LABEL: func.func @g32_call_sites(
 // PIN: call @g32_call_sites_f(%arg0)
-// PIN: call @g32_call_sites_f_0(%arg1)
-// Their boundaries are as the input wrote them (none: XLA derives them per call site).
+// PIN: call @g32_call_sites_f(%arg1)
 // PIN-LABEL: func.func private @g32_call_sites_f(
 // PIN-SAME: %arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
-// PIN-NEXT: stablehlo.tanh %arg0 {{.*}}<@mesh, [{"x"}, {}]>
-// PIN-LABEL: func.func private @g32_call_sites_f_0(
-// PIN-SAME: %arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
-// PIN-NEXT: stablehlo.tanh %arg0 {{.*}}<@mesh, [{}, {}]>
+// PIN-NOT: func.func private @g32_call_sites_f_0(
 // PIN-NOT: shardc.call_site_copy_of
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @g32_call_sites(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
@@ -121,7 +119,7 @@ func.func private @same_inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // PIN-LABEL: func.func @constraint_on_call_result(
 // PIN: %0 = call @callee(%arg0, %arg1)
 // PIN-NEXT: %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]>
-// PIN-NEXT: stablehlo.negate %0 {{.*}}<@mesh, [{}, {"y"}]>
+// PIN-NEXT: stablehlo.negate %0
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @constraint_on_call_result(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = call @callee(%arg0, %arg1) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
@@ -147,7 +145,7 @@ func.func private @callee(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> ten
 // PIN-LABEL: func.func @manual_operand_from_call(
 // PIN: %0 = call @callee(%arg0)
 // PIN-NEXT: sdy.manual_computation(%0)
-// PIN: stablehlo.add %0, %1 {{.*}}<@mesh, [{"x"}, {}]>
+// PIN: stablehlo.add %0, %1
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @manual_operand_from_call(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
   %0 = call @callee(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
@@ -161,4 +159,60 @@ func.func @manual_operand_from_call(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.
 func.func private @callee(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// Copies are made as Shardy's call-graph flattening meets the calls: a callee's calls before
+// its callers', so @inner keeps its name for the call in @outer and @main's own call of @inner
+// gets the copy @inner_0 (Shardy's names for these two layouts).
+// CHECK-LABEL: func.func @main(
+// CHECK: call @outer(%0)
+// CHECK-NEXT: call @inner_0(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
+// CHECK-LABEL: func.func private @inner(
+// CHECK-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}
+// CHECK-LABEL: func.func private @inner_0(
+// CHECK-SAME: {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}
+// CHECK-LABEL: func.func private @outer(
+// CHECK: call @inner(%2) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>}
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>
+  %1 = call @outer(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = call @inner(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @inner(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  return %arg0 : tensor<8x16xf32>
+}
+func.func private @outer(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8x16xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
+  %2 = sdy.sharding_constraint %0 <@mesh, [{"y"}, {}]> : tensor<8x16xf32>
+  %3 = call @inner(%2) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %3 : tensor<8x16xf32>
+}
+
+// -----
+
+// A call result has its callee's result sharding, unreduced axes included (no edge carries
+// those); where its readers were given another, a constraint after the call reshards it, as
+// Shardy's pipeline does. A second call of the same callee reads the first one's result as it is.
+// CHECK-LABEL: func.func @unreduced_call_results(
+// CHECK-NEXT: %0 = call @partial(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %1 = call @partial(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: %3 = stablehlo.negate %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// CHECK-LABEL: func.func private @partial(
+// CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], unreduced={"x"}>})
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @unreduced_call_results(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = call @partial(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = call @partial(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = stablehlo.negate %1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @partial(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
 }

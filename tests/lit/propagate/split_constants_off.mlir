@@ -2,11 +2,11 @@
 // RUN: shardc propagate --no-split-constants %s | filecheck %s --check-prefix=OFF
 // `--no-split-constants`: a constant with two uses is one value to propagation, so both uses'
 // shardings meet in it and flow on to the other use; split (the default, as Shardy's constant
-// splitter), each use has its own view and the adds keep their own layouts.
+// splitter), each use has its own copy and the adds keep their own layouts.
 
 // DEFAULT-LABEL: func.func @shared_constant(
 // DEFAULT: %0 = stablehlo.add %arg0, %cst {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
-// DEFAULT: %1 = stablehlo.add %arg1, %cst {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// DEFAULT: %1 = stablehlo.add %arg1, %cst_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
 // OFF-LABEL: func.func @shared_constant(
 // OFF: %cst = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
 // OFF: %0 = stablehlo.add %arg0, %cst {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}

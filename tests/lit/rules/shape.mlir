@@ -31,6 +31,16 @@ func.func @concatenate(%a: tensor<8x4xf32>, %b: tensor<8x12xf32>, %c: tensor<8x1
   %1 = stablehlo.slice %c [0:8, 0:4] : (tensor<8x16xf32>) -> tensor<8x4xf32>
   %2 = stablehlo.slice %c [0:8, 4:16] : (tensor<8x16xf32>) -> tensor<8x12xf32>
   %3 = stablehlo.concatenate %2, %1, dim = 1 : (tensor<8x12xf32>, tensor<8x4xf32>) -> tensor<8x16xf32>
+  // A tensor with slices of itself around it (a rotation): permutation too.
+  // CHECK: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j], [i, j])->([i, j]) {i=8, j=32} permutation={j}>
+  %4 = stablehlo.concatenate %2, %c, %1, dim = 1 : (tensor<8x12xf32>, tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x32xf32>
+  // The same tensor repeated, no slice among them: need replication.
+  // CHECK: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=32} need_replication={j}>
+  %5 = stablehlo.concatenate %c, %c, dim = 1 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x32xf32>
+  // A slice of another tensor among them: need replication.
+  // CHECK: stablehlo.concatenate: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=20} need_replication={j}>
+  %6 = stablehlo.slice %a [0:8, 0:4] : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %7 = stablehlo.concatenate %c, %6, dim = 1 : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x20xf32>
   return %0 : tensor<8x16xf32>
 }
 
