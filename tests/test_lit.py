@@ -28,7 +28,8 @@ NAMES = sorted(
 
 @pytest.fixture(scope="module")
 def background(request: pytest.FixtureRequest) -> Iterator[dict[str, Future]]:
-    """The selected lit files that need no in-process shardc, started on two threads."""
+    """The selected lit files that need no in-process shardc, started on two threads (under
+    pytest-xdist, `--dist loadfile` keeps this module's tests on one worker)."""
     selected = {
         item.callspec.params["name"]
         for item in request.session.items
