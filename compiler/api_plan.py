@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api_propagate import dump_to_stderr
+from shardc.api_propagate import dump_to_stderr, propagate_text
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.exporter import export_text
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
@@ -15,10 +18,13 @@ from shardc.passes.pipeline import (
     PipelineOptions,
     run_pipeline,
 )
+from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
+from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
-from shardc.passes.plan.report import Collective, Memory, Plan
+from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.runtime import suspended_gc
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "Memory",
     "PipelineDebug",
     "Plan",
+    "PlanCheck",
     "PlanDiff",
     "diff",
     "diff_lowered",
@@ -116,16 +123,73 @@ def plan(
     verify: bool = True,
     plan_options: PlanOptions | None = None,
     debug: PipelineDebug | None = None,
+    check: bool = False,
 ) -> Plan:
     """The collectives the propagated layout of an MLIR module implies, each with its kind, mesh
     axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
 
     The input may be unpropagated (it is propagated first, as `shardc.propagate` does) or a
     propagated module (propagation keeps its shardings). `Plan.to_json()` is the issue's schema.
+    `check`: also compile the layout with XLA (`shardc.propagate(..., mode="pin")`, on virtual
+    CPU devices in a subprocess when this process lacks the mesh's) and match the compiled
+    collectives to the planned ones (`Plan.check`, a `PlanCheck`).
     """
+    if check:
+        return check_module(_import(text, source_name, debug), options, plan_options, source_name)
     with suspended_gc():
         module = _import(text, source_name, debug)
-        return plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+        result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+    if (plan_options or PlanOptions()).fixes:
+        evaluate_fixes(result, lambda: _import(text, source_name), options, plan_options)
+    return result
+
+
+# the collectives (the costliest first) whose fix candidates are re-planned, and how many
+# candidates each: every one is a propagation and a plan of the whole program
+FIX_BUDGET = 8
+CANDIDATES_PER_COLLECTIVE = 3
+
+
+def evaluate_fixes(
+    result: Plan,
+    fresh: Callable[[], Module],
+    options: PropagationOptions | None,
+    plan_options: PlanOptions | None = None,
+) -> None:
+    """Offer a fix on a planned collective only where an annotation change, applied to a fresh
+    copy of the program (`fresh()`) and propagated and planned again, lowers the total: the
+    change and by how much. The `FIX_BUDGET` costliest collectives with candidates are tried."""
+    base = result.total_bytes
+    quiet = replace(plan_options or PlanOptions(), fixes=False)
+    totals: dict[object, int | None] = {}
+    order = sorted(
+        (i for i, c in enumerate(result.collectives) if c.candidates and c.bytes > 0),
+        key=lambda i: -result.collectives[i].bytes,
+    )
+    for i in order[:FIX_BUDGET]:
+        c = result.collectives[i]
+        best: tuple[int, str] | None = None
+        for cand in c.candidates[:CANDIDATES_PER_COLLECTIVE]:
+            key = (cand.locator, cand.dims)
+            if key not in totals:
+                module = fresh()
+                try:
+                    ok = apply(module, cand)
+                    totals[key] = (
+                        plan_propagated(module, options, quiet).total_bytes if ok else None
+                    )
+                except ShardcError:
+                    totals[key] = None  # the change makes an invalid program
+            total = totals[key]
+            if total is not None and total < base and (best is None or total < best[0]):
+                best = (total, cand.text)
+        if best is not None:
+            total, text = best
+            result.collectives[i] = replace(
+                c,
+                fix=f"{text}: the program then moves {fmt_bytes(total)} instead of "
+                f"{fmt_bytes(base)} ({fmt_bytes(base - total)} less)",
+            )
 
 
 def diff(
@@ -146,6 +210,26 @@ def diff(
         return diff_modules(ma, pa, mb, pb)
 
 
+def check_module(
+    module: Module,
+    options: PropagationOptions | None = None,
+    plan_options: PlanOptions | None = None,
+    source_name: str = "<input>",
+) -> Plan:
+    """Plan `module` (propagated or not; its ops are tagged), compile its pin export with XLA
+    and match the two (`Plan.check`; see `shardc.plan_check`)."""
+    with suspended_gc():
+        origins = tag_ops(module)
+        text = export_text(module, "generic", with_locs=True)
+        devices = devices_needed(module)
+    planned = plan(text, options=options, plan_options=plan_options, source_name=source_name)
+    pinned, _ = propagate_text(
+        text, options=options, mode="pin", with_locs=True, source_name=source_name
+    )
+    attach(planned, compiled_hlo(pinned, devices), module, origins)
+    return planned
+
+
 @suspended_gc()
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
@@ -162,12 +246,24 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     build, options = source
     with suspended_gc():
         module = build()
-        return module, plan_propagated(module, options)
+        result = plan_propagated(module, options)
+    evaluate_fixes(result, build, options)
+    return module, result
 
 
-def plan_lowered(lowered: Any) -> Plan:
-    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result."""
-    return _lowered_module(lowered)[1]
+def plan_lowered(lowered: Any, check: bool = False) -> Plan:
+    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result; `check` also
+    compiles its layout with XLA and matches the collectives (`Plan.check`)."""
+    if not check:
+        return _lowered_module(lowered)[1]
+    source = getattr(lowered, "plan_source", None)
+    auto = getattr(getattr(lowered, "report", None), "auto", None)
+    if source is None or auto is not None:
+        return check_module(lowered.ir.clone())  # the layout as it is (see _lowered_module)
+    build, options = source
+    with suspended_gc():
+        module = build()
+    return check_module(module, options)
 
 
 def diff_lowered(a: Any, b: Any) -> PlanDiff:
@@ -191,7 +287,6 @@ def explicit(
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
     (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
     `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
-    from shardc.exporter import export_text
     from shardc.passes.plan.explicit import as_constraints, write_explicit
 
     with suspended_gc():

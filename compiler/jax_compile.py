@@ -10,8 +10,9 @@ placement and the multi-process runtime are JAX's, nothing home-made.
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from shardc.dialect.axis_types import EXPLICIT_AXES
@@ -26,11 +27,11 @@ from .calling import (
     leaf_paths,
     split_call,
 )
+from .exported import Exported
 from .jit_trace import CallTrace, trace_call
 from .jitted import Compiled
 
 if TYPE_CHECKING:
-    from .exported import Exported
     from .jitted import Jitted, Lowered
 
 
@@ -182,14 +183,15 @@ def _with_tokens(shardings: list[Any], tokens: set[int]) -> list[Any]:
 
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
-    """Compile shardc's `pin` export through JAX's own lowering object; a `JaxCompiled`."""
+    """Compile shardc's compiled form (the `pin` export) through JAX's own lowering object; a
+    `JaxCompiled`. XLA starts on the module as written (no pin yet) in a second thread while
+    the export asks jaxlib's Shardy what XLA would derive from it: where nothing needs a pin
+    (the usual case) that compile is the one returned, and the check cost no wall time."""
     ref = getattr(lowered, "_compiled_default", None)
     cached = ref() if ref is not None else None
     if cached is not None and not compiler_options:
         return cached
     jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
-    exported, module = _compiled_form(lowered, for_compile=True)
-    arg_sh, res_sh = _array_shardings(exported)
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -199,6 +201,32 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
             "shardc hands its module to JAX (`Lowered._lowering._hlo`, `.compile_args`)",
             hint="use a jax version shardc supports (0.10.2 to 0.11 are tested), or report it",
         )
+    speculation = _Speculation(lowered, compiler_options)
+    exported, module = _compiled_form(lowered, for_compile=True, speculate=speculation.start)
+    arg_sh, res_sh = _array_shardings(exported)
+    compiled = speculation.take(module, arg_sh, res_sh)
+    if compiled is None:
+        compiled = _compile(lowered, jax_lowered, module, arg_sh, res_sh, compiler_options)
+    out = JaxCompiled(lowered, compiled)
+    if not compiler_options:
+        # a weak reference: the compiled function holds its lowering, and a cycle between the
+        # two would keep both (and JAX's jaxpr under them) until a full GC collection
+        lowered._compiled_default = weakref.ref(out)  # type: ignore[attr-defined]
+    lowered.compiled_export_done()
+    return out
+
+
+def _compile(
+    lowered: Lowered,
+    jax_lowered: Any,
+    module: Any,
+    arg_sh: list[Any],
+    res_sh: list[Any],
+    compiler_options: dict[str, Any] | None,
+) -> Any:
+    """XLA's compile of `module` through `jax_lowered` (its lowering object takes the module
+    and the in/out shardings JAX places arrays by), errors as `ShardcError`s."""
+    lowering = jax_lowered._lowering
     lowering._hlo = module
     lowering._executable = None
     cmesh = lowered.jax_mesh_concrete  # type: ignore[attr-defined]
@@ -207,7 +235,7 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     args["in_shardings"] = _named(args["in_shardings"], arg_sh, cmesh, symbol)
     args["out_shardings"] = _named(args["out_shardings"], res_sh, cmesh, symbol)
     try:
-        compiled = jax_lowered.compile(compiler_options)
+        return jax_lowered.compile(compiler_options)
     except ShardcError:
         raise
     except Exception as e:  # noqa: BLE001 - XLA raises its own runtime errors
@@ -219,13 +247,46 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
                 "{'xla_embed_ir_in_executable': True}",
             ) from None
         raise ShardcError(f"XLA could not compile the module: {first}") from None
-    out = JaxCompiled(lowered, compiled)
-    if not compiler_options:
-        # a weak reference: the compiled function holds its lowering, and a cycle between the
-        # two would keep both (and JAX's jaxpr under them) until a full GC collection
-        lowered._compiled_default = weakref.ref(out)  # type: ignore[attr-defined]
-    lowered.compiled_export_done()
-    return out
+
+
+class _Speculation:
+    """XLA's compile of the first module the `pin` export builds, in a thread of its own, on
+    its own copy of JAX's lowering object: taken when the export ends with that very module
+    and those in/out shardings (nothing pinned), else left to finish unread."""
+
+    def __init__(self, lowered: Lowered, compiler_options: dict[str, Any] | None):
+        self.lowered = lowered
+        self.compiler_options = compiler_options
+        self.module: Any = None
+        self.shardings: tuple[list[Any], list[Any]] | None = None
+        self.thread: threading.Thread | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def start(self, export: Module, module: Any) -> None:
+        arg_sh, res_sh = _array_shardings(Exported(export, "pin"))
+        self.module, self.shardings = module, (arg_sh, res_sh)
+        copy = _fresh_copy(self.lowered.jax_lowered)  # type: ignore[attr-defined]
+
+        def run() -> None:
+            try:
+                self.result = _compile(
+                    self.lowered, copy, module, arg_sh, res_sh, self.compiler_options
+                )
+            except BaseException as e:  # noqa: BLE001 - re-raised where the result is taken
+                self.error = e
+
+        self.thread = threading.Thread(target=run, name="shardc-xla-compile", daemon=True)
+        self.thread.start()
+
+    def take(self, module: Any, arg_sh: list[Any], res_sh: list[Any]) -> Any:
+        """The compile of `module` with those shardings, if it is the one started; else None."""
+        if self.thread is None or module is not self.module or self.shardings != (arg_sh, res_sh):
+            return None
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.result
 
 
 def module_for_compile(lowered: Lowered) -> Any:
@@ -234,11 +295,15 @@ def module_for_compile(lowered: Lowered) -> Any:
     return _compiled_form(lowered)[1]
 
 
-def _compiled_form(lowered: Lowered, for_compile: bool = False) -> tuple[Exported, Any]:
+def _compiled_form(
+    lowered: Lowered,
+    for_compile: bool = False,
+    speculate: Callable[[Module, Any], None] | None = None,
+) -> tuple[Exported, Any]:
     """The `pin` export of `lowered` (made on the propagated IR itself when `for_compile`) and
     the jaxlib module XLA compiles from it: one builder for `.compile()` and `compiler_ir()`."""
     exported = lowered.exported("pin", lowered.jitted.remove_redundant_collectives,
-                                for_compile=for_compile)
+                                for_compile=for_compile, speculate=speculate)
     return exported, _module_for_xla(lowered, exported)
 
 

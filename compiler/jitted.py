@@ -309,17 +309,22 @@ class Lowered:
         )
 
     def exported(
-        self, mode: str = "annotate", remove_redundant: bool = False, for_compile: bool = False
+        self,
+        mode: str = "annotate",
+        remove_redundant: bool = False,
+        for_compile: bool = False,
+        speculate: Callable[[Module, Any], None] | None = None,
     ) -> Exported:
         """The export of the propagated IR in `mode` (made once): what every text, sharding
         and listing of this object reads. `for_compile`: the export `.compile()` hands to XLA,
         made on the propagated IR itself rather than a copy where nothing else holds it (a
-        later export in another mode propagates the traced module again)."""
+        later export in another mode propagates the traced module again). `speculate`: given
+        to the `pin` export's oracle (`ShardyOracle`)."""
         if mode not in ("annotate", "pin"):
             raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
         key = (mode, remove_redundant)
         if key not in self._exports:
-            oracle = self.xla_oracle() if mode == "pin" else None
+            oracle = self.xla_oracle(speculate) if mode == "pin" else None
             if for_compile and self._in_place_ok():
                 module = self._propagated()  # (propagated again if an earlier compile took it)
                 self._ir = None
@@ -404,10 +409,11 @@ class Lowered:
         return (f"<shardc Lowered {name}: {len(self.in_avals)} inputs, {len(self.out_avals)} "
                 f"outputs on mesh {self.mesh.body()}>")
 
-    def xla_oracle(self) -> ShardyOracle:
+    def xla_oracle(self, speculate: Callable[[Module, Any], None] | None = None) -> ShardyOracle:
         """What the `pin` export asks what XLA derives: jaxlib's Shardy on the module XLA is
         handed, built on a copy of JAX's own module where the export allows
-        (`xla_module.build_xla_module`), else parsed from its text; `xla_route` says which."""
+        (`xla_module.build_xla_module`), else parsed from its text; `xla_route` says which.
+        `speculate(export, module)`: told of the first module built, before Shardy runs."""
         origin = self.origin
 
         def build(module: Module) -> Any:
@@ -421,7 +427,7 @@ class Lowered:
             self.xla_route = "text"
             return parse_for_xla(module)
 
-        return ShardyOracle(build)
+        return ShardyOracle(build, speculate)
 
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
@@ -478,12 +484,13 @@ class Lowered:
             lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
-    def plan(self) -> Any:
+    def plan(self, check: bool = False) -> Any:
         """The communication plan of this layout before XLA compiles (see `shardc.plan`):
-        every collective with kind, axes, bytes, cause and fix, and the per-device memory."""
+        every collective with kind, axes, bytes, cause and fix, and the per-device memory;
+        `check` also compiles the layout with XLA and matches the collectives (`Plan.check`)."""
         from shardc.api_plan import plan_lowered
 
-        return plan_lowered(self)
+        return plan_lowered(self, check=check)
 
     def diff(self, other: Lowered) -> Any:
         """What changes from this layout to `other`'s (see `shardc.diff`)."""

@@ -61,8 +61,15 @@ class ShardyOracle:
     be handed for the export (`parse_for_xla` by default); the pipeline runs on a copy of it.
     `last` keeps the module of the latest call, for a caller that compiles it unchanged."""
 
-    def __init__(self, build: Callable[[Module], Any] | None = None):
+    def __init__(
+        self,
+        build: Callable[[Module], Any] | None = None,
+        speculate: Callable[[Module, Any], None] | None = None,
+    ):
         self.build = build or parse_for_xla
+        # told of the first module built (the export as written, no pin yet) once the oracle
+        # has its own copy: a caller may start XLA's compile of it while Shardy runs here
+        self.speculate = speculate
         self.last: Any = None
         self._parsed: dict[str, tuple[Key, ...]] = {}
         self._one: dict[str, object] = {}
@@ -77,6 +84,10 @@ class ShardyOracle:
         names = [op.name for op in module.walk()]
         with jmodule.context, ir.Location.unknown():
             copy = jmodule.operation.clone()
+        if self.speculate is not None:
+            speculate, self.speculate = self.speculate, None
+            speculate(module, jmodule)  # (this thread no longer touches `jmodule`)
+        with jmodule.context, ir.Location.unknown():
             ops = _walk(copy)
             if len(ops) != len(names) - 1 or any(
                 ops[k - 1].name != names[k] for k in wanted if k < len(names)

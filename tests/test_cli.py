@@ -157,7 +157,7 @@ func.func @second(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 @pytest.mark.parametrize(
     ("command", "first", "second"),
     [
-        (("plan",), "all-gather {x} 64 B: %0 of func.return in @first", "in @second"),
+        (("plan",), "all-gather {x} 64 B: %0 at <stdin>:3 of func.return in @first", "in @second"),
         (("propagate", "--explicit"), "sdy.all_gather", "func.func @second"),
         (("rules",), "stablehlo.negate: #sdy.op_sharding_rule", "stablehlo.abs: "),
     ],

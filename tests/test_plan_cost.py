@@ -93,11 +93,17 @@ def test_reduction_all_reduce_or_reduce_scatter() -> None:
     # partial sums over x, result replicated: all-reduce of the whole local result
     steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((), ()), MESH)
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("all-reduce", (X,), 512)]
-    # the result keeps x on dim 0: reduce-scatter, measured on its (larger) operand
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    # the result keeps x on dim 0: Shardy's reduce-scatter, measured on its (larger) operand;
+    # XLA all-reduces the whole partial result and slices it, the same bytes
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("reduce-scatter", (X,), 512)]
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    assert [(s.kind, s.axes, s.bytes) for s in steps] == [
+        ("all-reduce", (X,), 512),
+        ("all-slice", (X,), 0),
+    ]
     # over x and y, keeping x: reduce-scatter x, then all-reduce y on the scattered quarter
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH)
+    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [
         ("reduce-scatter", (X,), 512),
         ("all-reduce", (Y,), 128),
@@ -203,3 +209,55 @@ def test_cost_function_on_the_ir() -> None:
     assert (mem.arguments, mem.results) == (8 * 16 * 4 + 16 * 32 * 4, 8 * 32 * 4)
     lhs.sharding = s((X,), ())
     assert layout_memory(module).arguments == 2 * 16 * 4 + 16 * 32 * 4
+
+
+def test_halo_rows() -> None:
+    from shardc.passes.plan.halo import halo_rows
+
+    # pad 2 rows each side of 16 rows on 4 devices: one row from each neighbour
+    assert halo_rows(lambda j: (j - 2, j - 2) if 2 <= j < 18 else None, 16, 20, 4) == [1, 1]
+    # the first half of 16 rows on 4 devices: device 3 reads rows 6-7 from device 1
+    assert halo_rows(lambda j: (j, j), 16, 8, 4) == [4, 2]
+    # a reverse swaps mirror blocks
+    assert halo_rows(lambda j: (15 - j, 15 - j), 16, 16, 4) == [4]
+    # a slice that keeps every device's own rows moves nothing
+    assert halo_rows(lambda j: (j, j), 16, 16, 4) == []
+
+
+def test_liveness_follows_loop_carries_and_calls() -> None:
+    from shardc import import_text
+    from shardc.passes.plan.liveness import liveness
+
+    module = import_text(
+        """func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %x = %a, %y = %b) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+   cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    %x2 = stablehlo.negate %x : tensor<4xf32>
+    %y2 = stablehlo.abs %y : tensor<4xf32>
+    stablehlo.return %j, %x2, %y2 : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %dead = func.call @f(%b) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r#1 : tensor<4xf32>
+}
+func.func private @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.tanh %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+    )
+    live = liveness(module)
+    ops = {op.name: op for op in module.funcs["main"].walk()}
+    loop = ops["stablehlo.while"]
+    assert live.carry_live(loop, 0) and live.carry_live(loop, 1)  # the counter, the result
+    assert not live.carry_live(loop, 2)  # a carry no iteration reads, nothing returns
+    assert live.op_live(ops["stablehlo.negate"]) and not live.op_live(ops["stablehlo.abs"])
+    assert not live.op_live(ops["func.call"])
+    (tanh,) = [op for op in module.funcs["f"].walk() if op.name == "stablehlo.tanh"]
+    assert not live.op_live(tanh)

@@ -99,6 +99,7 @@ def load_entries(script: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from shardc.dialect.errors import ShardcError
+    from shardc.exporter import export_text
     from shardc.passes.pipeline import CLI
 
     from .io import write_output
@@ -133,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
         except Exception as e:  # noqa: BLE001 - tracing runs the user's code
             raise _user_error(args.script, e) from None
         rewrite = fun.remove_redundant_collectives and not args.keep_redundant_collectives
-        text = lowered.as_text(fmt, mode, rewrite)
+        # with the Python source locations JAX traced (op names and lines), so that a later
+        # `shardc plan` of the written module names values as the script does
+        text = export_text(lowered.exported(mode, rewrite).module, fmt, with_locs=True)
         for line in lowered.removed_collectives if rewrite else []:
             print(f"note: {name}: {line}", file=sys.stderr)
         elapsed = time.perf_counter() - start

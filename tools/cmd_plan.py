@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .io import pipeline_debug, read_input, run_chunks, write_output, write_timing
 
@@ -18,6 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument("--json", action="store_true", help="write the plan as JSON")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="also compile the layout with XLA (virtual CPU devices where this machine lacks "
+        "the mesh's) and match each planned collective to the compiled ones; with --json, "
+        "write the comparison",
+    )
     add_option_arguments(parser)
 
 
@@ -32,9 +40,22 @@ def run(args: argparse.Namespace) -> int:
 
     def run_one(chunk: str) -> str:
         result = plan(
-            chunk, options=options, source_name=name, verify=not args.no_verify, debug=debug
+            chunk,
+            options=options,
+            source_name=name,
+            verify=not args.no_verify,
+            debug=debug,
+            check=args.check,
         )
-        return result.json_text() if args.json else result.table()
+        for op_name, n in sorted(result.ruleless.items()):  # as `propagate` names them
+            print(
+                f"no sharding rule for {op_name} ({n} op{'s' if n != 1 else ''}): "
+                "nothing propagates through it",
+                file=sys.stderr,
+            )
+        if args.json:
+            return result.check.json_text() if args.check else result.json_text()
+        return result.table()
 
     out, failed = run_chunks(text, args.split_input_file, run_one)
     write_output(args.output, out)

@@ -1,9 +1,13 @@
-"""Why a collective is there and what annotation change would remove it (text for the plan).
+"""Why a collective is there, and which annotation changes might remove it (text and candidates).
 
-A cause names the two shardings that disagree, each with the annotation its axes trace back to
-(from the propagation's origins observer, when it ran): `%arg0 dim 1 {"y"} <- %arg1 vs %2 dim 0
-{"y"} <- %arg0`. A reduction's cause names the reduction factor, the dims it sits on and its
-axes. A fix names the annotation to change and what the alternative would cost instead.
+A cause names the two different shardings that meet (the one a value has and the one it must
+take), each with where its axes come from when the propagation's origins observer ran: ` <-
+params['w1']` (the user annotation they trace back to), `(annotated)` on a value the user
+annotated itself. A reduction's cause names the reduction factor, the dims it sits on and their
+axes. Values are named as the user knows them (`naming.value_label`): the JAX name and source
+line of the op that makes them, a func argument's name, `%N` only where the module has no
+locations. Each cause comes with fix candidates (`fixes.Candidate`): user annotations and the
+sharding they would get; whether one is offered is decided by re-planning with it.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ from typing import Any
 
 from shardc.dialect.ir import Module, Operation, Value
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, Mesh
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.dialect.types import TensorType
 
+from . import layout
 from .cost import Dims
+from .fixes import Candidate, locate
+from .naming import value_label
 from .op_cost import OpSteps, Tensor
-from .report import fmt_bytes
+
+Result = tuple[str, tuple[Candidate, ...]]
 
 
 def axes_text(axes: tuple[AxisRef, ...]) -> str:
@@ -27,133 +36,183 @@ def dims_text(dims: Dims) -> str:
     return "[" + ", ".join(axes_text(d) for d in dims) + "]"
 
 
-class Causes:
-    """Builds cause and fix texts; `origins` is an `OriginRecorder` or None."""
+def _first_difference(have: Dims, want: Dims) -> int:
+    for d in range(len(have)):
+        if have[d] != (want[d] if d < len(want) else ()):
+            return d
+    return 0
 
-    def __init__(self, module: Module, names: dict[int, str], origins: Any):
+
+class Causes:
+    """Builds cause texts and fix candidates; `origins` is an `OriginRecorder` or None."""
+
+    def __init__(self, module: Module, names: dict[int, str], origins: Any, entries: set[str]):
         self.module = module
         self.names = names
         self.origins = origins
+        self.entries = entries
+        self._labels: dict[int, str] = {}
 
     # -- naming --------------------------------------------------------------------------------
     def name(self, holder: Any) -> str:
+        """A value by its JAX name and source line (`%N` where the module has no locations)."""
         if isinstance(holder, str):
             return holder
-        n = self.names.get(id(holder))
-        if n is not None:
-            return n
-        if isinstance(holder, Operation):
-            return holder.name
-        return str(getattr(holder, "name", "?"))
+        label = self._labels.get(id(holder))
+        if label is not None:
+            return label
+        fallback = self.names.get(id(holder))
+        if fallback is not None and isinstance(holder, Value):
+            label = value_label(self.module, holder, fallback)
+        elif isinstance(holder, Operation):
+            label = holder.name
+        else:
+            label = fallback or str(getattr(holder, "name", "?"))
+        self._labels[id(holder)] = label
+        return label
+
+    def _annotation(self, holder: Any) -> Any:
+        """The user annotation a holder is (its locator), else None."""
+        return locate(self.module, holder, self.entries)
 
     def root(self, holder: Any, dim: int) -> str:
-        """` <- %arg0 (annotation)` when the dim's axes trace back to another holder."""
-        if self.origins is None or isinstance(holder, str):
+        """` (annotated)` when the user annotated `holder`'s dim itself, ` <- X` when its axes
+        trace back to the user annotation X, else nothing."""
+        r = self.root_holder(holder, dim)
+        if r is None:
             return ""
-        o = self.origins.get(holder, dim)
-        if o is None:
-            return ""
-        if o.is_annotation:
+        if r is holder:
             return " (annotated)"
-        if o.root is None:
-            return ""
-        return f" <- {self.name(o.root)}"
+        return f" <- {self.name(r)}"
 
     def root_holder(self, holder: Any, dim: int) -> Any:
+        """The user annotation `holder`'s dim `dim` traces back to (None: none, or unknown)."""
         if self.origins is None or isinstance(holder, str):
             return None
         o = self.origins.get(holder, dim)
         if o is None:
             return None
-        return holder if o.is_annotation else o.root
+        r = holder if o.is_annotation else o.root
+        return r if r is not None and self._annotation(r) is not None else None
 
     def dim(self, holder: Any, d: int, axes: tuple[AxisRef, ...]) -> str:
         return f"{self.name(holder)} dim {d} {axes_text(axes)}{self.root(holder, d)}"
+
+    # -- candidates ----------------------------------------------------------------------------
+    def _mesh_ref(self, v: Any) -> str | Mesh | None:
+        s = layout.value_sharding(v) if isinstance(v, Value) else None
+        if s is not None:
+            return s.mesh
+        for m, mesh in self.module.meshes.items():
+            if mesh.axes:
+                return m
+        return None
+
+    def candidate(self, holder: Any, dims: Dims, shape_of: Value) -> tuple[Candidate, ...]:
+        """Give the user annotation `holder` the dims `dims` (those of a value of
+        `shape_of`'s shape): a candidate when `holder` is one and has that shape."""
+        loc = self._annotation(holder)
+        if loc is None:
+            return ()
+        if isinstance(holder, Value):
+            t, u = holder.type, shape_of.type
+            if not (isinstance(t, TensorType) and isinstance(u, TensorType) and t.shape == u.shape):
+                return ()
+        mesh = self._mesh_ref(shape_of)
+        if mesh is None:
+            return ()
+        text = f"annotate {loc.kind} {self.name(holder)} as {dims_text(dims)}"
+        return (Candidate(loc, dims, mesh, text),)
+
+    def _roots(self, v: Value, dims: range) -> list[Any]:
+        out: list[Any] = []
+        for d in dims:
+            r = self.root_holder(v, d)
+            if r is not None and all(r is not x for x in out):
+                out.append(r)
+        return out
 
     # -- ops with rules ------------------------------------------------------------------------
     def _values(self, op: Operation) -> list[Value]:
         return [*op.operands, *op.results]
 
-    def _differing_dim(self, t: Tensor, want: Dims) -> int:
-        for d in range(len(t.dims)):
-            if t.dims[d] != (want[d] if d < len(want) else ()):
-                return d
-        return 0
-
     def _rival(
-        self,
-        op: Operation,
-        i: int,
-        d: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
-        mesh: Mesh,
-    ) -> str:
-        """The other tensor of the op whose sharding decided what tensor i's dim d must be."""
+        self, op: Operation, i: int, d: int, rule: OpShardingRule, ts: list[Tensor],
+        steps: OpSteps, mesh: Mesh,
+    ) -> tuple[str, Any]:  # fmt: skip
+        """What decided tensor i's dim d must be: a text and the tensor (None: the op)."""
         all_dims = (*rule.operand_dims, *rule.result_dims)
         factors = all_dims[i][d] if d < len(all_dims[i]) else ()
-        mine = set(ts[i].dims[d]) | set(steps.computed[i][d] if d < len(steps.computed[i]) else ())
+        want = steps.computed[i][d] if d < len(steps.computed[i]) else ()
         values = self._values(op)
         for f in factors:
             if rule.kinds[f] == FactorKind.NEED_REPLICATION and ts[i].dims[d]:
-                return f"{op.name} needs dim {d} replicated (factor {f} needs replication)"
-        # 1. a tensor with the same factor, sharded the way the op is computed
+                return f"{op.name} cannot split dim {d}", None
+        # a tensor of the op sharded along the same factor as the op is computed
         for f in factors:
             for j, dims in enumerate(all_dims):
                 if j == i:
                     continue
                 for e, fl in enumerate(dims):
                     if f in fl and ts[j].dims[e] and ts[j].dims[e] == steps.computed[j][e]:
-                        return self.dim(values[j], e, ts[j].dims[e])
-        # 2. a tensor that uses the axes on another factor
+                        return self.dim(values[j], e, ts[j].dims[e]), values[j]
+        # a tensor that takes the axes this dim has on another dim
+        mine = set(ts[i].dims[d]) | set(want)
         for j, t in enumerate(ts):
             if j == i:
                 continue
             for e, axes in enumerate(t.dims):
                 if any(a.overlaps(b, mesh) for a in axes for b in mine):
-                    return self.dim(values[j], e, axes)
-        return f"{op.name} computed at {dims_text(steps.computed[i])}"
+                    return self.dim(values[j], e, axes), values[j]
+        return f"{op.name}'s sharding rule", None
 
     def operand(
-        self,
-        op: Operation,
-        i: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
+        self, op: Operation, i: int, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps,
         mesh: Mesh,
-    ) -> str:
-        """Operand i's sharding vs the one the op is computed at (and who decided that)."""
-        d = self._differing_dim(ts[i], steps.computed[i])
+    ) -> Result:  # fmt: skip
+        """Operand i has one sharding, the op needs another."""
         v = op.operands[i]
-        return (
-            f"{self.dim(v, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
-            f"; {op.name} needs {self.name(v)} as {dims_text(steps.computed[i])}"
+        have, want = ts[i].dims, steps.computed[i]
+        d = _first_difference(have, want)
+        rival, who = self._rival(op, i, d, rule, ts, steps, mesh)
+        cause = (
+            f"{self.name(v)} is {dims_text(have)}{self.root(v, d)}, {op.name} needs it as "
+            f"{dims_text(want)} (following {rival})"
         )
+        cands: list[Candidate] = []
+        for r in self._roots(v, range(len(have))) or [v]:
+            cands.extend(self.candidate(r, want, v))
+        if who is not None:
+            # the rival's annotation made to agree with operand i's layout (same shapes)
+            for r in self._roots(who, range(len(getattr(who.type, "shape", ())))):
+                cands.extend(self.candidate(r, have, who))
+        return cause, tuple(cands)
 
     def result(
-        self,
-        op: Operation,
-        j: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
+        self, op: Operation, j: int, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps,
         mesh: Mesh,
-    ) -> str:
+    ) -> Result:  # fmt: skip
+        """The op computes result j at one sharding, the result has another."""
         n = len(op.operands)
-        i = n + j
-        d = self._differing_dim(ts[i], steps.computed[i])
         r = op.results[j]
-        return (
-            f"{self.dim(r, d, ts[i].dims[d])} vs {self._rival(op, i, d, rule, ts, steps, mesh)}"
-            f"; {op.name} computes {self.name(r)} as {dims_text(steps.computed[i])}"
+        have, computed = ts[n + j].dims, steps.computed[n + j]
+        d = _first_difference(have, computed)
+        rival, _ = self._rival(op, n + j, d, rule, ts, steps, mesh)
+        cause = (
+            f"{op.name} computes {self.name(r)} as {dims_text(computed)} (following {rival}), "
+            f"it is {dims_text(have)}{self.root(r, d)}"
         )
+        cands: list[Candidate] = []
+        for root in self._roots(r, range(len(have))):
+            cands.extend(self.candidate(root, computed, r))
+        return cause, tuple(cands)
 
     def reduction(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
-    ) -> str:
+    ) -> Result:
+        """Partial results over a sharded reduction factor."""
         parts = []
+        cands: list[Candidate] = []
         for f, kind in enumerate(rule.kinds):
             if kind != FactorKind.REDUCTION or not steps.common[f]:
                 continue
@@ -162,93 +221,45 @@ class Causes:
                 for d, fl in enumerate(dims):
                     if f in fl:
                         where.append(self.dim(op.operands[i], d, ts[i].dims[d]))
+                        v = op.operands[i]
+                        replicated = tuple(() if e == d else a for e, a in enumerate(ts[i].dims))
+                        for r in self._roots(v, range(d, d + 1)):
+                            cands.extend(self.candidate(r, replicated, v))
             parts.append(
                 f"reduction factor {f} (size {rule.factor_sizes[f]}) sharded on "
                 f"{axes_text(steps.common[f])}: " + ", ".join(where)
             )
-        return "; ".join(parts) or "partial sums over " + axes_text(steps.reduce_axes)
-
-    # -- fixes ---------------------------------------------------------------------------------
-    def annotation(self, holder: Any, d: int) -> str:
-        r = self.root_holder(holder, d)
-        return self.name(r) if r is not None else self.name(holder)
-
-    def operand_fix(
-        self,
-        op: Operation,
-        i: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
-        alternative: int,
-    ) -> str:
-        v = op.operands[i]
-        d = self._differing_dim(ts[i], steps.computed[i])
-        factors = rule.operand_dims[i][d] if d < len(rule.operand_dims[i]) else ()
-        if any(rule.kinds[f] == FactorKind.NEED_REPLICATION for f in factors):
-            return (
-                f"{op.name} cannot work on dim {d} split: shard {self.name(v)} on another dim "
-                f"(annotation at {self.annotation(v, d)}), e.g. as "
-                f"{dims_text(steps.computed[i])}, to remove this"
-            )
-        return (
-            f"shard {self.name(v)} as {dims_text(steps.computed[i])} (annotation at "
-            f"{self.annotation(v, d)}) to remove this; or compute {op.name} at "
-            f"{self.name(v)}'s layout {dims_text(ts[i].dims)}: {fmt_bytes(alternative)} at this "
-            f"op instead of {fmt_bytes(steps.bytes)}"
-        )
-
-    def result_fix(self, op: Operation, j: int, ts: list[Tensor], steps: OpSteps) -> str:
-        r = op.results[j]
-        i = len(op.operands) + j
-        d = self._differing_dim(ts[i], steps.computed[i])
-        return (
-            f"let {self.name(r)} be {dims_text(steps.computed[i])} (annotation at "
-            f"{self.annotation(r, d)}): its users then reshard it if they need "
-            f"{dims_text(ts[i].dims)}"
-        )
-
-    def reduction_fix(
-        self,
-        op: Operation,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
-        alternative: int,
-    ) -> str:
-        dims = []
-        for f, kind in enumerate(rule.kinds):
-            if kind != FactorKind.REDUCTION or not steps.common[f]:
-                continue
-            for i, od in enumerate(rule.operand_dims):
-                for d, fl in enumerate(od):
-                    if f in fl:
-                        dims.append(f"{self.name(op.operands[i])} dim {d}")
-        return (
-            f"replicate {', '.join(dims)} (the reduced dims) to remove it: "
-            f"{fmt_bytes(alternative)} at this op instead of {fmt_bytes(steps.bytes)}"
-        )
+        return "; ".join(parts) or "partial sums over " + axes_text(steps.reduce_axes), tuple(cands)
 
     # -- boundaries ----------------------------------------------------------------------------
-    def boundary(self, src: Value, holder: Any, have: Dims, want: Dims, what: str) -> str:
-        d = 0
-        for k in range(len(have)):
-            if have[k] != (want[k] if k < len(want) else ()):
-                d = k
-                break
+    def boundary(
+        self, src: Value, holder: Any, have: Dims, want: Dims, what: str, wanted: Any
+    ) -> Result:
+        """`src` is `have`, the boundary (`holder`) wants `want`; `wanted` is the sharding
+        object the holder carries (for its mesh)."""
+        d = _first_difference(have, want)
         dst = self.name(holder)
-        other = f"{dst} dim {d} {axes_text(want[d] if d < len(want) else ())}"
-        other += self.root(holder, d) if not isinstance(holder, str) else ""
-        return f"{what}: {self.dim(src, d, have[d] if d < len(have) else ())} vs {other}"
-
-    def boundary_fix(self, src: Value, holder: Any, want: Dims, have: Dims, what: str) -> str:
-        d = 0
-        for k in range(len(have)):
-            if have[k] != (want[k] if k < len(want) else ()):
-                d = k
-                break
-        return (
-            f"shard {self.name(src)} as {dims_text(want)} where it is produced (annotation at "
-            f"{self.annotation(src, d)}), or give {self.name(holder)} {dims_text(have)}; "
-            "either moves this reshard to that value's producers or users"
+        other = dims_text(want) + (self.root(holder, d) if not isinstance(holder, str) else "")
+        if isinstance(holder, str) and self._annotation(holder) is not None:
+            other += " (annotated)"
+        cause = (
+            f"{what}: {self.name(src)} is {dims_text(have)}{self.root(src, d)}, {dst} is {other}"
         )
+        cands: list[Candidate] = []
+        if isinstance(holder, str) or not isinstance(holder, Value):
+            cands.extend(self._holder_candidate(holder, have, src, wanted))
+        else:
+            for r in self._roots(holder, range(len(want))) or [holder]:
+                cands.extend(self.candidate(r, have, src))
+        for r in self._roots(src, range(len(have))):
+            cands.extend(self.candidate(r, want, src))
+        return cause, tuple(cands)
+
+    def _holder_candidate(
+        self, holder: Any, have: Dims, src: Value, wanted: TensorSharding | None
+    ) -> tuple[Candidate, ...]:
+        loc = self._annotation(holder)
+        mesh = wanted.mesh if wanted is not None else self._mesh_ref(src)
+        if loc is None or mesh is None:
+            return ()
+        return (Candidate(loc, have, mesh, f"declare {self.name(holder)} as {dims_text(have)}"),)

@@ -135,6 +135,7 @@ def _heuristic(
     rule: OpShardingRule,
     sizes: Sequence[int],
     mesh: Mesh,
+    move: bool = True,
 ) -> AxesPerFactor:
     cands: dict[tuple[int, tuple[AxisRef, ...]], int] = {}
     for p in projs:
@@ -163,7 +164,7 @@ def _heuristic(
             key = (f, cut)
             nxt[key] = max(nxt.get(key, 0), total)
         live = nxt
-    _distribute_need_replication(assigned, rule, mesh)
+    _distribute_need_replication(assigned, rule, mesh, move)
     return assigned
 
 
@@ -179,17 +180,19 @@ def _batching_factors(rule: OpShardingRule) -> list[int]:
     return out
 
 
-def _distribute_need_replication(assigned: AxesPerFactor, rule: OpShardingRule, mesh: Mesh) -> None:
-    """A need-replication factor ends unsharded; when every tensor has it, its axes move to the
-    batching factors that can take them (Shardy: the sort dim's axis moves to a batch dim, one
-    all-to-all instead of an all-gather)."""
+def _distribute_need_replication(
+    assigned: AxesPerFactor, rule: OpShardingRule, mesh: Mesh, move: bool = True
+) -> None:
+    """A need-replication factor ends unsharded; when every tensor has it and `move`, its axes
+    move to the batching factors that can take them (Shardy: the sort dim's axis moves to a
+    batch dim, one all-to-all instead of an all-gather; XLA's partitioner gathers the dim)."""
     tensors = [t for t in (*rule.operand_dims, *rule.result_dims) if t]
     for f, kind in enumerate(rule.kinds):
         if kind != FactorKind.NEED_REPLICATION:
             continue
         axes = list(assigned[f])
         assigned[f] = ()
-        if not axes or not all(any(f in fl for fl in t) for t in tensors):
+        if not move or not axes or not all(any(f in fl for fl in t) for t in tensors):
             continue
         for b in _batching_factors(rule):
             size = rule.factor_sizes[b]
@@ -232,11 +235,11 @@ def results_first(
         for p in projs[:n]
     ]
     if any(r.factors for r in rest):
-        sub = _heuristic(rest, rule, sizes[:n], mesh)
+        sub = _heuristic(rest, rule, sizes[:n], mesh, move=False)
         for f in range(rule.num_factors):
             if f not in fixed:
                 out[f] = sub[f]
-    _distribute_need_replication(out, rule, mesh)
+    _distribute_need_replication(out, rule, mesh, move=False)
     return out
 
 
@@ -259,11 +262,13 @@ def common_axes(
     sizes: Sequence[int],
     mesh: Mesh,
     results_win: bool = False,
+    move: bool = True,
 ) -> AxesPerFactor:
     """The axes of every factor the op is computed at (see the module docstring).
 
     `projs` are the operands' then the results' projections, `sizes` their element counts.
-    `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's."""
+    `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's;
+    `move`: a need-replication dim's axes move to a batch dim (else they are gathered)."""
     compatible = compatible_axes(projs, rule, mesh)
     if compatible is not None:
         return compatible
@@ -276,4 +281,85 @@ def common_axes(
     compound = any(len(d) > 1 for t in (*rule.operand_dims, *rule.result_dims) for d in t)
     if len(tensors) == 2 and not has_nr and not compound:
         return _unary(projs, rule, sizes, mesh, tensors)
-    return _heuristic(projs, rule, sizes, mesh)
+    return _heuristic(projs, rule, sizes, mesh, move=move)
+
+
+def _axis_names(axes: Sequence[AxisRef]) -> set[str]:
+    return {a.name for a in axes}
+
+
+def xla_contraction(
+    common: AxesPerFactor,
+    projs: Sequence[TensorFactorShardings],
+    rule: OpShardingRule,
+    sizes: Sequence[int],
+    mesh: Mesh,
+) -> AxesPerFactor:
+    """Where XLA's dot partitioning departs from a sharded contraction (docs/xla_partitioner.md,
+    "dot: contracting dims"). The axes the other dims take (batch and non-contracting dims,
+    XLA's device groups) are gathered off the contracting dims first. Then a contracting dim
+    is computed sharded (partial results, then an all-reduce) where both operands shard it
+    alike, or where one operand shards it over every device the other dims leave free, the
+    other operand and the result are whole there, and that operand is bigger than the result
+    (XLA's `should_partition_contracting_dim`); otherwise the sharded operand is gathered and
+    the contraction computed whole. Freed axes go to the result's own dims when it has them."""
+    if (
+        len(rule.operand_dims) != 2
+        or len(rule.result_dims) != 1
+        or not all(rule.operand_dims)
+        or len(projs) != 3
+    ):
+        return common
+    # contracting factors only (in both operands): a gather's or a reduce's are not
+    in_both = {f for fl in rule.operand_dims[0] for f in fl} & {
+        f for fl in rule.operand_dims[1] for f in fl
+    }
+    reductions = [
+        f
+        for f, k in enumerate(rule.kinds)
+        if k == FactorKind.REDUCTION
+        and f in in_both
+        and any(f in p.factors and p.factors[f].axes for p in projs[:2])
+    ]
+    if not reductions:
+        return common
+    out = list(common)
+    group = {
+        a.name for f, k in enumerate(rule.kinds) if k != FactorKind.REDUCTION for a in common[f]
+    }
+    rest = {a.name for a in mesh.axes if a.size > 1} - group
+    result = projs[2]
+    result_names = {a.name for fs in result.factors.values() for a in fs.axes}
+    for f in reductions:
+        have = [
+            tuple(a for a in projs[i].factors[f].axes if a.name not in group)
+            if f in projs[i].factors
+            else ()
+            for i in (0, 1)
+        ]
+        chosen: tuple[AxisRef, ...] = ()
+        if have[0] and have[0] == have[1]:
+            chosen = have[0]  # both operands shard it alike: partial results, an all-reduce
+        else:
+            holders = [i for i in (0, 1) if have[i]]
+            if len(holders) == 1:
+                p = holders[0]
+                q_names = {a.name for fs in projs[1 - p].factors.values() for a in fs.axes}
+                if (
+                    _axis_names(have[p]) == rest
+                    and not (q_names & rest)
+                    and not (result_names & rest)
+                    and sizes[p] > sizes[2]
+                ):
+                    chosen = have[p]
+        taken = [a for g in range(rule.num_factors) if g != f for a in out[g]]
+        out[f] = chosen if not _overlaps(chosen, taken, mesh) else ()
+    taken = [a for g in range(rule.num_factors) for a in out[g]]
+    for f, fs in result.factors.items():
+        if rule.kinds[f] == FactorKind.REDUCTION or not fs.axes or out[f] == fs.axes:
+            continue
+        extra = [a for a in fs.axes if a not in out[f]]
+        if out[f] == fs.axes[: len(out[f])] and not _overlaps(extra, taken, mesh):
+            out[f] = fs.axes
+            taken.extend(extra)
+    return out

@@ -140,10 +140,33 @@ def reshard_steps(
     cuts = _atoms(refs, mesh)
     cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
     tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
-    steps: list[Step] = []
     aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
     if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
         return aligned
+    steps = _rounds(shape, elem_bytes, cur, tgt, mesh, False, one_gather=style == "shardy")
+    if style == "xla" and any(s.kind == ALL_GATHER for s in steps):
+        # XLA slices first only where no gather follows (a partially replicated value made
+        # finer, then moved by all-to-all or collective-permute); else it gathers what it
+        # must, then slices (it reshards through the replicated layout)
+        steps = _rounds(shape, elem_bytes, cur, tgt, mesh, gather_first=True)
+    return steps
+
+
+def _rounds(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src_atoms: list[list[AxisRef]],
+    tgt: list[list[AxisRef]],
+    mesh: Mesh,
+    gather_first: bool,
+    one_gather: bool = False,
+) -> list[Step]:
+    """`reshard_steps`' rounds on sub-axis atoms; `gather_first` slices only once nothing is
+    left to gather or move; `one_gather` gathers every dim in one all-gather (Shardy's
+    reshard-to-collectives), else one per dim (XLA)."""
+    rank = len(shape)
+    cur = [list(d) for d in src_atoms]
+    steps: list[Step] = []
 
     def emit(
         kind: str,
@@ -171,7 +194,7 @@ def reshard_steps(
         sliced: list[AxisRef] = []
         slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
         for d in range(rank):
-            if ins[d]:
+            if ins[d] or (gather_first and any(ins)):
                 continue
             for a in outs[d]:
                 if a in in_set:
@@ -219,14 +242,25 @@ def reshard_steps(
             continue
         # 4. all-gather: every misplaced axis still on a dim, one collective per dim, the
         #    minor dims first (as XLA orders them: the bigger gathers come last).
+        if one_gather and sum(1 for d in ins if d) > 1:
+            per_dim_all = _dims([list(ins[d]) for d in range(rank)], mesh)
+            for d in range(rank):
+                cur[d] = cur[d][: pre[d]]
+            after = tuple(merge_axes(d, mesh) for d in cur)
+            axes = tuple(a for d in per_dim_all for a in d)  # (not merged across dims)
+            steps.append(Step(ALL_GATHER, axes, nbytes(), after, per_dim_all))
+            continue
         for d in reversed(range(rank)):
             if not ins[d]:
                 continue
             gathered = ins[d]
+            # the gathered blocks keep their padding: an uneven dim comes out rounded up to
+            # a multiple of the blocks (XLA slices the padding off after)
+            padded = nbytes() * _size(gathered, mesh)
             cur[d] = cur[d][: pre[d]]
             per_dim: list[list[AxisRef]] = [[] for _ in range(rank)]
             per_dim[d] = list(gathered)
-            emit(ALL_GATHER, gathered, nbytes(), per_dim)
+            emit(ALL_GATHER, gathered, max(padded, nbytes()), per_dim)
     return steps
 
 
@@ -361,6 +395,13 @@ def reduction_steps(
     if not reduce_axes:
         return reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
     after_reshard = reshard_steps(shape, elem_bytes, computed, wanted, mesh, style)
+    if style == "xla":
+        # XLA's partitioner all-reduces the whole partial result and then slices it to the
+        # result's sharding (docs/xla_partitioner.md, "reductions"): no reduce-scatter
+        full = local_bytes(shape, elem_bytes, computed, mesh)
+        return [
+            Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed)
+        ] + after_reshard
     reduce_names = {a for a in reduce_axes}
     out: list[Step] = []
     scattered: list[AxisRef] = []

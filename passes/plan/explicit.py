@@ -26,10 +26,12 @@ from .cost import (
     REDUCE_SCATTER,
     Dims,
     Step,
+    merge_axes,
 )
 from .plan import Rewrite
 
 EXPLICIT_OPS = (
+    "sdy.reshard",
     "sdy.all_gather",
     "sdy.all_slice",
     "sdy.all_reduce",
@@ -90,6 +92,83 @@ def _diff(before: Dims, after: Dims, rank: int, gathered: bool) -> Dims:
     return tuple(out)
 
 
+def _expected(step: Step, before: Dims, mesh: Mesh) -> Dims | None:
+    """The dims an explicit op of `step` gives a value sharded `before`, as Shardy's verifiers
+    compute them; None where the op would not verify."""
+    rank = len(before)
+    cur = [list(before[d]) if d < len(before) else [] for d in range(rank)]
+    kind = step.kind
+    if kind in (ALL_GATHER, ALL_SLICE, REDUCE_SCATTER):
+        gathered = kind == ALL_GATHER
+        per_dim = step.per_dim or _diff(before, step.after, rank, gathered=gathered)
+        for d in range(rank):
+            axes = list(per_dim[d]) if d < len(per_dim) else []
+            if not axes:
+                continue
+            if gathered:
+                if cur[d][len(cur[d]) - len(axes) :] != axes:
+                    return None
+                cur[d] = cur[d][: len(cur[d]) - len(axes)]
+            else:
+                cur[d].extend(axes)
+    elif kind == ALL_TO_ALL:
+        if step.move is None:
+            return None
+        src, tgt = step.move
+        axes = list(step.axes)
+        if cur[src][len(cur[src]) - len(axes) :] != axes:
+            return None
+        cur[src] = cur[src][: len(cur[src]) - len(axes)]
+        cur[tgt].extend(axes)
+    elif kind == COLLECTIVE_PERMUTE:
+        after = [list(d) for d in step.after]
+        for d in range(rank):
+            n_in = n_out = 1
+            for a in cur[d]:
+                n_in *= a.size(mesh)
+            for a in after[d] if d < len(after) else []:
+                n_out *= a.size(mesh)
+            if n_in != n_out:
+                return None
+        cur = after
+    flat = [a for d in cur for a in d]
+    if any(a.overlaps(b, mesh) for i, a in enumerate(flat) for b in flat[i + 1 :]):
+        return None  # an axis twice
+    return tuple(merge_axes(d, mesh) for d in cur)
+
+
+def _verifies(value: Value, start: Dims, steps: Sequence[Step], mesh: Mesh) -> bool:
+    """Whether the explicit ops of `steps` verify: the value has a sharding to act on, and
+    each op takes the dims before it to the dims the next one starts from."""
+    own = layout.value_sharding(value)
+    if own is None or _region_argument(value):
+        return False  # (a loop's or branch's block argument carries no sharding of its own)
+    before = tuple(merge_axes(d, mesh) for d in start)
+    if tuple(merge_axes(d.axes, mesh) for d in own.dims) != before:
+        return False  # the value is written with another sharding than the plan starts from
+    for step in steps:
+        if step.after == before and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
+            continue
+        got = _expected(step, before, mesh)
+        if got is None or got != tuple(merge_axes(d, mesh) for d in step.after):
+            return False
+        before = step.after
+    return True
+
+
+def _region_argument(value: Value) -> bool:
+    """A block argument of a region other than a func body."""
+    block = getattr(value, "block", None)
+    owner = block.parent.parent if block is not None and block.parent is not None else None
+    return owner is not None and owner.name != "func.func"
+
+
+def _reshard(value: Value, dims: Dims, mesh: str | Mesh, loc: str | None) -> list[Operation]:
+    """One `sdy.reshard` to `dims`: what Shardy writes where no explicit collective applies."""
+    props = AttrDict(items={"sharding": _sharding(mesh, dims)})
+    return [Operation("sdy.reshard", [value], [value.type], properties=props, loc=loc)]
+
+
 def _chain(
     value: Value, start: Dims, steps: Sequence[Step], mesh: str | Mesh, loc: str | None
 ) -> list[Operation]:
@@ -114,6 +193,18 @@ def _default_mesh(module: Module) -> str | None:
     return None
 
 
+def _chain_or_reshard(
+    value: Value, rw: Rewrite, mesh: str | Mesh, resolved: Mesh, loc: str | None
+) -> list[Operation]:
+    """The explicit collectives of a reshard, or one `sdy.reshard` where they would not
+    verify (the value carries no sharding to act on, or no op takes one step to the next)."""
+    if not rw.steps:
+        return []
+    if _verifies(value, rw.start, rw.steps, resolved):
+        return _chain(value, rw.start, rw.steps, mesh, loc)
+    return _reshard(value, rw.steps[-1].after, mesh, loc)
+
+
 def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
     """Insert the explicit collectives of `rewrites` (from `plan_with_rewrites`, on this
     module); returns how many ops were inserted."""
@@ -123,12 +214,15 @@ def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
         mesh = rw.mesh if rw.mesh is not None else default
         if mesh is None:
             continue
+        resolved = mesh if isinstance(mesh, Mesh) else module.meshes.get(mesh)
+        if resolved is None:
+            continue
         op, block = rw.op, rw.op.parent
         if block is None:
             continue
         if rw.where == "operand":
             value = op.operands[rw.index]
-            chain = _chain(value, rw.start, rw.steps, mesh, op.loc)
+            chain = _chain_or_reshard(value, rw, mesh, resolved, op.loc)
             if not chain:
                 continue
             at = block.ops.index(op)
@@ -138,7 +232,8 @@ def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
         else:
             result = op.results[rw.index]
             users = list(result.uses)
-            chain = _chain(result, rw.start, rw.steps, mesh, op.loc)
+            layout.set_value_sharding(result, _sharding(mesh, rw.start))
+            chain = _chain_or_reshard(result, rw, mesh, resolved, op.loc)
             if not chain:
                 continue
             at = block.ops.index(op) + 1

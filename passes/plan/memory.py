@@ -2,18 +2,23 @@
 
 `arguments`: the local bytes of the entry funcs' arguments; `results`: of their results (as
 declared, else as returned, cut as the export cuts I/O shardings; several results add XLA's
-output tuple, 8 bytes per result); `peak`: the most bytes of intermediates alive at once, walking each
-entry func in program order (a value lives from its op to its last use; values returned and
-constants are not intermediates; an op with regions adds the peak of its regions while it runs;
-a call adds the callee's peak). The peak counts every op result as its own buffer: XLA fuses
-element-wise chains and adds collective buffers, so its temp size differs (on the differential
-suite arguments and results match XLA's memory_analysis() exactly, the peak within 2x on 22 of
-50 programs: an estimate, not XLA's number).
+output tuple, 8 bytes per result); `peak`: XLA's temporaries, the most bytes of intermediate
+buffers alive at once, walking each entry func in program order.
+
+An intermediate gets a buffer of its own only where XLA's fusion leaves one: element-wise ops,
+broadcasts, transposes, slices, pads and concatenates fuse into their consumers, so only the
+values an unfusible op makes (dots, collectives, loops, calls, custom calls, sorts, scatters)
+or reduces, the values an unfusible op reads, and the values an expensive element-wise op
+(`exp`, `tanh`, a division) hands to several consumers take memory; reshapes and sharding
+constraints are the buffer they read. A buffer lives from its op to its last use; returned
+values and constants are not temporaries. A planned collective adds its buffer at its op (an
+all-gather's gathered value), an op with regions the peak of its regions, a call its callee's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -21,6 +26,7 @@ from shardc.dialect.types import TensorType
 
 from . import layout
 from .cost import local_bytes, peak_live
+from .liveness import Liveness
 from .report import Memory
 
 _POINTER = 8
@@ -42,8 +48,25 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
     return local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
 
 
-def memory_estimate(module: Module, entries: list[Operation], mesh_of: MeshOf) -> Memory:
-    """The memory of the layout of `entries` (the funcs nothing calls)."""
+@dataclass
+class Buffers:
+    """The collectives' buffers: bytes at each op (by id), the values collectives read (by
+    id), and the later ops that reuse a reshard made at an op (its buffer lives until them)."""
+
+    at: dict[int, int] = field(default_factory=dict)
+    read: set[int] = field(default_factory=set)
+    reused: dict[int, list[Operation]] = field(default_factory=dict)
+
+
+def memory_estimate(
+    module: Module,
+    entries: list[Operation],
+    mesh_of: MeshOf,
+    live: Liveness | None = None,
+    buffers: Buffers | None = None,
+) -> Memory:
+    """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
+    do not run hold nothing; `buffers` are the collectives' (see `Buffers`)."""
     funcs = module.funcs
     args = results = peak = 0
     memo: dict[str, int] = {}
@@ -62,8 +85,147 @@ def memory_estimate(module: Module, entries: list[Operation], mesh_of: MeshOf) -
                 results += value_bytes(v, mesh_of, s)
             if len(ret.operands) > 1:
                 results += _POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
-        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set()))
+        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers or Buffers()))
     return Memory(args, results, peak)
+
+
+# ops that are the buffer they read (a row-major reshape is a bitcast)
+_TRANSPARENT = frozenset(
+    {"sdy.sharding_constraint", "sdy.reshard", "stablehlo.reshape", "stablehlo.bitcast_convert"}
+)
+# expensive element-wise ops: fused into one consumer, not duplicated into several
+_EXPENSIVE = frozenset(
+    {
+        "stablehlo.exponential",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log",
+        "stablehlo.log_plus_one",
+        "stablehlo.logistic",
+        "stablehlo.tanh",
+        "stablehlo.sine",
+        "stablehlo.cosine",
+        "stablehlo.tan",
+        "stablehlo.sqrt",
+        "stablehlo.rsqrt",
+        "stablehlo.cbrt",
+        "stablehlo.divide",
+        "stablehlo.remainder",
+        "stablehlo.power",
+        "stablehlo.atan2",
+        "chlo.erf",
+    }
+)
+# cheap ops XLA fuses into their consumers (duplicated into each one)
+_CHEAP = frozenset(
+    {
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.transpose",
+        "stablehlo.slice",
+        "stablehlo.dynamic_slice",
+        "stablehlo.pad",
+        "stablehlo.concatenate",
+        "stablehlo.reverse",
+        "stablehlo.iota",
+        "stablehlo.gather",
+        "stablehlo.dynamic_update_slice",
+        "stablehlo.convert",
+        "stablehlo.select",
+        "stablehlo.compare",
+        "stablehlo.clamp",
+        "stablehlo.add",
+        "stablehlo.subtract",
+        "stablehlo.multiply",
+        "stablehlo.negate",
+        "stablehlo.abs",
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.and",
+        "stablehlo.or",
+        "stablehlo.xor",
+        "stablehlo.not",
+        "stablehlo.sign",
+        "stablehlo.floor",
+        "stablehlo.ceil",
+        "stablehlo.round_nearest_even",
+        "stablehlo.round_nearest_afz",
+        "stablehlo.is_finite",
+        "stablehlo.shift_left",
+        "stablehlo.shift_right_logical",
+        "stablehlo.shift_right_arithmetic",
+        "stablehlo.real",
+        "stablehlo.imag",
+        "stablehlo.complex",
+        "chlo.square",
+    }
+)
+# ops XLA fuses into their consumers
+_FUSIBLE = _CHEAP | _EXPENSIVE
+
+# ops that take their producers into their own fusion but whose result is a buffer
+_FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
+_CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
+# XLA's CPU buffer assignment starts every temporary buffer on a 64-byte boundary
+_ALIGN = 64
+# the ops XLA runs on a tuple of their operands and results (one pointer per element)
+_TUPLED = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN if n > 0 else 0
+
+
+def _consumers(v: Value) -> list[Operation]:
+    """The ops that read `v`, looking through transparent ones."""
+    out: list[Operation] = []
+    work = [v]
+    while work:
+        cur = work.pop()
+        for user in cur.users:
+            if user.name in _TRANSPARENT and user.results:
+                work.extend(user.results)
+            else:
+                out.append(user)
+    return out
+
+
+def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
+    """Whether `v` comes out of an op XLA fuses into consumers (a call's result: whatever
+    makes the value it returns, as XLA inlines calls)."""
+    owner = getattr(v, "owner", None)
+    seen = 0
+    while owner is not None and owner.name == "func.call" and seen < 16:
+        seen += 1
+        callee = funcs.get(callee_name(owner))
+        body = func_body(callee) if callee is not None else None
+        ret = body.terminator if body is not None else None
+        index = getattr(v, "index", 0)
+        if ret is None or index >= len(ret.operands):
+            return False
+        v = ret.operands[index]
+        owner = getattr(v, "owner", None)
+    if owner is None:
+        return True  # an argument passed through
+    return owner.name in _FUSIBLE or owner.name in _TRANSPARENT or owner.name in _CONSTANTS
+
+
+def _own_buffer(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> bool:
+    """Whether XLA gives `v` a buffer of its own (see the module docstring)."""
+    owner = getattr(v, "owner", None)
+    if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
+        return False
+    if not _fusible_result(v, funcs):
+        return True
+    if id(v) in gathered:
+        return True  # a collective reads it
+    users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
+    if any(
+        u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != "func.call"
+        for u in users.values()
+    ):
+        return True
+    return len(users) > 1 and owner.name in _EXPENSIVE
 
 
 def _block_peak(
@@ -72,38 +234,94 @@ def _block_peak(
     funcs: dict[str, Operation],
     memo: dict[str, int],
     active: set[str],
+    live: Liveness | None,
+    buffers: Buffers,
 ) -> int:
+    gathered = buffers.read
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
-    returned = {id(v) for v in ops[-1].operands} if ops else set()
+    terminator = ops[-1] if ops else None
     intervals: list[tuple[int, int, int]] = []
+    held: dict[int, int] = {}  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
-        if op.name in ("stablehlo.constant", "sdy.constant"):
+        if op.name in _CONSTANTS:
+            continue
+        if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if id(r) in returned:
+            if not _own_buffer(r, live, gathered, funcs):
                 continue
+            users = _consumers(r)
+            if terminator is not None and any(u is terminator for u in users):
+                continue  # a result of the block (an output, a loop's next state)
             last = k
-            for user, _ in r.uses:
+            for user in users:
                 top = _top_level(user, block)
                 if top is not None:
                     last = max(last, index.get(id(top), k))
-            intervals.append((k, last, value_bytes(r, mesh_of)))
-        inner = 0
+            size = _aligned(value_bytes(r, mesh_of))
+            reuse = _dying_operand(op, k, size, held, intervals) if op.name in _FUSIBLE else None
+            if reuse is not None:  # computed in place of an operand that dies here
+                start, _, nbytes = intervals[reuse]
+                intervals[reuse] = (start, last, nbytes)
+                held[id(r)] = reuse
+                continue
+            held[id(r)] = len(intervals)
+            intervals.append((k, last, size))
+        own = _aligned(buffers.at.get(id(op), 0))
+        later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
+        last = max([index.get(id(t), k) for t in later if t is not None], default=k)
+        if own and last > k:
+            intervals.append((k, last, own))  # a reshard later ops reuse
+            own = 0
+        inner = own
+        if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
+            n_in = len(op.operands) if op.name == "stablehlo.while" else len(_captures(op))
+            inner += _aligned(_POINTER * n_in) + _aligned(_POINTER * len(op.results))
         for region in op.regions:
             for b in region.blocks:
-                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active))
+                inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers))
         if op.name == "func.call":
             name = callee_name(op)
             if name not in memo and name not in active and name in funcs:
                 body = func_body(funcs[name])
                 active.add(name)
-                memo[name] = _block_peak(body, mesh_of, funcs, memo, active) if body else 0
+                memo[name] = (
+                    _block_peak(body, mesh_of, funcs, memo, active, live, buffers) if body else 0
+                )
                 active.discard(name)
             inner = max(inner, memo.get(name, 0))
         if inner:
             intervals.append((k, k, inner))
     return peak_live(intervals)
+
+
+def _captures(op: Operation) -> set[int]:
+    """The values a case's branches read from outside it (XLA passes them as a tuple)."""
+    inside = {id(r) for inner in op.walk() for r in inner.results}
+    return {
+        id(v)
+        for inner in op.walk()
+        if inner is not op
+        for v in inner.operands
+        if id(v) not in inside
+    }
+
+
+def _dying_operand(
+    op: Operation,
+    k: int,
+    size: int,
+    held: dict[int, int],
+    intervals: list[tuple[int, int, int]],
+) -> int | None:
+    """The interval of an operand of `op` whose buffer ends at `op` (position `k`) and is
+    `size` bytes: XLA's buffer assignment lets an element-wise fusion write its result there."""
+    for v in op.operands:
+        i = held.get(id(v))
+        if i is not None and intervals[i][1] == k and intervals[i][2] == size:
+            return i
+    return None
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:

@@ -20,7 +20,7 @@ from ..propagation.projection import (
     back_project,
     project,
 )
-from .common_axes import AxesPerFactor, common_axes
+from .common_axes import AxesPerFactor, common_axes, xla_contraction
 from .cost import Dims, Step, reduction_steps, reshard_steps
 
 
@@ -89,6 +89,7 @@ def op_steps(
     common: AxesPerFactor | None = None,
     skip_operands: frozenset[int] = frozenset(),
     style: str = "xla",
+    move: bool = True,
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
@@ -96,15 +97,18 @@ def op_steps(
     `skip_operands` are operands resharded for free (constants XLA materializes per layout);
     `style="xla"`: element-wise ops are computed at their result's layout and merged blocks
     gathered whole, as XLA partitions a pinned layout; `"shardy"`: Shardy's explicit reshards
-    (see `common_axes` and `cost.reshard_steps`)."""
+    (see `common_axes` and `cost.reshard_steps`); `move`: see `common_axes`."""
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
-        common = common_axes(
-            projs, rule, [t.num_elements for t in tensors], mesh, results_win=style == "xla"
-        )
+        sizes = [t.num_elements for t in tensors]
+        common = common_axes(projs, rule, sizes, mesh, results_win=style == "xla", move=move)
+        if style == "xla":
+            common = xla_contraction(common, projs, rule, sizes, mesh)
     n = len(rule.operand_dims)
     computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
+    if style == "xla" and len(tensors) > n:
+        common, computed = _keep_expressible(common, computed, all_dims, rule, mesh, n)
     reduce: list[AxisRef] = []
     for f, kind in enumerate(rule.kinds):
         if kind == FactorKind.REDUCTION:
@@ -129,6 +133,45 @@ def op_steps(
             tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh, style))
         )
     return OpSteps(common, computed, tuple(operands), tuple(results), tuple(reduce))
+
+
+def _keep_expressible(
+    common: AxesPerFactor,
+    computed: tuple[Dims, ...],
+    all_dims: tuple[tuple[tuple[int, ...], ...], ...],
+    rule: OpShardingRule,
+    mesh: Mesh,
+    n: int,
+) -> tuple[AxesPerFactor, tuple[Dims, ...]]:
+    """A factor's axes that a result's dims cannot carry (the minor factor of a merged dim
+    whose major factor is not split whole: a reshape) are gathered from the operands first,
+    as XLA's partitioner does (docs/xla_partitioner.md, "reshapes")."""
+    held = [a for dims in computed[n:] for d in dims for a in d]
+    carried = {
+        a
+        for f in range(rule.num_factors)
+        for a in common[f]
+        if any(c.contains(a, mesh) for c in held)
+    }
+    in_results = {f for dims in all_dims[n:] for fl in dims for f in fl}
+    lost = [
+        f
+        for f in range(rule.num_factors)
+        if f in in_results
+        and rule.kinds[f] != FactorKind.REDUCTION
+        and any(a not in carried for a in common[f])
+    ]
+    if not lost:
+        return common, computed
+    fixed = list(common)
+    for f in lost:
+        keep: list[AxisRef] = []
+        for a in fixed[f]:
+            if a not in carried:
+                break
+            keep.append(a)
+        fixed[f] = tuple(keep)
+    return fixed, tuple(computed_dims(fixed, all_dims[i], rule, mesh) for i in range(len(computed)))
 
 
 def _same(a: Dims, b: Dims) -> bool:

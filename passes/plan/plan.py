@@ -1,10 +1,15 @@
 """The plan pass: every collective a propagated module implies, with its bytes, cause and fix.
 
-Walks every func once (its collectives weighted by how often it is called, and by the trip
-counts of enclosing loops) and, per op:
+Walks every func that runs (`runs.Runs`: how often, loop-invariant collectives hoisted out of
+loops as XLA does) and every op that runs (`liveness.py`: XLA and Shardy's import delete the
+rest), and per op:
 
-* an op with a sharding rule: `op_cost.op_steps` (Shardy's explicit reshards: operands to the
-  common factor sharding, reductions, results back to their own sharding);
+* an op with a sharding rule: `op_cost.op_steps` (operands to the factor sharding the op is
+  computed at, reductions, results back to their own sharding), in the "xla" model as XLA's
+  partitioner computes it (docs/xla_partitioner.md), plus the halos of pads, slices, reverses
+  and reduce_windows on a dim that stays split (`halo.py`);
+* an op without a rule: as XLA partitions it (element-wise at its result's layout, else on
+  whole operands);
 * boundaries, where one value must take another's sharding: `sdy.sharding_constraint` /
   `sdy.reshard`, `func.call` arguments and results, `stablehlo.while` carries (init and body
   result vs the loop's), `stablehlo.case`/`if` branch results, `sdy.manual_computation` operands
@@ -12,29 +17,33 @@ counts of enclosing loops) and, per op:
   the func's own results vs their declared shardings;
 * collectives written explicitly in a manual region (`stablehlo.all_reduce`, ...).
 
-Shardings are read through `layout.py` only; causes and fixes come from `causes.py`.
+Shardings are read through `layout.py` only; causes and fix candidates come from `causes.py`
+(fixes are evaluated by re-planning, `compiler/api_plan.evaluate_fixes`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
-from .common_axes import common_axes, truncate
+from .common_axes import common_axes
 from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
-from .memory import memory_estimate
+from .fixes import Candidate
+from .halo import halo_rows, source_of
+from .liveness import Liveness, liveness, shardy_liveness
+from .memory import Buffers, memory_estimate
+from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
-from .report import Collective, Memory, Plan, axis_text, fmt_bytes
-from .trip_count import trip_count
+from .report import Collective, Memory, Plan, axis_text
+from .runs import Runs
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
 _CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
@@ -71,6 +80,14 @@ _BOUNDARY_OPS = frozenset(
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
+# ops whose need-replication dim XLA gathers (Shardy moves its axes to a batch dim)
+_XLA_GATHERS_NEED_REPLICATION = frozenset(
+    {"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
+)
+# ops whose rows move along a dim: XLA exchanges halos where that dim stays sharded
+_HALO_OPS = frozenset(
+    {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
+)
 # what-if plans per module (each is one more plan of the whole module)
 _WHAT_IF_LIMIT = 16
 _EXPLICIT = {
@@ -140,7 +157,14 @@ class _Planner:
         self.module = module
         self.options = options
         self.names = value_names(module)
-        self.causes = Causes(module, self.names, origins)
+        callees = {
+            callee_name(op)
+            for f in module.funcs.values()
+            for op in f.walk()
+            if op.name == "func.call"
+        }
+        self.entries = {n for n, f in module.funcs.items() if layout.is_entry(f, callees, n)}
+        self.causes = Causes(module, self.names, origins, self.entries)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
         self.xla = options.model == "xla"  # constants are free, reshards of a value shared
@@ -149,55 +173,45 @@ class _Planner:
         self.func = ""
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
-        self.done: set[tuple[int, int, Dims]] = set()
+        self.done: dict[tuple[int, int, Dims], Operation] = {}
+        # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
+        self.reused: dict[int, list[Operation]] = {}
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
         self.full_windows: dict[int, set[int]] = {}
-        # reshards whose annotation a fix may change: (first collective, count, apply-and-undo)
-        self.what_ifs: list[tuple[int, int, object, Callable[[], Callable[[], None]]]] = []
         # where an explicit form reshards: every planned reshard, in program order
         self.rewrites: list[Rewrite] = []
         # values partitioned with another sharding than they carry (func arguments, by export)
         self.override: dict[int, TensorSharding] = {}
+        # what runs (XLA deletes the rest, and Shardy's import before it)
+        self.live: Liveness = liveness(module) if self.xla else shardy_liveness(module)
+        # the collectives' buffers at each op and the values they read (for the memory)
+        self.buffers: dict[int, int] = {}
+        self.gathered: set[int] = set()
+        # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
+        self.runs = Runs(module, self.live, hoist=self.xla)
 
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
-        mult = self._call_multipliers()
         callees = self._callees()
         for name, func in self.funcs.items():
             body = func_body(func)
-            n = mult.get(name, 1)
-            if body is None or n == 0:
+            if body is None or self.runs.func_runs(name) == 0:
                 continue
             self.func = name
             main = layout.is_entry(func, callees, name)
             for a in body.args:
                 self._io_override(a, layout.value_sharding(a), main)
-            self._block(body, n, manual=frozenset())
-            self._func_results(func, n, main)
+            self._block(body, manual=frozenset())
+            self._func_results(func, main)
         roots = [f for n, f in self.funcs.items() if n not in callees]
-        self.plan.memory = memory_estimate(self.module, roots, self._mesh)
-        if self.options.fixes:
-            self._what_if()
+        self.plan.memory = memory_estimate(
+            self.module,
+            roots,
+            self._mesh,
+            self.live,
+            Buffers(self.buffers, self.gathered, self.reused),
+        )
         return self.plan
-
-    def _what_if(self) -> None:
-        """For reshards at a constraint or a func result: the whole plan again with that
-        annotation changed to the layout the value already has (the fix's cost instead; the
-        rest of the layout stays as propagated, nothing is propagated again)."""
-        total = self.plan.total_bytes
-        for start, count, holder, swap in self.what_ifs[:_WHAT_IF_LIMIT]:
-            restore = swap()
-            try:
-                alt = _Planner(self.module, None, replace(self.options, fixes=False)).run()
-            finally:
-                restore()
-            note = (
-                f"; giving {self.causes.name(holder)} that layout, the program would move "
-                f"{fmt_bytes(alt.total_bytes)} in all instead of {fmt_bytes(total)}"
-            )
-            for k in range(start, start + count):
-                c = self.plan.collectives[k]
-                self.plan.collectives[k] = replace(c, fix=c.fix + note)
 
     def _callees(self) -> set[str]:
         out: set[str] = set()
@@ -207,99 +221,64 @@ class _Planner:
                     out.add(callee_name(op))
         return out
 
-    def _call_multipliers(self) -> dict[str, int]:
-        """How often each func runs per run of the entry: calls times enclosing trip counts."""
-        sites: dict[str, list[tuple[str, int]]] = {}
-        for name, func in self.funcs.items():
-            body = func_body(func)
-            if body is not None:
-                self._collect_calls(name, body, 1, sites)
-        memo: dict[str, int] = {}
-
-        def mult(name: str, seen: frozenset[str]) -> int:
-            if name in memo:
-                return memo[name]
-            if name not in sites:
-                return 1
-            if name in seen:
-                return 0
-            total = sum(mult(caller, seen | {name}) * t for caller, t in sites[name])
-            memo[name] = total
-            return total
-
-        return {name: mult(name, frozenset()) for name in self.funcs}
-
-    def _collect_calls(
-        self, caller: str, block: Block, trips: int, sites: dict[str, list[tuple[str, int]]]
-    ) -> None:
-        for op in block.ops:
-            if op.name == "func.call":
-                sites.setdefault(callee_name(op), []).append((caller, trips))
-            inner = trips
-            if op.name == "stablehlo.while":
-                inner = trips * (trip_count(op) or 1)
-            for region in op.regions:
-                for b in region.blocks:
-                    self._collect_calls(caller, b, inner, sites)
-
     # -- walking -------------------------------------------------------------------------------
-    def _block(self, block: Block, trips: int, manual: frozenset[str]) -> None:
+    def _block(self, block: Block, manual: frozenset[str]) -> None:
         for op in block.ops:
-            self._op(op, trips, manual)
+            if not self._runs(op):
+                self.plan.dead_ops += 1
+                continue
+            self._op(op, manual)
             if not op.regions:
                 continue
             inner_manual = manual
             if op.name == "sdy.manual_computation":
                 inner_manual = manual | set(layout.manual_axes(op))
-            for r, region in enumerate(op.regions):
-                inner = trips
-                if op.name == "stablehlo.while" and r == 1:
-                    inner = trips * (trip_count(op) or 1)
+            for region in op.regions:
                 for b in region.blocks:
-                    self._block(b, inner, inner_manual)
+                    self._block(b, inner_manual)
 
-    def _op(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+    def _op(self, op: Operation, manual: frozenset[str]) -> None:
         name = op.name
         if name in _EXPLICIT:
-            self._explicit(op, trips, manual)
+            self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
             self._boundary(
                 op,
                 op.operands[0],
                 layout.constraint_sharding(op),
                 op.results[0],
-                trips,
                 "constraint",
                 site=(op, "operand", 0),
             )
         elif name == "func.call":
-            self._call(op, trips)
+            self._call(op)
         elif name == "stablehlo.while":
-            self._while(op, trips)
+            self._while(op)
         elif name in ("stablehlo.case", "stablehlo.if"):
             for region in op.regions:
                 ret = region.entry.terminator if region.blocks else None
                 if ret is None:
                     continue
                 for i, r in enumerate(op.results):
-                    if i < len(ret.operands):
+                    if i < len(ret.operands) and self._value_runs(r):
                         self._boundary(
                             op,
                             ret.operands[i],
                             layout.value_sharding(r),
                             r,
-                            trips,
                             "branch result",
                             site=(ret, "operand", i),
                         )
         elif name == "sdy.manual_computation":
-            self._manual(op, trips)
+            self._manual(op)
         elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
             return
         else:
             rule = layout.op_rule(op)
             if rule is not None:
-                self._rule_op(op, rule, trips)
+                self._rule_op(op, rule)
+            elif self.xla and op.results and not op.regions:
+                self._ruleless(op)
 
     # -- ops with rules ------------------------------------------------------------------------
     def _mesh(self, s: TensorSharding | None) -> Mesh | None:
@@ -317,7 +296,7 @@ class _Planner:
                 return None
         return mesh
 
-    def _rule_op(self, op: Operation, rule: OpShardingRule, trips: int) -> None:
+    def _rule_op(self, op: Operation, rule: OpShardingRule) -> None:
         if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
             return
         values = [*op.operands, *op.results]
@@ -336,43 +315,36 @@ class _Planner:
             common = [()] * rule.num_factors
         elif self.xla and op.name == "stablehlo.reduce_window":
             common = self._full_window_replicated(op, rule, ts, mesh)
-        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model)
+        move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
+        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model, move=move)
+        if self.xla and op.name in _HALO_OPS:
+            self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
             if st and self._first(op, op.operands[i], steps.computed[i]):
-                cause = self.causes.operand(op, i, rule, ts, steps, mesh)
-                fix = self._operand_fix(op, i, rule, ts, steps, mesh) if self.options.fixes else ""
+                cause, cands = self.causes.operand(op, i, rule, ts, steps, mesh)
                 full = self.full_windows.get(id(op), set())
                 gathered = [d for d in full if i == 0 and ts[i].dims[d]]
                 if gathered:
                     d = gathered[0]
-                    v = self.causes.name(op.operands[i])
                     cause = (
-                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])} vs the window of "
-                        f"{op.name}, which spans all of dim {d}: XLA needs the dim whole"
+                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])}, but the window "
+                        f"of {op.name} spans all of dim {d}: XLA needs it as "
+                        f"{_text(steps.computed[i])}"
                     )
-                    fix = (
-                        f"shard {v} on another dim (annotation at "
-                        f"{self.causes.annotation(op.operands[i], d)}), e.g. as "
-                        f"{_text(steps.computed[i])}, to remove this"
-                    )
-                self._emit(st, trips, op.operands[i], op, cause, fix)
+                self._emit(st, op.operands[i], op, cause, cands)
                 ref = self._ref(op)
                 self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
         n = len(op.operands)
         for j, st in enumerate(steps.results):
-            if not st:
+            if not st or not self._value_runs(op.results[j]):
                 continue
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
-                    cause = self.causes.reduction(op, rule, ts, steps, mesh)
-                    fix = (
-                        self._reduction_fix(op, rule, ts, steps, mesh) if self.options.fixes else ""
-                    )
+                    cause, cands = self.causes.reduction(op, rule, ts, steps, mesh)
                 else:
-                    cause = self.causes.result(op, j, rule, ts, steps, mesh)
-                    fix = self.causes.result_fix(op, j, ts, steps)
-                self._emit([s], trips, op.results[j], op, cause, fix)
+                    cause, cands = self.causes.result(op, j, rule, ts, steps, mesh)
+                self._emit([s], op.results[j], op, cause, cands)
 
     def _full_window_replicated(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
@@ -397,48 +369,51 @@ class _Planner:
                     common[f] = ()
         return common
 
-    def _operand_fix(
-        self,
-        op: Operation,
-        i: int,
-        rule: OpShardingRule,
-        ts: list[Tensor],
-        steps: OpSteps,
-        mesh: Mesh,
-    ) -> str:
-        """Follow operand i instead: the op computed at operand i's own factor axes."""
-        all_dims = (*rule.operand_dims, *rule.result_dims)
-        mine = project_tensor(ts[i], all_dims[i], rule, mesh)
-        alt = list(steps.common)
-        taken: list[AxisRef] = []
-        for f, fs in mine.factors.items():
-            alt[f] = fs.axes
-            taken.extend(fs.axes)
-        for f in range(rule.num_factors):
-            if f not in mine.factors:
-                alt[f] = truncate(alt[f], taken, mesh)
-        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
-        return self.causes.operand_fix(op, i, rule, ts, steps, other)
+    def _halos(self, op: Operation, ts: list[Tensor], steps: OpSteps, mesh: Mesh) -> None:
+        """The halo exchanges XLA adds where a pad, slice, reverse or reduce_window moves
+        rows along a dim that stays sharded (`halo.py`)."""
+        n = len(op.operands)
+        src, dst = ts[0], ts[n]
+        have, out = steps.computed[0], steps.computed[n]
+        for d in range(min(len(src.shape), len(dst.shape))):
+            if not have[d] or have[d] != out[d]:
+                continue
+            source = source_of(op, d, src.shape[d])
+            if source is None:
+                continue
+            devices = 1
+            for a in have[d]:
+                devices *= a.size(mesh)
+            rows = halo_rows(source, src.shape[d], dst.shape[d], devices)
+            if not rows:
+                continue
+            block = local_bytes(src.shape, src.elem_bytes, have, mesh)
+            per_row = block // max(-(-src.shape[d] // devices), 1)
+            cause = (
+                f"{op.name} moves rows of dim {d} across the devices it is split over "
+                f"({axis_text_list(have[d])}): XLA exchanges halos with its neighbours"
+            )
+            halo = [Step("collective-permute", have[d], r * per_row, have) for r in rows]
+            self._emit(halo, op.operands[0], op, cause, ())
 
-    def _reduction_fix(
-        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], steps: OpSteps, mesh: Mesh
-    ) -> str:
-        """Replicate the reduction factors instead."""
-        alt = [
-            () if k == FactorKind.REDUCTION else a
-            for k, a in zip(rule.kinds, steps.common, strict=True)
-        ]
-        other = op_steps(rule, ts, mesh, common=alt, style=self.options.model).bytes
-        return self.causes.reduction_fix(op, rule, ts, steps, other)
+    def _ruleless(self, op: Operation) -> None:
+        """An op without a sharding rule, as XLA computes it: an element-wise op (every operand
+        and result of one shape, `chlo.square`) where its operands are (XLA's own propagation
+        knows it, and the compiled form leaves it to it): nothing moves; any other op on whole
+        operands (each gathered), its result sliced to its layout for free."""
+        shapes = {getattr(v.type, "shape", None) for v in (*op.operands, *op.results)}
+        if len(shapes) == 1 and len(op.results) == 1:
+            return
+        why = f"{op.name} has no sharding rule: XLA computes it on whole operands"
+        for i, v in enumerate(op.operands):
+            self._boundary(op, v, None, f"operand {i} of {op.name}", why, site=(op, "operand", i))
 
-    # -- boundaries ----------------------------------------------------------------------------
     def _boundary(
         self,
         op: Operation,
         src: Value,
         dst: TensorSharding | None,
         holder: object,
-        trips: int,
         what: str,
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
@@ -473,38 +448,33 @@ class _Planner:
             )
         if not steps or not self._first(op, src, want):
             return
-        cause = self.causes.boundary(src, holder, t.dims, want, what)
-        fix = self.causes.boundary_fix(src, holder, want, t.dims, what)
-        start = len(self.plan.collectives)
-        self._emit(steps, trips, shown if shown is not None else src, op, cause, fix)
-        swap = self._swap(op, holder, what, s, t.dims)
-        if swap is not None:
-            self.what_ifs.append((start, len(self.plan.collectives) - start, holder, swap))
+        cause, cands = self.causes.boundary(src, holder, t.dims, want, what, dst)
+        at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
+        self._emit(steps, shown if shown is not None else src, op, cause, cands, at=at)
         if site is not None:
             ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
             self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
 
-    def _call(self, op: Operation, trips: int) -> None:
+    def _call(self, op: Operation) -> None:
         callee = self.funcs.get(callee_name(op))
         body = func_body(callee) if callee is not None else None
         if callee is None or body is None:
             return
         for i, v in enumerate(op.operands):
-            if i < len(body.args):
+            if i < len(body.args) and self._value_runs(body.args[i]):
                 arg = body.args[i]
                 self._boundary(
                     op,
                     v,
                     layout.value_sharding(arg),
                     arg,
-                    trips,
                     "call argument",
                     site=(op, "operand", i),
                 )
         ret = body.terminator
         for i, r in enumerate(op.results):
             src = ret.operands[i] if ret is not None and i < len(ret.operands) else None
-            if src is None:
+            if src is None or not self._value_runs(r):
                 continue
             declared = layout.declared_result_sharding(callee, i)
             self._boundary(
@@ -512,18 +482,18 @@ class _Planner:
                 src,
                 layout.value_sharding(r),
                 r,
-                trips,
                 "call result",
                 declared,
                 site=(op, "result", i),
                 shown=r,
             )
 
-    def _while(self, op: Operation, trips: int) -> None:
-        n = trip_count(op) or 1
+    def _while(self, op: Operation) -> None:
         body = op.regions[1].entry if len(op.regions) > 1 else None
         ret = body.terminator if body is not None else None
         for i, r in enumerate(op.results):
+            if self.live is not None and not self.live.carry_live(op, i):
+                continue
             carry = layout.value_sharding(r)
             # XLA's loop has one layout per carry: its block arguments are partitioned so
             for region in op.regions:
@@ -535,7 +505,6 @@ class _Planner:
                     op.operands[i],
                     carry,
                     r,
-                    trips,
                     "loop carry (init)",
                     site=(op, "operand", i),
                 )
@@ -545,19 +514,19 @@ class _Planner:
                     ret.operands[i],
                     carry,
                     r,
-                    trips * n,
                     "loop carry (body)",
                     site=(ret, "operand", i),
                 )
 
-    def _manual(self, op: Operation, trips: int) -> None:
+    def _manual(self, op: Operation) -> None:
         ins = layout.manual_in_shardings(op)
+        body = op.regions[0].entry if op.regions and op.regions[0].blocks else None
         for i, v in enumerate(op.operands):
+            if body is not None and i < len(body.args) and not self._value_runs(body.args[i]):
+                continue
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
-                self._boundary(
-                    op, v, ins[i], holder, trips, "shard_map in_specs", site=(op, "operand", i)
-                )
+                self._boundary(op, v, ins[i], holder, "shard_map in_specs", site=(op, "operand", i))
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
@@ -568,7 +537,7 @@ class _Planner:
         if fixed is not None and fixed != s:
             self.override[id(v)] = fixed
 
-    def _func_results(self, func: Operation, trips: int, main: bool) -> None:
+    def _func_results(self, func: Operation, main: bool) -> None:
         body = func_body(func)
         if body is None or body.terminator is None:
             return
@@ -584,13 +553,12 @@ class _Planner:
                 v,
                 declared,
                 f"@{self.func} result {i}",
-                trips,
                 "func result",
                 site=(ret, "operand", i),
             )
 
     # -- explicit collectives in manual regions ------------------------------------------------
-    def _explicit(self, op: Operation, trips: int, manual: frozenset[str]) -> None:
+    def _explicit(self, op: Operation, manual: frozenset[str]) -> None:
         kind = _EXPLICIT[op.name]
         biggest = 0
         for v in (op.operands, op.results):
@@ -607,6 +575,7 @@ class _Planner:
                 )
             biggest = max(biggest, total)
         axes = self._group_axes(op, manual)
+        trips = self.runs.runs(op, list(op.operands))
         self.plan.collectives.append(
             Collective(
                 kind,
@@ -617,9 +586,10 @@ class _Planner:
                 op.name,
                 self.module.resolve_loc(op.loc),
                 "written in the program (a collective of a shard_map body)",
-                "none needed: explicit collectives are the program's own",
+                "",
                 trips,
                 written=True,
+                source=source_op_name(self.module, op),
             )
         )
 
@@ -643,38 +613,14 @@ class _Planner:
         cs = [coords(d) for d in group]
         return tuple(a.name for k, a in enumerate(mesh.axes) if len({c[k] for c in cs}) > 1)
 
-    def _swap(
-        self, op: Operation, holder: object, what: str, s: TensorSharding | None, have: Dims
-    ) -> Callable[[], Callable[[], None]] | None:
-        """A change of the annotation that asked for this reshard to the layout the value has
-        (constraints and func results), as a function that applies it and returns its undo."""
-        ref = s.mesh if s is not None else self._ref(op)
-        if ref is None:
-            return None
-        new = TensorSharding(ref, tuple(DimSharding(d) for d in have))
-        if what == "constraint":
-            old = layout.constraint_sharding(op)
-
-            def swap_constraint() -> Callable[[], None]:
-                layout.set_constraint_sharding(op, new)
-                return lambda: layout.set_constraint_sharding(op, old)  # type: ignore[arg-type]
-
-            return swap_constraint
-        if what == "func result" and isinstance(holder, str):
-            func = self.funcs.get(self.func)
-            index = int(holder.rsplit(" ", 1)[1])
-            if func is None:
-                return None
-            old_r = layout.declared_result_sharding(func, index)
-
-            def swap_result() -> Callable[[], None]:
-                layout.set_declared_result_sharding(func, index, new)  # type: ignore[arg-type]
-                return lambda: layout.set_declared_result_sharding(func, index, old_r)  # type: ignore[arg-type]
-
-            return swap_result
-        return None
-
     # -- helpers -------------------------------------------------------------------------------
+    def _runs(self, op: Operation) -> bool:
+        """Whether `op` runs in the compiled program (always, in Shardy's model)."""
+        return self.live is None or self.live.op_live(op)
+
+    def _value_runs(self, v: Value) -> bool:
+        return self.live is None or self.live.value_live(v)
+
     def _ref(self, op: Operation) -> str | Mesh | None:
         """The mesh reference (`"mesh"` for `@mesh`) the op's shardings use."""
         for v in (*op.operands, *op.results):
@@ -695,9 +641,11 @@ class _Planner:
         if self.options.model != "xla":
             return True  # Shardy reshards per use
         key = (id(op.parent), id(v), target)
-        if key in self.done:
+        anchor = self.done.get(key)
+        if anchor is not None:  # XLA reuses the reshard made there: its buffer lives on
+            self.reused.setdefault(id(anchor), []).append(op)
             return False
-        self.done.add(key)
+        self.done[key] = op
         return True
 
     def _is_constant(self, v: Value) -> bool:
@@ -718,14 +666,23 @@ class _Planner:
     def _emit(
         self,
         steps: list[Step] | tuple[Step, ...],
-        trips: int,
         value: Value,
         op: Operation,
         cause: str,
-        fix: str,
+        candidates: tuple[Candidate, ...],
+        at: Operation | None = None,
     ) -> None:
-        name = self.names.get(id(value), "?")
+        """The collectives of resharding `value` at `op` (where it runs: `at`, default `op`),
+        each counted as often as XLA runs it (`runs.Runs`)."""
+        trips = self.runs.runs(at if at is not None else op, [value])
+        where = id(at if at is not None else op)
+        self.buffers[where] = self.buffers.get(where, 0) + sum(s.bytes for s in steps)
+        self.gathered.add(id(value))
+        name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
+        source = source_op_name(self.module, op)
+        owner = getattr(value, "owner", None)
+        producer = source_op_name(self.module, owner) if owner is not None else None
         for s in steps:
             self.plan.collectives.append(
                 Collective(
@@ -737,10 +694,18 @@ class _Planner:
                     op.name,
                     loc,
                     cause,
-                    fix,
+                    "",
                     trips,
+                    source=source,
+                    producer=producer,
+                    candidates=candidates,
+                    ssa=self.names.get(id(value), "?"),
                 )
             )
+
+
+def axis_text_list(axes: tuple[AxisRef, ...]) -> str:
+    return "{" + ", ".join(str(a) for a in axes) + "}"
 
 
 def _dims(s: TensorSharding | None, rank: int) -> Dims:

@@ -27,6 +27,8 @@ class PlanPass:
     def run(self, module: Module, ctx: PassContext) -> None:
         origins = ctx.report.origins if ctx.report is not None else None
         ctx.plan, ctx.plan_rewrites = plan_with_rewrites(module, origins, self.options)
+        if ctx.report is not None:  # the ops propagation found no rule for, as it names them
+            ctx.plan.ruleless = dict(ctx.report.ops_without_rules)
         auto = ctx.report.auto if ctx.report is not None else None
         if auto is not None:
             ctx.plan.auto = auto.lines()

@@ -33,6 +33,15 @@ class Collective:
     fix: str
     trips: int = 1
     written: bool = False  # a collective the program writes itself (shard_map body), no reshard
+    # the name XLA gives the op in its HLO metadata (`op_name`: the location's outermost name,
+    # JAX's `jit(f)/dot_general`), and the value's producer's: what `--check` matches by
+    source: str | None = None
+    producer: str | None = None
+    # annotation changes that might remove it (`fixes.Candidate`); `fix` says the one that,
+    # re-planned, lowers the program's total, and by how much
+    candidates: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    # the value as the module prints it (`%3`): what identifies it across two plans (`key`)
+    ssa: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The issue's JSON object for this collective."""
@@ -50,7 +59,7 @@ class Collective:
 
     def key(self) -> tuple[str, tuple[str, ...], str, str, str]:
         """What identifies a collective across two plans of the same program (for diff)."""
-        return (self.kind, self.axes, self.func, self.value, self.op)
+        return (self.kind, self.axes, self.func, self.ssa or self.value, self.op)
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,13 @@ class Plan:
 
     collectives: list[Collective] = field(default_factory=list)
     memory: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    # ops that do not run (no path to a result or a side effect: XLA deletes them), unplanned
+    dead_ops: int = 0
+    # op name -> how many ops of that name have no sharding rule (propagation moves nothing
+    # through them; the plan costs them as XLA's partitioner computes them)
+    ruleless: dict[str, int] = field(default_factory=dict)
+    # with `--check`: the compiled program's collectives matched to these (`check.PlanCheck`)
+    check: Any = None
     # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
     # their bytes and memory (its explanation lines; the table shows them, the JSON schema not)
     auto: list[str] = field(default_factory=list)
@@ -132,7 +148,8 @@ class Plan:
                 f"of {c.op} in @{c.func}{where}"
             )
             lines.append(f"     cause: {c.cause}")
-            lines.append(f"     fix:   {c.fix}")
+            if c.fix:
+                lines.append(f"     fix:   {c.fix}")
         lines.append("")
         lines.append(
             f"total: {fmt_bytes(self.total_bytes)} per device in "
@@ -147,6 +164,18 @@ class Plan:
             f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
             f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
         )
+        for name, n in sorted(self.ruleless.items()):
+            lines.append(
+                f"no sharding rule for {name} ({n} op{'s' if n != 1 else ''}): propagation "
+                "moves nothing through it"
+            )
+        if self.dead_ops:
+            lines.append(
+                f"not planned: {self.dead_ops} ops whose results nothing uses (XLA deletes them)"
+            )
+        if self.check is not None:
+            lines.append("")
+            lines.append(self.check.table().rstrip("\n"))
         if self.auto:
             lines.append("")
             lines.append("decided by automatic sharding:")

@@ -10,7 +10,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A closed constraint moving x from dim 0 to dim 1: one all-to-all of the 4x16 f32 block.
 // CHECK-LABEL: all-to-all {x} 256 B: %arg0 of sdy.sharding_constraint in @constraint
-// CHECK-NEXT: cause: constraint: %arg0 dim 0 {"x"} (annotated) vs %0 dim 0 {}
+// CHECK-NEXT: cause: constraint: %arg0 is [{"x"}, {}] (annotated), %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}]
 func.func @constraint(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
   %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"x"}]> : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
@@ -22,7 +22,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A callee whose argument is replicated, called with an x-sharded value: gathered at the call.
 // CHECK-LABEL: all-gather {x} 1.0 KiB: %arg0 of func.call in @caller
-// CHECK-NEXT: cause: call argument: %arg0 dim 0 {"x"} (annotated) vs %arg0 dim 0 {}
+// CHECK-NEXT: cause: call argument: %arg0 is [{"x"}, {}] (annotated), %arg0 is [{}, {}]
 func.func @caller(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = func.call @callee(%arg0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
@@ -38,8 +38,8 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // A callee whose result is declared on dim 1 while the call site keeps x on dim 0: the call's
 // result is resharded after the call (one all-to-all of the 4x16 f32 block).
-// CHECK-LABEL: all-to-all {x} 256 B: %0 of func.call in @caller_result
-// CHECK-NEXT: cause: call result: %0 dim 0 {} vs %0 dim 0 {"x"} (annotated)
+// CHECK-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of func.call in @caller_result
+// CHECK-NEXT: cause: call result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], %0 at boundaries.mlir:{{[0-9]+}} is [{"x"}, {}]
 func.func @caller_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = func.call @callee_result(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
@@ -56,13 +56,13 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // A counted loop (0 to 5) whose body moves the carry (one layout for the loop, [{"x"}, {}])
 // to another dim and back: both reshards run 5 times (5 x 256 B each). The loop's init and
 // result have the carry's layout and need nothing.
-// The fix's what-if: with the first constraint asking for the carry's own layout, both
+// The fix, re-planned: with the first constraint asking for the carry's own layout, both
 // reshards in the loop go (2 x 1.2 KiB less).
 // CHECK-LABEL: all-to-all {x} 1.2 KiB (x5): %iterArg_0 of sdy.sharding_constraint in @loop
-// CHECK-NEXT: cause: constraint: %iterArg_0 dim 0 {"x"}
-// CHECK-NEXT: fix: {{.*}}giving %2 that layout, the program would move 0 B in all instead of 2.5 KiB
-// TOTAL: fix: {{.*}}giving %2 that layout, the program would move 3.2 KiB in all instead of 5.8 KiB
-// CHECK: all-to-all {x} 1.2 KiB (x5): %2 of stablehlo.negate in @loop
+// CHECK-NEXT: cause: constraint: %iterArg_0 is [{"x"}, {}], %2 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}]
+// CHECK-NEXT: fix: annotate constraint %2 at boundaries.mlir:{{[0-9]+}} as [{"x"}, {}]: the program then moves 0 B instead of 2.5 KiB (2.5 KiB less)
+// TOTAL: fix: annotate constraint %2 at <stdin>:{{[0-9]+}} as [{"x"}, {}]: the program then moves 3.2 KiB instead of 5.8 KiB (2.5 KiB less)
+// CHECK: all-to-all {x} 1.2 KiB (x5): %2 at boundaries.mlir:{{[0-9]+}} of stablehlo.negate in @loop
 // CHECK-NOT: in @loop
 func.func @loop(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -92,7 +92,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // own collective (4x16 f32 local, 256 B); the result leaves as out_shardings says, as the
 // func result wants: nothing more.
 // CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg0 of sdy.manual_computation in @shard_map
-// CHECK-NEXT: cause: shard_map in_specs: %arg0 dim 0 {"y"} (annotated) vs in_shardings[0] of sdy.manual_computation dim 0 {"x"}
+// CHECK-NEXT: cause: shard_map in_specs: %arg0 is [{"y"}, {}] (annotated), in_shardings[0] of sdy.manual_computation is [{"x"}, {}]
 // CHECK: collective-permute {x} 256 B: %arg0 of sdy.manual_computation in @shard_map
 // CHECK: all-reduce {y} 256 B: %1 of stablehlo.all_reduce in @shard_map
 // CHECK-NEXT: cause: written in the program
@@ -116,7 +116,7 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // A case whose result is sharded on x while one branch returns its operand on y: that
 // branch's result is resharded (x blocks inside y blocks: slice and one permute).
 // CHECK-LABEL: all-slice {"x":(1)2} 0 B: %arg1 of stablehlo.case in @branches
-// CHECK-NEXT: cause: branch result: %arg1 dim 0 {"y"} (annotated) vs %0 dim 0 {"x"}
+// CHECK-NEXT: cause: branch result: %arg1 is [{"y"}, {}] (annotated), %0 at boundaries.mlir:{{[0-9]+}} is [{"x"}, {}]
 // CHECK: collective-permute {x} 256 B: %arg1 of stablehlo.case in @branches
 // CHECK-NOT: in @branches
 func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg2: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
@@ -133,10 +133,10 @@ func.func @branches(%arg0: tensor<i32>, %arg1: tensor<16x16xf32> {sdy.sharding =
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
 // The func's own result declared replicated while the returned value is sharded on x.
-// CHECK-LABEL: all-gather {x} 1.0 KiB: %0 of func.return in @func_result
-// CHECK-NEXT: cause: func result: %0 dim 0 {"x"} (annotated) vs @func_result result 0 dim 0 {}
-// CHECK-NEXT: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 0 B in all instead of 1.0 KiB
-// TOTAL: fix: shard %0 as [{}, {}] where it is produced{{.*}}giving @func_result result 0 that layout, the program would move 4.8 KiB in all instead of 5.8 KiB
+// CHECK-LABEL: all-gather {x} 1.0 KiB: %0 at boundaries.mlir:{{[0-9]+}} of func.return in @func_result
+// CHECK-NEXT: cause: func result: %0 at boundaries.mlir:{{[0-9]+}} is [{"x"}, {}], @func_result result 0 is [{}, {}] (annotated)
+// CHECK-NEXT: fix: declare @func_result result 0 as [{"x"}, {}]: the program then moves 0 B instead of 1.0 KiB (1.0 KiB less)
+// TOTAL: fix: declare @func_result result 0 as [{"x"}, {}]: the program then moves 4.8 KiB instead of 5.8 KiB (1.0 KiB less)
 
 // CHECK: total: 1.0 KiB per device in 1 collectives
 // TOTAL: total: 5.8 KiB per device in 11 collectives
