@@ -20,6 +20,8 @@ from shardc.passes.manual.shapes import RegionShapes, check_shapes
 from shardc.passes.manual.variance import VarianceResult, View, analyze_variance
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 
+from .runtime import suspended_gc
+
 
 @dataclass(frozen=True)
 class ResultVariance:
@@ -136,6 +138,7 @@ def _region_of(op, result: VarianceResult) -> ManualRegion | None:  # type: igno
     return None
 
 
+@suspended_gc()
 def check_module(
     module: Module, *, check_replication_flag: bool = True, caller: Caller | None = None
 ) -> CheckReport:

@@ -9,7 +9,7 @@ from typing import Any
 
 from shardc.api_propagate import dump_to_stderr, propagate_text
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 from shardc.exporter import export_text
 from shardc.passes.pipeline import (
     Caller,
@@ -26,6 +26,7 @@ from shardc.passes.plan.plan_pass import PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
 from shardc.plan_check import attach, compiled_hlo, devices_needed, tag_ops
+from shardc.runtime import suspended_gc
 
 __all__ = [
     "Collective",
@@ -229,6 +230,7 @@ def check_module(
     return planned
 
 
+@suspended_gc()
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
     source = getattr(lowered, "plan_source", None)

@@ -11,11 +11,13 @@ import time
 from dataclasses import replace
 from typing import Literal
 
-from shardc.dialect.ir import Module, release_free_heap, suspended_gc
+from shardc.dialect.ir import Module
+from shardc.passes.pin import record_written
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
 
+from .runtime import release_free_heap, suspended_gc
 from .xla_form import ShardyOracle
 
 __all__ = [
@@ -37,6 +39,7 @@ def dump_to_stderr(name: str, module: Module) -> None:
     sys.stderr.flush()
 
 
+@suspended_gc()
 def propagate_module(
     module: Module, options: PropagationOptions | None = None
 ) -> PropagationReport:

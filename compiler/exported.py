@@ -18,6 +18,7 @@ from shardc.passes.manual.redundant import Report as RedundantReport
 from shardc.passes.pin import PinReport, Written, XlaOracle
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 
+from .runtime import suspended_gc
 from .xla_form import ShardyOracle
 
 ExportMode = Literal["annotate", "pin"]
@@ -64,6 +65,7 @@ class Exported:
         return self.main().result_shardings
 
 
+@suspended_gc()  # (the copy too: a clone allocates many objects that all live on)
 def export_copy(
     module: Module,
     mode: ExportMode,
@@ -79,6 +81,7 @@ def export_copy(
     return export_in_place(module.clone(), mode, remove_redundant, caller, oracle, written)
 
 
+@suspended_gc()
 def export_in_place(
     module: Module,
     mode: ExportMode,

@@ -43,6 +43,7 @@ from .frontend import flat_shardings, trace_function
 from .grid import render_grid
 from .jit_trace import resolve_mesh, trace_call
 from .meshes import context_mesh, native_sharding
+from .runtime import suspended_gc
 from .transforms import is_traced, traced_call
 from .xla_form import ShardyOracle, parse_for_xla
 
@@ -737,6 +738,7 @@ class Jitted:
         except ShardcError:
             return None
 
+    @suspended_gc()
     def run_pipeline(self, module: Module, options: Any = None) -> tuple[Module, Any]:
         """The pipeline every lowering runs: verify, shard_map checks, propagate (and auto);
         returns the propagated module and the propagation report. With `auto` and a memory

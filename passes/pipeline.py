@@ -34,7 +34,7 @@ from typing import Any, Literal
 from lark import Lark, LarkError, Transformer, UnexpectedInput
 
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 
 from .auto.auto_pass import AutoOptions, AutoPass, AutoSnapshot
 from .context import CLI, Caller, Pass, PassContext
@@ -363,14 +363,13 @@ def run_passes(
         ctx.put(result)
     wanted = set(dump_after)
     clock = time.perf_counter
-    with suspended_gc():
-        for p in passes:
-            start = clock()
-            p.run(module, ctx)
-            ctx.invalidate(p.preserves)
-            ctx.timings.append((p.name, clock() - start))
-            if dump is not None and (p.name in wanted or "all" in wanted):
-                dump(p.name, module)
+    for p in passes:
+        start = clock()
+        p.run(module, ctx)
+        ctx.invalidate(p.preserves)
+        ctx.timings.append((p.name, clock() - start))
+        if dump is not None and (p.name in wanted or "all" in wanted):
+            dump(p.name, module)
     return ctx
 
 

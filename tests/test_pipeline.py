@@ -145,7 +145,7 @@ def test_building_units_leaves_the_ir_alone() -> None:
     constraints and groups are the import steps' business (the inputs are theirs, steps not run
     here), and the working shardings of constraint results and of shard_map regions' body
     arguments and results live in the units until the run writes them back."""
-    from shardc.dialect.mlir_text import print_generic
+    from shardc.dialect.text import print_generic
     from shardc.importer import import_text
     from shardc.passes.propagation.driver import Propagator
 

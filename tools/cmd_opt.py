@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.runtime import suspended_gc
+
 from .io import (
     add_io_arguments,
     add_pipeline_arguments,
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter
 
+    @suspended_gc()
     def run_one(chunk: str) -> str:
         start = clock()
         module = import_text(chunk, name)

@@ -23,7 +23,6 @@ from shardc.dialect.ir import (
     Operation,
     Value,
     func_body,
-    suspended_gc,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
@@ -509,10 +508,9 @@ def propagate(
     """Run the propagation on `module` (mutates it) and report what happened; the import steps
     (passes/import_steps/) are the pipeline's, run before. `ops`: `list(module.walk())`, when
     the caller has it."""
-    with suspended_gc():
-        prop = Propagator(module, options or PropagationOptions(), ops)
-        prop.build()
-        return prop.run()
+    prop = Propagator(module, options or PropagationOptions(), ops)
+    prop.build()
+    return prop.run()
 
 
 def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]:
