@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Literal
 
 from shardc.dialect.ir import Module
-from shardc.passes.pin import record_written
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
