@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_one(text: str, name: str, args: argparse.Namespace) -> str:
     """The report of one module, as lines ending in a newline."""
-    from shardc.api_check import check
-    from shardc.importer import import_text
+    from shardc.api.check import check
+    from shardc.backend.importer import import_text
     from shardc.passes.pipeline import CLI
 
     module = import_text(text, name)

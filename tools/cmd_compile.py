@@ -98,8 +98,8 @@ def load_entries(script: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shardc.backend.exporter import export_text
     from shardc.dialect.errors import ShardcError
-    from shardc.exporter import export_text
     from shardc.passes.pipeline import CLI
 
     from .io import write_output

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_plan import diff
+    from shardc.api.plan import diff
 
     a, _ = read_input(args.a)
     b, _ = read_input(args.b)

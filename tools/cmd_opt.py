@@ -49,9 +49,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from shardc.api_propagate import dump_to_stderr
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
+    from shardc.api.propagate import dump_to_stderr
+    from shardc.backend.exporter import export_text
+    from shardc.backend.importer import import_text
+    from shardc.backend.xla_form import ShardyOracle
     from shardc.passes.context import ImportNotes
     from shardc.passes.manual.redundant import Report as RedundantReport
     from shardc.passes.pipeline import (
@@ -62,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
         run_pipeline,
     )
     from shardc.passes.propagation.report import PropagationReport
-    from shardc.xla_form import ShardyOracle
 
     text, name = read_input(args.input)
     passes = parse_pipeline(args.pass_pipeline) if args.pass_pipeline is not None else None

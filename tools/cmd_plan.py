@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_plan import plan
+    from shardc.api.plan import plan
 
     from .cmd_propagate import options_from_args
 

@@ -88,13 +88,13 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_propagate import propagate_text
+    from shardc.api.propagate import propagate_text
     from shardc.passes.pipeline import CLI
 
     options = options_from_args(args)
     text, name = read_input(args.input)
     if args.explicit:
-        from shardc.api_plan import explicit
+        from shardc.api.plan import explicit
 
         debug = pipeline_debug(args)
 

@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shardc.backend.importer import import_text
     from shardc.dialect.rules.registry import rule_for
     from shardc.dialect.rules.syntax import print_rule
-    from shardc.importer import import_text
 
     text, name = read_input(args.input)
 

@@ -150,9 +150,9 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> 
 
 
 def pipeline_debug(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The `--dump-after`, `--disable-pass` and `--timing` flags as `shardc.api_plan.PipelineDebug`
+    """The `--dump-after`, `--disable-pass` and `--timing` flags as `shardc.api.plan.PipelineDebug`
     (its `timings` list is filled only with `--timing`)."""
-    from shardc.api_plan import PipelineDebug
+    from shardc.api.plan import PipelineDebug
 
     return PipelineDebug(
         dump_after=tuple(args.dump_after),

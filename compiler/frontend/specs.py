@@ -121,7 +121,7 @@ def parse_spec(text: str) -> Spec:
         raise ParseError(
             f"invalid sharding spec {text!r} at column {col}\n  {text}\n  {' ' * max(col - 1, 0)}^",
             hint='write one entry per dim like "x, _" or "{x,y}?p1, ?"; a priority follows '
-            'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.specs)',
+            'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.frontend.specs)',
         ) from None
     except LarkError as e:
         inner = getattr(e, "orig_exc", None)
@@ -268,7 +268,7 @@ def _from_logical_partition_spec(pspec: Any, mesh: Mesh) -> Spec:
     those are mapped through the axis rules in effect (shardc's, else Flax's)."""
     from jax.sharding import PartitionSpec
 
-    from .logical_axes import resolve_pspec_entries
+    from shardc.frontend.logical_axes import resolve_pspec_entries
 
     resolved = resolve_pspec_entries(tuple(pspec), mesh)
     if resolved is None:

@@ -25,27 +25,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from shardc.api.auto_fit import fit_to_budget
+from shardc.api.exported import Exported, export_copy, export_in_place
+from shardc.api.grid import render_grid
+from shardc.backend.xla import build_executable, mesh_devices
+from shardc.backend.xla_form import ShardyOracle, parse_for_xla
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module, Value
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.frontend import specs
+from shardc.frontend.calling import call_key, normalize_call, resolve_argspec, split_call
+from shardc.frontend.dispatch import CallEntry, make_dispatcher
+from shardc.frontend.jit_trace import resolve_mesh, trace_call
+from shardc.frontend.meshes import context_mesh, native_sharding
+from shardc.frontend.tracing import flat_shardings, trace_function
+from shardc.frontend.transforms import is_traced, traced_call
 from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 from shardc.passes.propagation.report import PropagationReport
-
-from . import specs
-from .auto_fit import fit_to_budget
-from .backend import build_executable, mesh_devices
-from .calling import call_key, normalize_call, resolve_argspec, split_call
-from .dispatch import CallEntry, make_dispatcher
-from .exported import Exported, export_copy, export_in_place
-from .frontend import flat_shardings, trace_function
-from .grid import render_grid
-from .jit_trace import resolve_mesh, trace_call
-from .meshes import context_mesh, native_sharding
-from .runtime import suspended_gc
-from .transforms import is_traced, traced_call
-from .xla_form import ShardyOracle, parse_for_xla
+from shardc.runtime import suspended_gc
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
@@ -353,11 +352,10 @@ class Lowered:
                     "compiler_ir('hlo') needs a lowering on the mesh's devices",
                     hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
                 )
-            from shardc import mlir_bridge
-
+            from shardc.backend import mlir_bridge
             pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
             return mlir_bridge.parse_module(pinned.text("pretty"), "<shardc.jit>")
-        from .jax_compile import lowering_for_xla, module_for_compile
+        from shardc.api.jax_compile import lowering_for_xla, module_for_compile
 
         if dialect == "hlo":
             return lowering_for_xla(self).hlo()
@@ -372,7 +370,7 @@ class Lowered:
                 hint="lower with a mesh this machine has, or compile and read "
                 "compiled.cost_analysis()",
             )
-        from .jax_compile import lowering_for_xla
+        from shardc.api.jax_compile import lowering_for_xla
 
         return lowering_for_xla(self).cost_analysis()
 
@@ -383,7 +381,7 @@ class Lowered:
         else None), in the output pytree."""
         import jax
 
-        from .jax_compile import _array_shardings
+        from shardc.api.jax_compile import _array_shardings
 
         jmesh = getattr(self, "jax_mesh_concrete", None)
         outs = []
@@ -419,7 +417,7 @@ class Lowered:
 
         def build(module: Module) -> Any:
             if origin is not None:
-                from .xla_module import build_xla_module
+                from shardc.backend.xla_module import build_xla_module
 
                 built = build_xla_module(origin, module)
                 if built is not None:
@@ -465,8 +463,7 @@ class Lowered:
     @functools.cached_property
     def module(self) -> Any:
         """The propagated module as a jaxlib `ir.Module`."""
-        from shardc import mlir_bridge
-
+        from shardc.backend import mlir_bridge
         return mlir_bridge.parse_module(self.as_text("generic"), "<shardc.jit>")
 
     # inspection -------------------------------------------------------------------------
@@ -489,13 +486,13 @@ class Lowered:
         """The communication plan of this layout before XLA compiles (see `shardc.plan`):
         every collective with kind, axes, bytes, cause and fix, and the per-device memory;
         `check` also compiles the layout with XLA and matches the collectives (`Plan.check`)."""
-        from shardc.api_plan import plan_lowered
+        from shardc.api.plan import plan_lowered
 
         return plan_lowered(self, check=check)
 
     def diff(self, other: Lowered) -> Any:
         """What changes from this layout to `other`'s (see `shardc.diff`)."""
-        from shardc.api_plan import diff_lowered
+        from shardc.api.plan import diff_lowered
 
         return diff_lowered(self, other)
 
@@ -524,7 +521,7 @@ class Lowered:
         `compiler_options`: XLA options by name, as `jax.stages.Lowered.compile` takes them."""
 
         if getattr(self, "jax_lowered", None) is not None:
-            from .jax_compile import compile_lowered
+            from shardc.api.jax_compile import compile_lowered
 
             return compile_lowered(self, compiler_options)  # type: ignore[no-any-return]
         if compiler_options:
@@ -699,8 +696,8 @@ class Jitted:
                         strategy: str | None) -> Lowered:
         """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
         traces on the abstract mesh, for inspection only."""
-        from shardc import mlir_bridge
-        from shardc.importer import import_generic
+        from shardc.backend import mlir_bridge
+        from shardc.backend.importer import import_generic
 
 
         if kwargs:
@@ -822,7 +819,7 @@ class Jitted:
     def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         """Lower a call on the mesh's devices (every keyword is the function's, even one named
         `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
-        from .jax_compile import lower_for_call
+        from shardc.api.jax_compile import lower_for_call
 
         return lower_for_call(self, args, kwargs, _options(self.options))
 
@@ -891,7 +888,7 @@ class TracedStage:
 
     def lower(self, strategy: str | None = None) -> Lowered:
         """Lower, import and propagate: the `Lowered` of this call."""
-        from .jax_compile import lower_traced
+        from shardc.api.jax_compile import lower_traced
 
         jitted = self._call.jitted
         return lower_traced(self._call, _options(jitted.options, strategy))

@@ -21,8 +21,7 @@ from typing import Any
 
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
+from shardc.frontend import specs
 
 # ---------------------------------------------------------------------------------------------
 # static and donated arguments

@@ -15,8 +15,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
+from shardc.frontend import specs
 
 AUTO_HINT = (
     "make the axis Auto (jax.make_mesh(..., axis_types=(jax.sharding.AxisType.Auto,) * n)), or "

@@ -21,8 +21,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardingError
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh
-
-from .specs import Spec
+from shardc.frontend.specs import Spec
 
 Rules = tuple[tuple[str, Any], ...]
 _LOCAL = threading.local()

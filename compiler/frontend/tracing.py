@@ -17,9 +17,8 @@ from typing import Any
 
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
-from .annotations import tracing_mesh
+from shardc.frontend import specs
+from shardc.frontend.annotations import tracing_mesh
 
 
 @dataclass
@@ -246,7 +245,7 @@ def _check_layouts(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, .
     naming the argument's or output's path."""
     import jax
 
-    from .calling import ArgSpec, argument_paths, check_divisible, leaf_paths
+    from shardc.frontend.calling import ArgSpec, argument_paths, check_divisible, leaf_paths
 
     in_paths = argument_paths(fun, args, ArgSpec(static_argnums=static_argnums), dyn, {})
     out_avals = jax.tree.leaves(out_info)

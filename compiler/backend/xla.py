@@ -14,8 +14,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
+from shardc.frontend import specs
 
 
 def mesh_devices(mesh: Mesh, jax_mesh: Any = None) -> list[Any]:

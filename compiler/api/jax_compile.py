@@ -15,24 +15,23 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shardc.api.exported import Exported
+from shardc.api.jitted import Compiled
 from shardc.dialect.axis_types import EXPLICIT_AXES
 from shardc.dialect.errors import ArgumentTypeError, ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
-from shardc.passes.pin import record_written
-
-from . import specs
-from .calling import (
+from shardc.frontend import specs
+from shardc.frontend.calling import (
     check_divisible,
     leaf_paths,
     split_call,
 )
-from .exported import Exported
-from .jit_trace import CallTrace, trace_call
-from .jitted import Compiled
+from shardc.frontend.jit_trace import CallTrace, trace_call
+from shardc.passes.pin import record_written
 
 if TYPE_CHECKING:
-    from .jitted import Jitted, Lowered
+    from shardc.api.jitted import Jitted, Lowered
 
 
 def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -50,12 +49,11 @@ def lower_traced(call: CallTrace, options: Any = None) -> Lowered:
     import jax
     from jaxlib.mlir import ir
 
-    from shardc import mlir_bridge
-    from shardc.importer import import_generic
-
-    from .frontend import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
-    from .jitted import Lowered
-    from .xla_module import record_origin
+    from shardc.api.jitted import Lowered
+    from shardc.backend import mlir_bridge
+    from shardc.backend.importer import import_generic
+    from shardc.backend.xla_module import record_origin
+    from shardc.frontend.tracing import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
 
     jitted, traced, mesh, ins = call.jitted, call.traced, call.mesh, call.ins
     jax_lowered = traced.lower()
@@ -127,7 +125,7 @@ def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
     type for the whole layout (XLA chooses the Auto axes, and JAX reads them back)."""
     from jax._src.sharding_impls import UNSPECIFIED
 
-    from .meshes import native_sharding
+    from shardc.frontend.meshes import native_sharding
 
     args = jax_lowered._lowering.compile_args
     current = tuple(args["in_shardings"])
@@ -141,9 +139,8 @@ def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
 def _import_located(generic: str, source_name: str, jax_module: Any) -> Module:
     """Import `generic` (JAX's module `jax_module` printed without locations) with JAX's
     locations attached (`xla_module.attach_jax_locations`)."""
-    from shardc.importer import import_generic
-
-    from .xla_module import attach_jax_locations
+    from shardc.backend.importer import import_generic
+    from shardc.backend.xla_module import attach_jax_locations
 
     module = import_generic(generic, source_name)
     attach_jax_locations(module, jax_module)
