@@ -268,8 +268,8 @@ def shardc_rules(tagged: str, conservative: bool) -> tuple[dict[str, str], str]:
     """shardc's rule of every tagged op (`shardc rules`), and the input module with those rules
     written on its ops (for FileCheck)."""
     from shardc.backend.importer import import_text
+    from shardc.dialect.rules.model import print_rule
     from shardc.dialect.rules.registry import rule_for
-    from shardc.dialect.rules.syntax import print_rule
 
     _, ir, _ = H._jax_mlir()
     rules: dict[str, str] = {}

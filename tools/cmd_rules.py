@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from shardc.backend.importer import import_text
+    from shardc.dialect.rules.model import print_rule
     from shardc.dialect.rules.registry import rule_for
-    from shardc.dialect.rules.syntax import print_rule
 
     text, name = read_input(args.input)
 

@@ -29,6 +29,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from shardc.dialect.errors import ParseError, ShardcError, ShardingError
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, MeshAxis, TensorSharding
+from shardc.frontend.logical_rules import resolve_pspec_entries
 
 MESH_SYMBOL = "mesh"
 
@@ -267,8 +268,6 @@ def _from_logical_partition_spec(pspec: Any, mesh: Mesh) -> Spec:
     """A `PartitionSpec` whose names may be logical (`nn.get_partition_spec` of Flax boxes):
     those are mapped through the axis rules in effect (shardc's, else Flax's)."""
     from jax.sharding import PartitionSpec
-
-    from shardc.frontend.logical_axes import resolve_pspec_entries
 
     resolved = resolve_pspec_entries(tuple(pspec), mesh)
     if resolved is None:
