@@ -25,7 +25,7 @@ def step(x, w):
     return jnp.tanh(shardc.constrain(h, "x?, ?")), y
 
 
-def _lowered() -> shardc.api.jitted.Lowered:
+def _lowered() -> shardc.Lowered:
     x, w = np.ones((8, 16), np.float32), np.ones((16, 4), np.float32)
     return shardc.jit(step, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
 
