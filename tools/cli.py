@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from shardc.dialect.errors import ShardcError
+
 # subcommand name -> module under shardc.tools
 SUBCOMMANDS: dict[str, str] = {
     "opt": "cmd_opt",
@@ -57,8 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from shardc.dialect.errors import ShardcError
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

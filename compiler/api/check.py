@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardc.backend.importer import import_text
 from shardc.dialect.ir import Module, symbol_name
 from shardc.passes.manual.analyses import ValueVariance
 from shardc.passes.manual.collectives import Collective
@@ -188,7 +189,5 @@ def check(
     if isinstance(text_or_module, Module):
         module = text_or_module
     else:
-        from shardc.backend.importer import import_text
-
         module = import_text(text_or_module)
     return check_module(module, check_replication_flag=check_replication, caller=caller)

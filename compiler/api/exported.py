@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shardc.backend.exporter import export_text
 from shardc.backend.xla_form import ShardyOracle
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.op_views import Func
 from shardc.dialect.shardings import TensorSharding
@@ -39,16 +41,12 @@ class Exported:
     def text(self, fmt: Literal["pretty", "generic"] = "pretty") -> str:
         """The MLIR text of this export (printed once per format)."""
         if fmt not in self._texts:
-            from shardc.backend.exporter import export_text
-
             self._texts[fmt] = export_text(self.module, fmt)
         return self._texts[fmt]
 
     def main(self) -> Func:
         funcs = self.module.funcs
         if "main" not in funcs:
-            from shardc.dialect.errors import ShardcError
-
             raise ShardcError("the module has no @main function")
         return Func(funcs["main"])
 

@@ -10,6 +10,7 @@ from typing import Any
 from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.api.propagate import dump_to_stderr, propagate_text
 from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.pipeline import (
@@ -21,6 +22,7 @@ from shardc.passes.pipeline import (
 )
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
+from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.plan_pass import PlanRewrites
@@ -106,8 +108,6 @@ def _run(
 
 
 def _import(text: str, source_name: str, debug: PipelineDebug | None = None) -> Module:
-    from shardc.backend.importer import import_text
-
     start = time.perf_counter()
     module = import_text(text, source_name)
     if debug is not None and debug.timings is not None:
@@ -287,8 +287,6 @@ def explicit(
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
     (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
     `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
-    from shardc.passes.plan.explicit import as_constraints, write_explicit
-
     with suspended_gc():
         module = _import(text, source_name, debug)
         plan_options = PlanOptions(model="shardy", fixes=False)
