@@ -23,7 +23,7 @@ import operator
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
 from shardc.api.auto_fit import fit_to_budget
 from shardc.api.exported import Exported, export_copy, export_in_place
@@ -975,6 +975,47 @@ class TracedStage:
         return f"<shardc traced {self.fun_name} on mesh {self._call.mesh.body()}>"
 
 
+# `shardc.jit(f, ...)` is a `Jitted`; `shardc.jit(mesh=...)` without `f`, a decorator making one
+@overload
+def jit(
+    fun: Callable[..., Any],
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+    options: Any = None,
+    check_replication: bool = True,
+    remove_redundant_collectives: bool = True,
+    static_argnames: str | tuple[str, ...] = (),
+    donate_argnums: int | tuple[int, ...] = (),
+    donate_argnames: str | tuple[str, ...] = (),
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
+) -> Jitted: ...
+
+
+@overload
+def jit(
+    fun: None = None,
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+    options: Any = None,
+    check_replication: bool = True,
+    remove_redundant_collectives: bool = True,
+    static_argnames: str | tuple[str, ...] = (),
+    donate_argnums: int | tuple[int, ...] = (),
+    donate_argnames: str | tuple[str, ...] = (),
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
+) -> Callable[[Callable[..., Any]], Jitted]: ...
+
+
 def jit(
     fun: Callable[..., Any] | None = None,
     *,
@@ -991,7 +1032,7 @@ def jit(
     auto: bool = False,
     memory_budget: int | str | None = None,
     axis_cost: str | None = None,
-) -> Any:
+) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
     `mesh`: a `jax.sharding.Mesh` (its axis types kept: shardc propagates over `Auto` axes and
