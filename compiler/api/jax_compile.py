@@ -18,13 +18,13 @@ from typing import Any
 from shardc.api.exported import Exported
 from shardc.backend import mlir_bridge
 from shardc.backend.importer import import_generic
+from shardc.backend.xla import to_partition_spec
 from shardc.backend.xla_module import attach_jax_locations, record_origin
 from shardc.dialect.axis_types import EXPLICIT_AXES
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import split_function_type
-from shardc.frontend import specs
 from shardc.frontend.calling import (
     check_divisible,
     leaf_paths,
@@ -351,7 +351,7 @@ def _named(
         return current
     out = []
     for cur, s in zip(current, exported, strict=True):
-        pspec = specs.to_partition_spec(s) if s is not None and s.mesh == symbol else None
+        pspec = to_partition_spec(s) if s is not None and s.mesh == symbol else None
         if pspec is None or (s is not None and (s.replicated or _is_open(s))):
             out.append(cur)
         else:

@@ -369,21 +369,3 @@ def _validation_hint(message: str) -> str | None:
         return ('a sub-axis "a":(pre)size needs pre * size to divide the size of axis a, and '
                 "sub-axes of one axis must not overlap")
     return None
-
-
-def to_partition_spec(sharding: TensorSharding) -> Any | None:
-    """The `PartitionSpec` of a sharding when one exists (full axes only), else `None`."""
-    from jax.sharding import PartitionSpec
-
-    entries: list[Any] = []
-    for d in sharding.dims:
-        if any(a.sub is not None for a in d.axes):
-            return None
-        names = tuple(a.name for a in d.axes)
-        entries.append(None if not names else names[0] if len(names) == 1 else names)
-    while entries and entries[-1] is None:
-        entries.pop()
-    if any(a.sub is not None for a in sharding.unreduced):
-        return None
-    unreduced = frozenset(a.name for a in sharding.unreduced)
-    return PartitionSpec(*entries, unreduced=unreduced) if unreduced else PartitionSpec(*entries)
