@@ -8,12 +8,12 @@
     y = f(x, w)                      # the same, compiled once per input signature
 
 Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy, in the context jax.jit
-would trace in: jit_trace.py), then shardc imports the module, verifies it, propagates, and
-exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
+would trace in: frontend/jit_trace.py), then shardc imports the module, verifies it, propagates,
+and exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
 value's sharding is its type and JAX writes it into the module, so shardc propagates over the
-`Auto` axes only (meshes.py). The mesh may be bigger than the machine: lowering then uses an
-`AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
-dispatch (dispatch.py).
+`Auto` axes only (frontend/meshes.py). The mesh may be bigger than the machine: lowering then
+uses an `AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
+dispatch (frontend/dispatch.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`shardc.jit`'s calling convention, as `jax.jit` has it (the compile path is jax_compile.py).
+"""`shardc.jit`'s calling convention, as `jax.jit` has it (the compile path is
+api/jax_compile.py).
 
 - Which arguments are static or donated (`static_argnums`/`static_argnames`,
   `donate_argnums`/`donate_argnames`, resolved against the function's signature as JAX does).
