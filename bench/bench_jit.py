@@ -186,12 +186,16 @@ def instrument(clock, steps: dict[str, float]) -> None:
                 active.discard(_label)
 
         setattr(owner, name, timed)
-    # shardc.api.jitted imports the export functions by name
+    # the API modules import these functions by name: point their names at the timed ones
     import shardc.api.exported
+    import shardc.api.jax_compile
     import shardc.api.jitted
+    import shardc.backend.importer
 
     shardc.api.jitted.export_copy = shardc.api.exported.export_copy
     shardc.api.jitted.export_in_place = shardc.api.exported.export_in_place
+    shardc.api.jitted.import_generic = shardc.backend.importer.import_generic
+    shardc.api.jax_compile.import_generic = shardc.backend.importer.import_generic
 
 
 def main(argv: list[str] | None = None) -> int:

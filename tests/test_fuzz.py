@@ -52,10 +52,10 @@ def test_oracle_flags_internal_errors_and_unverifiable_output(monkeypatch) -> No
     assert M.run_command(("propagate",), b"\xff").signature == "error"
     assert M.run_command(("propagate",), b"module {}").signature == "output"
 
-    import shardc.backend.exporter as exporter
+    import shardc.tools.cmd_opt as cmd_opt
 
     unverifiable = '"builtin.module"() ({\n}) : () -> ()\n'  # a region with no block
-    monkeypatch.setattr(exporter, "export_text", lambda *a, **k: unverifiable)
+    monkeypatch.setattr(cmd_opt, "export_text", lambda *a, **k: unverifiable)
     o = M.run_command(("opt",), b"module {}")
     assert not o.ok and o.signature.startswith("output does not verify")
 
