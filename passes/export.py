@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from math import gcd
 from typing import ClassVar, Literal
 
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
     Block,
     Module,
@@ -855,8 +856,6 @@ def export_module(
     for `pin` the pin pass (`pin_exported`, which says how the pins were chosen). `pin_all`
     (or `pin` without an oracle) pins every value but those XLA cannot lay out otherwise."""
     if mode not in ("annotate", "pin"):
-        from shardc.dialect.errors import ShardcError
-
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     if mode == "annotate":
         export_annotate(module, keep_open)

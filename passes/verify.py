@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
-from shardc.dialect.ir import Module, Operation, Value, callee_name, symbol_name
+from shardc.dialect.ir import (
+    BlockArgument,
+    Module,
+    Operation,
+    OpResult,
+    Value,
+    callee_name,
+    symbol_name,
+)
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import OpaqueType, TensorType, split_function_type
@@ -299,8 +307,6 @@ def _enclosing_manual(op: Operation) -> Operation | None:
 
 def _value_scope(v: Value) -> Operation | None:
     """The innermost manual computation a value lives in (its defining op's or its block's)."""
-    from shardc.dialect.ir import BlockArgument, OpResult
-
     if isinstance(v, OpResult):
         return _enclosing_manual(v.owner)
     if not isinstance(v, BlockArgument) or v.block.parent is None:

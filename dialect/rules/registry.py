@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ShardcError
 from ..ir import Operation
 from .model import OpShardingRule
+from .syntax import parse_rule
 
 RuleFn = Callable[[Operation], OpShardingRule | None]
 
@@ -94,8 +95,6 @@ def rule_for(op: Operation, conservative: bool = False) -> OpShardingRule | None
     if attached is not None:
         if isinstance(attached, OpShardingRule):
             return attached
-        from .syntax import parse_rule
-
         return parse_rule(str(attached))
     fn = (conservative and _CONSERVATIVE_RULES.get(op.name)) or _RULES.get(op.name)
     return fn(op) if fn is not None else None
@@ -112,20 +111,3 @@ def rule_keyed_on_signature(name: str, conservative: bool = False) -> bool:
 
 def registered_ops() -> list[str]:
     return sorted(_RULES)
-
-
-def _load_builtin_rules() -> None:
-    from . import (  # noqa: F401
-        collectives,
-        contraction,
-        custom_call,
-        gather_scatter,
-        linalg,
-        pointwise,
-        reduction,
-        sdy_ops,
-        shape,
-    )
-
-
-_load_builtin_rules()

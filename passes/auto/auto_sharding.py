@@ -17,6 +17,7 @@ from shardc.dialect.ir import (
     Module,
     Operation,
     Value,
+    func_body,
 )
 from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
@@ -260,8 +261,6 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
 def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
     """Dims of the function's results that no annotation decided take the returned values'
     new layouts."""
-    from shardc.dialect.ir import func_body
-
     body = func_body(func)
     ret = body.terminator if body is not None else None
     if ret is None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.passes.plan.cost import reshard_steps
 
 AxisWeights = Mapping[str, float]
 
@@ -125,8 +126,6 @@ def reshard_bytes(
     communication plan lists for that reshard (`passes.plan.cost.reshard_steps`: all-slices are
     free, all-to-alls move axes between dims, all-gathers what is left), each weighted by its
     slowest mesh axis."""
-    from ..plan.cost import reshard_steps
-
     rank = len(shape)
     a, b = _dim_axes(src, rank), _dim_axes(dst, rank)
     if a == b:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, func_body
+from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, callee_name, func_body
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.registry import rule_for
@@ -498,8 +498,6 @@ class GraphBuilder:
     def pointwise_callee(self, call: Operation) -> bool:
         """A call whose callee only does element-wise work (JAX's custom_jvp wrappers of relu,
         gelu, ...): it follows its operand as an element-wise op would."""
-        from shardc.dialect.ir import callee_name
-
         name = callee_name(call)
         known = self.pointwise.get(name)
         if known is None:

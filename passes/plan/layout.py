@@ -12,6 +12,7 @@ from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
+from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
 
 
 def value_sharding(v: Value) -> TensorSharding | None:
@@ -90,8 +91,6 @@ def io_sharding(
 ) -> TensorSharding | None:
     """A func argument/result sharding as the export writes it and XLA keeps it: cut to its
     largest evenly dividing prefix, and on the main func open dims lose their sub-axes."""
-    from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
-
     if s is None or mesh is None or not mesh.axes or any(d < 0 for d in shape):
         return s
     s = cut_to_divisible(s, shape, mesh)

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.shardings import Mesh, TensorSharding
-from shardc.dialect.types import TensorType
+from shardc.dialect.types import TensorType, element_bytes
 
 from . import layout
 from .cost import local_bytes, peak_live
 from .liveness import Liveness
+from .op_cost import Tensor
 from .report import Memory
 
 _POINTER = 8
@@ -34,10 +35,22 @@ _POINTER = 8
 MeshOf = Callable[[TensorSharding | None], Mesh | None]
 
 
+def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
+    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
+    t = v.type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
+        return None
+    s = sharding if sharding is not None else layout.value_sharding(v)
+    rank = t.rank
+    if s is None or len(s.dims) != rank:
+        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
+    return Tensor(
+        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
+    )
+
+
 def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = None) -> int:
     """Local bytes of a value under its sharding (or `sharding`)."""
-    from .plan import tensor_of
-
     t = tensor_of(v, sharding)
     if t is None:
         return 0

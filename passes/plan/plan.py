@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
-from shardc.dialect.types import TensorType, element_bytes
+from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from . import layout
@@ -39,7 +39,7 @@ from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import Buffers, memory_estimate
+from .memory import Buffers, memory_estimate, tensor_of
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
@@ -136,20 +136,6 @@ def plan_with_rewrites(
     """The plan and where each of its reshards sits in the IR (for `explicit.py`)."""
     planner = _Planner(module, origins, options or PlanOptions())
     return planner.run(), planner.rewrites
-
-
-def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
-    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
-    t = v.type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
-        return None
-    s = sharding if sharding is not None else layout.value_sharding(v)
-    rank = t.rank
-    if s is None or len(s.dims) != rank:
-        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
-    return Tensor(
-        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
-    )
 
 
 class _Planner:

@@ -379,7 +379,7 @@ def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = True) ->
     gives it)."""
     import jax
 
-    from shardc.backend import compile_text
+    from shardc.backend.xla import compile_text
 
     devices = jax.devices("cpu")[:num_partitions]
     assert len(devices) == num_partitions, "set XLA_FLAGS before jax is imported"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shardc.api_plan import explicit
+from shardc.api.plan import explicit
 
 from . import harness as H
 from . import runs

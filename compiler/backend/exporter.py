@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from shardc.backend import mlir_bridge
 from shardc.dialect.ir import Module
 from shardc.dialect.text import Unsupported, print_generic, print_pretty
-
-from . import mlir_bridge
-from .runtime import suspended_gc
+from shardc.runtime import suspended_gc
 
 Format = Literal["pretty", "generic", "text"]
 

@@ -1,4 +1,5 @@
-"""`shardc.jit`'s calling convention, as `jax.jit` has it (the compile path is jax_compile.py).
+"""`shardc.jit`'s calling convention, as `jax.jit` has it (the compile path is
+api/jax_compile.py).
 
 - Which arguments are static or donated (`static_argnums`/`static_argnames`,
   `donate_argnums`/`donate_argnames`, resolved against the function's signature as JAX does).
@@ -21,8 +22,7 @@ from typing import Any
 
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
+from shardc.frontend import specs
 
 # ---------------------------------------------------------------------------------------------
 # static and donated arguments

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardc.backend.xla import to_partition_spec
 from shardc.dialect.errors import ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
 
 AUTO_HINT = (
     "make the axis Auto (jax.make_mesh(..., axis_types=(jax.sharding.AxisType.Auto,) * n)), or "
@@ -125,7 +124,7 @@ def native_sharding(sharding: TensorSharding | None, jmesh: Any) -> Any | None:
 
     if sharding is None or any(not d.is_closed or d.priority is not None for d in sharding.dims):
         return None
-    pspec = specs.to_partition_spec(sharding)
+    pspec = to_partition_spec(sharding)
     return None if pspec is None else NamedSharding(jmesh, pspec)
 
 

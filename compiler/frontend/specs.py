@@ -29,6 +29,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from shardc.dialect.errors import ParseError, ShardcError, ShardingError
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, MeshAxis, TensorSharding
+from shardc.frontend.logical_rules import resolve_pspec_entries
 
 MESH_SYMBOL = "mesh"
 
@@ -121,7 +122,7 @@ def parse_spec(text: str) -> Spec:
         raise ParseError(
             f"invalid sharding spec {text!r} at column {col}\n  {text}\n  {' ' * max(col - 1, 0)}^",
             hint='write one entry per dim like "x, _" or "{x,y}?p1, ?"; a priority follows '
-            'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.specs)',
+            'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.frontend.specs)',
         ) from None
     except LarkError as e:
         inner = getattr(e, "orig_exc", None)
@@ -268,8 +269,6 @@ def _from_logical_partition_spec(pspec: Any, mesh: Mesh) -> Spec:
     those are mapped through the axis rules in effect (shardc's, else Flax's)."""
     from jax.sharding import PartitionSpec
 
-    from .logical_axes import resolve_pspec_entries
-
     resolved = resolve_pspec_entries(tuple(pspec), mesh)
     if resolved is None:
         return _from_partition_spec(pspec)
@@ -370,21 +369,3 @@ def _validation_hint(message: str) -> str | None:
         return ('a sub-axis "a":(pre)size needs pre * size to divide the size of axis a, and '
                 "sub-axes of one axis must not overlap")
     return None
-
-
-def to_partition_spec(sharding: TensorSharding) -> Any | None:
-    """The `PartitionSpec` of a sharding when one exists (full axes only), else `None`."""
-    from jax.sharding import PartitionSpec
-
-    entries: list[Any] = []
-    for d in sharding.dims:
-        if any(a.sub is not None for a in d.axes):
-            return None
-        names = tuple(a.name for a in d.axes)
-        entries.append(None if not names else names[0] if len(names) == 1 else names)
-    while entries and entries[-1] is None:
-        entries.pop()
-    if any(a.sub is not None for a in sharding.unreduced):
-        return None
-    unreduced = frozenset(a.name for a in sharding.unreduced)
-    return PartitionSpec(*entries, unreduced=unreduced) if unreduced else PartitionSpec(*entries)

@@ -17,13 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shardc.backend.xla import mesh_devices
 from shardc.dialect.errors import ShardcError, ShardingError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
-from .annotations import tracing_mesh
-from .backend import mesh_devices
-from .calling import (
+from shardc.frontend import specs
+from shardc.frontend.annotations import tracing_mesh
+from shardc.frontend.calling import (
     argument_paths,
     call_key,
     check_divisible,
@@ -32,13 +31,7 @@ from .calling import (
     same_layout,
     split_call,
 )
-from .frontend import (
-    _check_static_argnums,
-    _exclude_shardc_frames,
-    flat_shardings,
-    jax_errors_translated,
-)
-from .meshes import (
+from shardc.frontend.meshes import (
     check_auto,
     check_request,
     context_mesh,
@@ -48,6 +41,12 @@ from .meshes import (
     native_sharding,
     same_axes,
     typed_concrete_mesh,
+)
+from shardc.frontend.tracing import (
+    _check_static_argnums,
+    _exclude_shardc_frames,
+    flat_shardings,
+    jax_errors_translated,
 )
 
 # what JAX says when a trace needs a context mesh and none is set

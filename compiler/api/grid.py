@@ -15,8 +15,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
-
-from . import specs
+from shardc.frontend import specs
 
 Block = tuple[tuple[int, int], ...]
 

@@ -11,51 +11,69 @@ from __future__ import annotations
 
 import functools
 import threading
-import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
+from shardc.api.exported import Exported
+from shardc.backend import mlir_bridge
+from shardc.backend.importer import import_generic
+from shardc.backend.xla import to_partition_spec
+from shardc.backend.xla_module import attach_jax_locations, record_origin
 from shardc.dialect.axis_types import EXPLICIT_AXES
-from shardc.dialect.errors import ArgumentTypeError, ShardcError
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
-from shardc.passes.pin import record_written
-
-from . import specs
-from .calling import (
+from shardc.dialect.types import split_function_type
+from shardc.frontend.calling import (
     check_divisible,
     leaf_paths,
-    split_call,
 )
-from .exported import Exported
-from .jit_trace import CallTrace, trace_call
-from .jitted import Compiled
+from shardc.frontend.jit_trace import CallTrace, trace_call
+from shardc.frontend.meshes import native_sharding
+from shardc.frontend.tracing import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
+from shardc.passes.pin import Written, record_written
 
-if TYPE_CHECKING:
-    from .jitted import Jitted, Lowered
+# `Lowered` (api/jitted.py) is the stage object these functions build and compile for: that
+# module imports this one, so here it is only a duck-typed `Any`
+Lowered = Any
 
 
-def lower_for_call(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any],
-                   options: Any = None) -> Lowered:
+@dataclass
+class JaxLowering:
+    """A call traced and lowered by JAX, imported and propagated by shardc: what `Lowered` is
+    built from (`jitted.lowered_from`), JAX's lowering object kept for `compile_lowered`."""
+
+    traced: Traced
+    module: Module  # the propagated IR
+    jax_lowered: Any
+    jax_mesh_concrete: Any
+    argument_paths: Any
+    mesh_symbol: str
+    call_arity: int
+    call_key: Any
+    explicit_axes: Any
+    jaxpr_effects: Any
+    plan_source: tuple[Callable[[], Module], Any]
+    report: Any
+    origin: Any
+    written: Written
+
+
+def lower_for_call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   options: Any = None) -> JaxLowering:
     """Trace and lower with JAX on the mesh's devices, propagate with shardc, and keep JAX's
     lowering object so that `compile_lowered` compiles shardc's module through it."""
     return lower_traced(trace_call(jitted, args, kwargs), options)
 
 
-def lower_traced(call: CallTrace, options: Any = None) -> Lowered:
+def lower_traced(call: CallTrace, options: Any = None) -> JaxLowering:
     """Lower a traced call with JAX, write its annotations on `@main`, import and propagate
     (`Jitted.trace(...).lower()` and `Jitted.lower(...)` both end here)."""
     import time
 
     import jax
     from jaxlib.mlir import ir
-
-    from shardc import mlir_bridge
-    from shardc.importer import import_generic
-
-    from .frontend import Traced, _main_func, _mesh_symbol, _set_attrs, flat_shardings
-    from .jitted import Lowered
-    from .xla_module import record_origin
 
     jitted, traced, mesh, ins = call.jitted, call.traced, call.mesh, call.ins
     jax_lowered = traced.lower()
@@ -105,20 +123,9 @@ def lower_traced(call: CallTrace, options: Any = None) -> Lowered:
     ir_module, report = jitted.run_pipeline(ir_module, options)
     record = Traced(module, call.tree, out_tree, list(call.sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - call.start)
-    lowered = Lowered(jitted, record, ir_module)
-    lowered.jax_lowered = jax_lowered  # type: ignore[attr-defined]
-    lowered.jax_mesh_concrete = call.jmesh  # type: ignore[attr-defined]
-    lowered.argument_paths = call.paths  # type: ignore[attr-defined]
-    lowered.mesh_symbol = symbol  # type: ignore[attr-defined]
-    lowered.call_arity = len(call.args)  # type: ignore[attr-defined]
-    lowered.call_key = call.key  # type: ignore[attr-defined]
-    lowered.explicit_axes = call.explicit  # type: ignore[attr-defined]
-    lowered.jaxpr_effects = traced.jaxpr.effects  # type: ignore[attr-defined]
-    lowered.plan_source = (source, options)
-    lowered.report = report
-    lowered.origin = origin
-    lowered.written = written
-    return lowered
+    return JaxLowering(record, ir_module, jax_lowered, call.jmesh, call.paths, symbol,
+                       len(call.args), call.key, call.explicit, traced.jaxpr.effects,
+                       (source, options), report, origin, written)
 
 
 def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
@@ -126,8 +133,6 @@ def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
     priority) was traced typed by its Explicit part only: JAX's compile must not take that
     type for the whole layout (XLA chooses the Auto axes, and JAX reads them back)."""
     from jax._src.sharding_impls import UNSPECIFIED
-
-    from .meshes import native_sharding
 
     args = jax_lowered._lowering.compile_args
     current = tuple(args["in_shardings"])
@@ -141,10 +146,6 @@ def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
 def _import_located(generic: str, source_name: str, jax_module: Any) -> Module:
     """Import `generic` (JAX's module `jax_module` printed without locations) with JAX's
     locations attached (`xla_module.attach_jax_locations`)."""
-    from shardc.importer import import_generic
-
-    from .xla_module import attach_jax_locations
-
     module = import_generic(generic, source_name)
     attach_jax_locations(module, jax_module)
     return module
@@ -183,15 +184,12 @@ def _with_tokens(shardings: list[Any], tokens: set[int]) -> list[Any]:
 
 
 def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = None) -> Any:
-    """Compile shardc's compiled form (the `pin` export) through JAX's own lowering object; a
-    `JaxCompiled`. XLA starts on the module as written (no pin yet) in a second thread while
-    the export asks jaxlib's Shardy what XLA would derive from it: where nothing needs a pin
-    (the usual case) that compile is the one returned, and the check cost no wall time."""
-    ref = getattr(lowered, "_compiled_default", None)
-    cached = ref() if ref is not None else None
-    if cached is not None and not compiler_options:
-        return cached
-    jax_lowered = lowered.jax_lowered  # type: ignore[attr-defined]
+    """Compile shardc's compiled form (the `pin` export) through JAX's own lowering object:
+    JAX's compiled object (`Lowered.compile` wraps it in a `JaxCompiled`). XLA starts on the
+    module as written (no pin yet) in a second thread while the export asks jaxlib's Shardy what
+    XLA would derive from it: where nothing needs a pin (the usual case) that compile is the one
+    returned, and the check cost no wall time."""
+    jax_lowered = lowered.jax_lowered
     lowering = getattr(jax_lowered, "_lowering", None)
     if lowering is None or not hasattr(lowering, "_hlo") or not hasattr(lowering, "compile_args"):
         import jax
@@ -207,13 +205,7 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
     compiled = speculation.take(module, arg_sh, res_sh)
     if compiled is None:
         compiled = _compile(lowered, jax_lowered, module, arg_sh, res_sh, compiler_options)
-    out = JaxCompiled(lowered, compiled)
-    if not compiler_options:
-        # a weak reference: the compiled function holds its lowering, and a cycle between the
-        # two would keep both (and JAX's jaxpr under them) until a full GC collection
-        lowered._compiled_default = weakref.ref(out)  # type: ignore[attr-defined]
-    lowered.compiled_export_done()
-    return out
+    return compiled
 
 
 def _compile(
@@ -325,78 +317,9 @@ def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
     return lowered.xla_oracle().build(exported.module)
 
 
-class JaxCompiled(Compiled):
-    """A `shardc.jit` function compiled by JAX from shardc's module: call it as the lowered
-    function was called (static arguments left out), and read what XLA made of it."""
-
-    def __init__(self, lowered: Lowered, compiled: Any):
-        super().__init__(lowered, compiled)
-        self.jax_compiled = compiled
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        arity = getattr(self.lowered, "call_arity", None)
-        spec = self.lowered.jitted.argspec
-        if spec.static_argnums and arity is not None and len(args) == arity:
-            args, kwargs, _ = split_call(spec, args, kwargs)  # given as to .lower(): drop statics
-        try:
-            return self.jax_compiled(*args, **kwargs)
-        except TypeError as e:
-            text = str(e)
-            if "pytree" not in text and "compiled" not in text:
-                raise
-            raise ArgumentTypeError(
-                f"called with arguments other than those the function was compiled for: "
-                f"{' '.join(text.split())[:400]}",
-                hint="call with the arguments given to .lower() (static ones left out), or call "
-                "the shardc.jit function itself, which compiles per signature",
-            ) from None
-
-    def call_full(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Call with the full argument list (static ones included, as given to `.lower()`)."""
-        dyn, dyn_kw, _ = split_call(self.lowered.jitted.argspec, args, kwargs)
-        return self.jax_compiled(*dyn, **dyn_kw)
-
-    @property
-    def input_shardings(self) -> Any:  # type: ignore[override]
-        """JAX's shardings of the inputs (the pytree of the lowered call's dynamic arguments)."""
-        return self.jax_compiled.input_shardings
-
-    @property
-    def output_shardings(self) -> Any:  # type: ignore[override]
-        """JAX's shardings of the outputs, in the output pytree."""
-        return self.jax_compiled.output_shardings
-
-    def as_text(self) -> str:
-        """The optimised, partitioned HLO XLA produced (per-device shapes, collectives)."""
-        return str(self.jax_compiled.as_text())
-
-    def cost_analysis(self) -> Any:
-        """XLA's cost estimate (flops, bytes accessed, ...), as `jax.stages.Compiled` gives it."""
-        return self.jax_compiled.cost_analysis()
-
-    def memory_analysis(self) -> Any:
-        """XLA's per-device memory figures (argument, output, temp, alias sizes in bytes)."""
-        return self.jax_compiled.memory_analysis()
-
-    def runtime_executable(self) -> Any:
-        return self.jax_compiled.runtime_executable()
-
-    @property
-    def input_formats(self) -> Any:
-        """JAX's formats (layout and sharding) of the inputs, in the input pytree."""
-        return self.jax_compiled.input_formats
-
-    @property
-    def output_formats(self) -> Any:
-        """JAX's formats (layout and sharding) of the outputs, in the output pytree."""
-        return self.jax_compiled.output_formats
-
-
 def _array_shardings(exported: Exported) -> tuple[list[Any], list[Any]]:
     """The exported `sdy.sharding` of every non-token argument and result of `@main` (what JAX
     places arrays by; effect tokens are JAX's own)."""
-    from shardc.dialect.types import split_function_type
-
     main = exported.main()
     arg_types = [str(a.type) for a in main.op.regions[0].entry.args]
     _, res_types = split_function_type(str(main.op.properties["function_type"]))
@@ -428,7 +351,7 @@ def _named(
         return current
     out = []
     for cur, s in zip(current, exported, strict=True):
-        pspec = specs.to_partition_spec(s) if s is not None and s.mesh == symbol else None
+        pspec = to_partition_spec(s) if s is not None and s.mesh == symbol else None
         if pspec is None or (s is not None and (s.replicated or _is_open(s))):
             out.append(cur)
         else:

@@ -8,12 +8,12 @@
     y = f(x, w)                      # the same, compiled once per input signature
 
 Tracing is JAX's own (`jax.jit(...).trace(...).lower(...)` with Shardy, in the context jax.jit
-would trace in: jit_trace.py), then shardc imports the module, verifies it, propagates, and
-exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
+would trace in: frontend/jit_trace.py), then shardc imports the module, verifies it, propagates,
+and exports. The mesh keeps its axis types: on an `Explicit` axis (`jax.make_mesh`'s default) a
 value's sharding is its type and JAX writes it into the module, so shardc propagates over the
-`Auto` axes only (meshes.py). The mesh may be bigger than the machine: lowering then uses an
-`AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
-dispatch (dispatch.py).
+`Auto` axes only (frontend/meshes.py). The mesh may be bigger than the machine: lowering then
+uses an `AbstractMesh`; only `.compile()`/calling needs the devices. Calls go through JAX's C++
+dispatch (frontend/dispatch.py).
 """
 
 from __future__ import annotations
@@ -23,38 +23,48 @@ import operator
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
+from shardc.api.auto_fit import fit_to_budget
+from shardc.api.exported import Exported, export_copy, export_in_place
+from shardc.api.grid import render_grid
+from shardc.api.jax_compile import (
+    JaxLowering,
+    _array_shardings,
+    compile_lowered,
+    lower_for_call,
+    lower_traced,
+    lowering_for_xla,
+    module_for_compile,
+)
+from shardc.api.plan import diff_lowered, plan_lowered
+from shardc.backend import mlir_bridge
+from shardc.backend.importer import import_generic
+from shardc.backend.xla import build_executable, mesh_devices
+from shardc.backend.xla_form import ShardyOracle, parse_for_xla
+from shardc.backend.xla_module import build_xla_module
 from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
-from shardc.dialect.ir import Module, Value
+from shardc.dialect.ir import Module, Value, func_body
+from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.dialect.value_names import func_value_names
+from shardc.frontend import specs
+from shardc.frontend.calling import call_key, normalize_call, resolve_argspec, split_call
+from shardc.frontend.dispatch import CallEntry, make_dispatcher
+from shardc.frontend.jit_trace import resolve_mesh, trace_call
+from shardc.frontend.meshes import context_mesh, native_sharding
+from shardc.frontend.tracing import flat_shardings, trace_function
+from shardc.frontend.transforms import is_traced, traced_call
 from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
 from shardc.passes.propagation.report import PropagationReport
-
-from . import specs
-from .auto_fit import fit_to_budget
-from .backend import build_executable, mesh_devices
-from .calling import call_key, normalize_call, resolve_argspec, split_call
-from .dispatch import CallEntry, make_dispatcher
-from .exported import Exported, export_copy, export_in_place
-from .frontend import flat_shardings, trace_function
-from .grid import render_grid
-from .jit_trace import resolve_mesh, trace_call
-from .meshes import context_mesh, native_sharding
-from .runtime import suspended_gc
-from .transforms import is_traced, traced_call
-from .xla_form import ShardyOracle, parse_for_xla
+from shardc.runtime import suspended_gc
 
 
 def _options(options: Any, strategy: str | None = None) -> Any:
     if options is None and strategy is None:
         return None
-    try:
-        from shardc.passes.propagation.options import PropagationOptions
-    except ImportError:
-        return options
     if options is None:
         options = PropagationOptions()
     elif isinstance(options, dict):
@@ -103,10 +113,6 @@ def iter_values(module: Module) -> Iterator[ValueInfo]:
     with the sharding the export wrote for it (a constraint's result: the constraint's, a
     manual computation's result: its out_sharding); values of other functions are prefixed with
     the function, `@relu %0`."""
-    from shardc.dialect.ir import func_body
-    from shardc.dialect.op_views import ManualComputation, ShardingConstraint
-    from shardc.dialect.value_names import func_value_names
-
     funcs = module.funcs
     _main(module)
     for fname in ["main", *(f for f in funcs if f != "main")]:
@@ -203,6 +209,73 @@ class Compiled:
     def __repr__(self) -> str:
         name = getattr(self.lowered.jitted.fun, "__name__", "fun")
         return f"<shardc Compiled {name} on mesh {self.lowered.mesh.body()}>"
+
+
+class JaxCompiled(Compiled):
+    """A `shardc.jit` function compiled by JAX from shardc's module: call it as the lowered
+    function was called (static arguments left out), and read what XLA made of it."""
+
+    def __init__(self, lowered: Lowered, compiled: Any):
+        super().__init__(lowered, compiled)
+        self.jax_compiled = compiled
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arity = getattr(self.lowered, "call_arity", None)
+        spec = self.lowered.jitted.argspec
+        if spec.static_argnums and arity is not None and len(args) == arity:
+            args, kwargs, _ = split_call(spec, args, kwargs)  # given as to .lower(): drop statics
+        try:
+            return self.jax_compiled(*args, **kwargs)
+        except TypeError as e:
+            text = str(e)
+            if "pytree" not in text and "compiled" not in text:
+                raise
+            raise ArgumentTypeError(
+                f"called with arguments other than those the function was compiled for: "
+                f"{' '.join(text.split())[:400]}",
+                hint="call with the arguments given to .lower() (static ones left out), or call "
+                "the shardc.jit function itself, which compiles per signature",
+            ) from None
+
+    def call_full(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call with the full argument list (static ones included, as given to `.lower()`)."""
+        dyn, dyn_kw, _ = split_call(self.lowered.jitted.argspec, args, kwargs)
+        return self.jax_compiled(*dyn, **dyn_kw)
+
+    @property
+    def input_shardings(self) -> Any:  # type: ignore[override]
+        """JAX's shardings of the inputs (the pytree of the lowered call's dynamic arguments)."""
+        return self.jax_compiled.input_shardings
+
+    @property
+    def output_shardings(self) -> Any:  # type: ignore[override]
+        """JAX's shardings of the outputs, in the output pytree."""
+        return self.jax_compiled.output_shardings
+
+    def as_text(self) -> str:
+        """The optimised, partitioned HLO XLA produced (per-device shapes, collectives)."""
+        return str(self.jax_compiled.as_text())
+
+    def cost_analysis(self) -> Any:
+        """XLA's cost estimate (flops, bytes accessed, ...), as `jax.stages.Compiled` gives it."""
+        return self.jax_compiled.cost_analysis()
+
+    def memory_analysis(self) -> Any:
+        """XLA's per-device memory figures (argument, output, temp, alias sizes in bytes)."""
+        return self.jax_compiled.memory_analysis()
+
+    def runtime_executable(self) -> Any:
+        return self.jax_compiled.runtime_executable()
+
+    @property
+    def input_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the inputs, in the input pytree."""
+        return self.jax_compiled.input_formats
+
+    @property
+    def output_formats(self) -> Any:
+        """JAX's formats (layout and sharding) of the outputs, in the output pytree."""
+        return self.jax_compiled.output_formats
 
 
 class Lowered:
@@ -353,12 +426,8 @@ class Lowered:
                     "compiler_ir('hlo') needs a lowering on the mesh's devices",
                     hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
                 )
-            from shardc import mlir_bridge
-
             pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
             return mlir_bridge.parse_module(pinned.text("pretty"), "<shardc.jit>")
-        from .jax_compile import lowering_for_xla, module_for_compile
-
         if dialect == "hlo":
             return lowering_for_xla(self).hlo()
         return module_for_compile(self)
@@ -372,8 +441,6 @@ class Lowered:
                 hint="lower with a mesh this machine has, or compile and read "
                 "compiled.cost_analysis()",
             )
-        from .jax_compile import lowering_for_xla
-
         return lowering_for_xla(self).cost_analysis()
 
     @property
@@ -382,8 +449,6 @@ class Lowered:
         returns them in (shardc's out shardings as `NamedSharding`s where one says it exactly,
         else None), in the output pytree."""
         import jax
-
-        from .jax_compile import _array_shardings
 
         jmesh = getattr(self, "jax_mesh_concrete", None)
         outs = []
@@ -419,8 +484,6 @@ class Lowered:
 
         def build(module: Module) -> Any:
             if origin is not None:
-                from .xla_module import build_xla_module
-
                 built = build_xla_module(origin, module)
                 if built is not None:
                     self.xla_route = "bindings"
@@ -465,8 +528,6 @@ class Lowered:
     @functools.cached_property
     def module(self) -> Any:
         """The propagated module as a jaxlib `ir.Module`."""
-        from shardc import mlir_bridge
-
         return mlir_bridge.parse_module(self.as_text("generic"), "<shardc.jit>")
 
     # inspection -------------------------------------------------------------------------
@@ -489,14 +550,10 @@ class Lowered:
         """The communication plan of this layout before XLA compiles (see `shardc.plan`):
         every collective with kind, axes, bytes, cause and fix, and the per-device memory;
         `check` also compiles the layout with XLA and matches the collectives (`Plan.check`)."""
-        from shardc.api_plan import plan_lowered
-
         return plan_lowered(self, check=check)
 
     def diff(self, other: Lowered) -> Any:
         """What changes from this layout to `other`'s (see `shardc.diff`)."""
-        from shardc.api_plan import diff_lowered
-
         return diff_lowered(self, other)
 
     def value(self, name: str) -> ValueInfo:
@@ -524,9 +581,17 @@ class Lowered:
         `compiler_options`: XLA options by name, as `jax.stages.Lowered.compile` takes them."""
 
         if getattr(self, "jax_lowered", None) is not None:
-            from .jax_compile import compile_lowered
-
-            return compile_lowered(self, compiler_options)  # type: ignore[no-any-return]
+            ref = getattr(self, "_compiled_default", None)
+            cached = ref() if ref is not None else None
+            if cached is not None and not compiler_options:
+                return cached  # type: ignore[no-any-return]
+            out = JaxCompiled(self, compile_lowered(self, compiler_options))
+            if not compiler_options:
+                # a weak reference: the compiled function holds its lowering, and a cycle between
+                # the two would keep both (and JAX's jaxpr under them) until a full GC collection
+                self._compiled_default = weakref.ref(out)
+            self.compiled_export_done()
+            return out
         if compiler_options:
             raise ShardcError(
                 "compiler_options need a lowering on the mesh's devices",
@@ -544,6 +609,24 @@ class Lowered:
         )
         self.compiled_export_done()
         return Compiled(self, exe)
+
+
+def lowered_from(jitted: Jitted, jl: JaxLowering) -> Lowered:
+    """The `Lowered` of a call JAX lowered on the mesh's devices (jax_compile.lower_traced)."""
+    lowered = Lowered(jitted, jl.traced, jl.module)
+    lowered.jax_lowered = jl.jax_lowered  # type: ignore[attr-defined]
+    lowered.jax_mesh_concrete = jl.jax_mesh_concrete  # type: ignore[attr-defined]
+    lowered.argument_paths = jl.argument_paths  # type: ignore[attr-defined]
+    lowered.mesh_symbol = jl.mesh_symbol  # type: ignore[attr-defined]
+    lowered.call_arity = jl.call_arity  # type: ignore[attr-defined]
+    lowered.call_key = jl.call_key  # type: ignore[attr-defined]
+    lowered.explicit_axes = jl.explicit_axes  # type: ignore[attr-defined]
+    lowered.jaxpr_effects = jl.jaxpr_effects  # type: ignore[attr-defined]
+    lowered.plan_source = jl.plan_source
+    lowered.report = jl.report
+    lowered.origin = jl.origin
+    lowered.written = jl.written
+    return lowered
 
 
 class Jitted:
@@ -699,10 +782,6 @@ class Jitted:
                         strategy: str | None) -> Lowered:
         """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
         traces on the abstract mesh, for inspection only."""
-        from shardc import mlir_bridge
-        from shardc.importer import import_generic
-
-
         if kwargs:
             raise ShardcError(
                 f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
@@ -822,9 +901,7 @@ class Jitted:
     def _lower_for_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         """Lower a call on the mesh's devices (every keyword is the function's, even one named
         `strategy`); a `ShardcError` naming the missing devices when the machine is too small."""
-        from .jax_compile import lower_for_call
-
-        return lower_for_call(self, args, kwargs, _options(self.options))
+        return lowered_from(self, lower_for_call(self, args, kwargs, _options(self.options)))
 
 
 def _short(value: Any) -> str:
@@ -891,13 +968,52 @@ class TracedStage:
 
     def lower(self, strategy: str | None = None) -> Lowered:
         """Lower, import and propagate: the `Lowered` of this call."""
-        from .jax_compile import lower_traced
-
         jitted = self._call.jitted
-        return lower_traced(self._call, _options(jitted.options, strategy))
+        return lowered_from(jitted, lower_traced(self._call, _options(jitted.options, strategy)))
 
     def __repr__(self) -> str:
         return f"<shardc traced {self.fun_name} on mesh {self._call.mesh.body()}>"
+
+
+# `shardc.jit(f, ...)` is a `Jitted`; `shardc.jit(mesh=...)` without `f`, a decorator making one
+@overload
+def jit(
+    fun: Callable[..., Any],
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+    options: Any = None,
+    check_replication: bool = True,
+    remove_redundant_collectives: bool = True,
+    static_argnames: str | tuple[str, ...] = (),
+    donate_argnums: int | tuple[int, ...] = (),
+    donate_argnames: str | tuple[str, ...] = (),
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
+) -> Jitted: ...
+
+
+@overload
+def jit(
+    fun: None = None,
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+    options: Any = None,
+    check_replication: bool = True,
+    remove_redundant_collectives: bool = True,
+    static_argnames: str | tuple[str, ...] = (),
+    donate_argnums: int | tuple[int, ...] = (),
+    donate_argnames: str | tuple[str, ...] = (),
+    auto: bool = False,
+    memory_budget: int | str | None = None,
+    axis_cost: str | None = None,
+) -> Callable[[Callable[..., Any]], Jitted]: ...
 
 
 def jit(
@@ -916,7 +1032,7 @@ def jit(
     auto: bool = False,
     memory_budget: int | str | None = None,
     axis_cost: str | None = None,
-) -> Any:
+) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Like `jax.jit`, with shardc's propagation; usable as `@shardc.jit(mesh=...)` too.
 
     `mesh`: a `jax.sharding.Mesh` (its axis types kept: shardc propagates over `Auto` axes and

@@ -18,9 +18,8 @@ from typing import Any
 
 from shardc.dialect.errors import ShardingError
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
-
-from . import specs
-from .meshes import check_request, explicit_axes
+from shardc.frontend import specs
+from shardc.frontend.meshes import check_request, explicit_axes
 
 _LOCAL = threading.local()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardc.backend.importer import import_text
 from shardc.dialect.ir import Module, symbol_name
 from shardc.passes.manual.analyses import ValueVariance
 from shardc.passes.manual.collectives import Collective
@@ -19,8 +20,7 @@ from shardc.passes.manual.replication import unmentioned_axes
 from shardc.passes.manual.shapes import RegionShapes, check_shapes
 from shardc.passes.manual.variance import VarianceResult, View, analyze_variance
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
-
-from .runtime import suspended_gc
+from shardc.runtime import suspended_gc
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,5 @@ def check(
     if isinstance(text_or_module, Module):
         module = text_or_module
     else:
-        from shardc.importer import import_text
-
         module = import_text(text_or_module)
     return check_module(module, check_replication_flag=check_replication, caller=caller)

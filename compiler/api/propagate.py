@@ -11,13 +11,15 @@ import time
 from dataclasses import replace
 from typing import Literal
 
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
+from shardc.backend.xla_form import ShardyOracle
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
-
-from .runtime import release_free_heap, suspended_gc
-from .xla_form import ShardyOracle
+from shardc.runtime import release_free_heap, suspended_gc
 
 __all__ = [
     "PropagationOptions",
@@ -31,8 +33,6 @@ __all__ = [
 
 def dump_to_stderr(name: str, module: Module) -> None:
     """`--dump-after NAME`: the module after pass NAME on stderr, as MLIR's IR dumps look."""
-    from shardc.exporter import export_text
-
     sys.stderr.write(f"// -----// IR Dump After {name} //----- //\n")
     sys.stderr.write(export_text(module, "pretty"))
     sys.stderr.flush()
@@ -109,9 +109,6 @@ def propagate_text(
 
     `timings`, when given, gets the wall time of each step appended: `parse` (text to IR),
     every pass of the pipeline, `print` (IR to text)."""
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
-
     options = options or PropagationOptions()
     if mode == "pin" and not options.xla_dead_code:
         # the layout XLA compiles: what XLA deletes before it propagates decides nothing
@@ -154,8 +151,6 @@ def propagate_text(
 
 def _mode(mode: str) -> Literal["annotate", "pin"]:
     if mode not in ("annotate", "pin"):
-        from shardc.dialect.errors import ShardcError
-
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     return mode  # type: ignore[return-value]
 

@@ -21,8 +21,7 @@ from typing import Any
 
 from shardc.dialect.errors import ShardingError
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
-
-from .specs import MESH_SYMBOL, Spec
+from shardc.frontend.specs import MESH_SYMBOL, Spec
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shardc.backend import mlir_bridge
+from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.sharding_syntax import parse_mesh, parse_tensor_sharding
 from shardc.dialect.shardings import Mesh
 from shardc.passes.pin import Key, XlaLayouts, sharding_key, xla_reads_op_sharding
-
-from . import mlir_bridge
-from .exporter import export_text
 
 PIPELINE = "builtin.module(sdy-propagation-pipeline)"
 TAG = "shardc.k"  # the walk index of an op, on the copy the pipeline runs on

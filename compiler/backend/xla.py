@@ -15,8 +15,6 @@ from typing import Any
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import Mesh, TensorSharding
 
-from . import specs
-
 
 def mesh_devices(mesh: Mesh, jax_mesh: Any = None) -> list[Any]:
     """The devices of `mesh` in mesh order; `ShardcError` when the machine has too few."""
@@ -111,7 +109,7 @@ def jax_sharding(hlo: Any, ndim: int, sharding: TensorSharding | None, mesh: Any
     from jax.sharding import NamedSharding
 
     if sharding is not None:
-        pspec = specs.to_partition_spec(sharding)
+        pspec = to_partition_spec(sharding)
         if pspec is not None:
             named = NamedSharding(mesh, pspec)
             try:
@@ -188,3 +186,21 @@ def build_executable(
         for h, a, s in zip(outs, out_avals, out_shardings, strict=True)
     ]
     return Executable(exe, devices, ins, results, out_avals)
+
+
+def to_partition_spec(sharding: TensorSharding) -> Any | None:
+    """The `PartitionSpec` of a sharding when one exists (full axes only), else `None`."""
+    from jax.sharding import PartitionSpec
+
+    entries: list[Any] = []
+    for d in sharding.dims:
+        if any(a.sub is not None for a in d.axes):
+            return None
+        names = tuple(a.name for a in d.axes)
+        entries.append(None if not names else names[0] if len(names) == 1 else names)
+    while entries and entries[-1] is None:
+        entries.pop()
+    if any(a.sub is not None for a in sharding.unreduced):
+        return None
+    unreduced = frozenset(a.name for a in sharding.unreduced)
+    return PartitionSpec(*entries, unreduced=unreduced) if unreduced else PartitionSpec(*entries)

@@ -1,14 +1,9 @@
-"""Logical axis names mapped to mesh axes by rules (the flax `axis_rules` style).
+"""The logical axis rules in effect and the mesh axes they map logical names to.
 
-    rules = [("batch", "X"), ("hidden", "Y"), ("heads", "Y"), ("embed_kernel", "X"), ("embed", "Y")]
-    shardc.logical("batch", None, "embed")            # a spec, resolved when used
-    shardc.logical_to_spec(("batch", None, "embed"), rules)   # -> P("X", None, "Y")
-
-Each logical name takes the first rule whose mesh axes are not already used by an earlier dim
-of the same tensor (so ("embed_kernel", "hidden") with the rules above is X, Y); a rule's
-value may be one axis, a tuple of axes, or None (replicated). `None` dims stay replicated.
-The rules come from `rules=` or from the innermost `with shardc.axis_rules(rules):`.
-A logical spec may end with "?" entries (open dims) and carry per-dim priorities.
+The rules come from the innermost `with shardc.axis_rules(rules):`, else from Flax's
+`nn.logical_axis_rules`; each logical name takes the first rule whose mesh axes are not already
+used by an earlier dim of the same tensor. Both logical specs (logical_axes.py) and
+`PartitionSpec`s written with logical names (specs.py) resolve through here.
 """
 
 from __future__ import annotations
@@ -16,19 +11,17 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from shardc.dialect.errors import ShardingError
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh
-
-from .specs import Spec
+from shardc.dialect.shardings import Mesh
 
 Rules = tuple[tuple[str, Any], ...]
 _LOCAL = threading.local()
 
 
-def _normalize(rules: Sequence[tuple[str, Any]]) -> Rules:
+def normalize_rules(rules: Sequence[tuple[str, Any]]) -> Rules:
+    """The rules as a tuple of (logical name, mesh axes) pairs; `ShardingError` if malformed."""
     out = []
     for rule in rules:
         if not isinstance(rule, tuple | list) or len(rule) != 2 or not isinstance(rule[0], str):
@@ -51,7 +44,7 @@ def _normalize(rules: Sequence[tuple[str, Any]]) -> Rules:
 def axis_rules(rules: Sequence[tuple[str, Any]]) -> Iterator[Rules]:
     """Use `rules` for logical specs resolved inside the block (thread-local, nestable)."""
     previous = getattr(_LOCAL, "rules", None)
-    _LOCAL.rules = _normalize(rules)
+    _LOCAL.rules = normalize_rules(rules)
     try:
         yield _LOCAL.rules
     finally:
@@ -78,7 +71,7 @@ def flax_rules() -> Rules | None:
     except ImportError:  # pragma: no cover - a Flax without flax.core.spmd
         return None
     rules = spmd.get_logical_axis_rules()
-    return _normalize(rules) if rules else None
+    return normalize_rules(rules) if rules else None
 
 
 def resolve_pspec_entries(entries: Sequence[Any], mesh: Mesh) -> list[Any] | None:
@@ -147,56 +140,3 @@ def resolve_names(
         used.update(chosen)
         out.append(chosen)
     return out
-
-
-@dataclass(frozen=True)
-class LogicalSpec:
-    """A spec written with logical axis names; resolved against rules when it is used."""
-
-    names: tuple[str | None, ...]
-    rules: Rules | None = None
-    priorities: tuple[int | None, ...] | None = None
-
-    def to_dim_shardings(self, mesh: Mesh, rank: int) -> Spec:
-        rules = self.rules if self.rules is not None else current_rules()
-        if rules is None:
-            raise ShardingError(
-                f"logical spec {self.names} used without axis rules",
-                hint="pass rules=, or wrap the call in `with shardc.axis_rules(rules):` or "
-                "Flax's `with nn.logical_axis_rules(rules):`",
-            )
-        resolved = resolve_names(self.names, rules, mesh.axis_names)
-        prios = self.priorities or (None,) * len(self.names)
-        dims = []
-        for name, axes, prio in zip(self.names, resolved, prios, strict=True):
-            is_open = name == "?"
-            dims.append(DimSharding(tuple(AxisRef(a) for a in axes or ()), not is_open, prio))
-        return Spec(tuple(dims), text=f"logical{self.names}")
-
-    def __str__(self) -> str:
-        return f"logical{self.names}"
-
-
-def logical(
-    *names: str | None,
-    rules: Sequence[tuple[str, Any]] | None = None,
-    priorities: Sequence[int | None] | None = None,
-) -> LogicalSpec:
-    """A spec in logical names: `shardc.logical("batch", None, "embed")`; "?" is an open dim."""
-    if priorities is not None and len(priorities) != len(names):
-        raise ShardingError(f"priorities {tuple(priorities)} do not match names {names}")
-    return LogicalSpec(
-        tuple(names),
-        _normalize(rules) if rules is not None else None,
-        tuple(priorities) if priorities is not None else None,
-    )
-
-
-def logical_to_spec(names: Sequence[str | None], rules: Sequence[tuple[str, Any]]) -> Any:
-    """The `jax.sharding.PartitionSpec` of logical `names` under `rules`."""
-    from jax.sharding import PartitionSpec
-
-    entries: list[Any] = []
-    for axes in resolve_names(names, _normalize(rules)):
-        entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
-    return PartitionSpec(*entries)

@@ -15,11 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError, ShardingError
+from shardc.dialect.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ManualComputationError,
+    ShardcError,
+    ShardingError,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
-from .annotations import tracing_mesh
+from shardc.frontend import specs
+from shardc.frontend.annotations import tracing_mesh
+from shardc.frontend.calling import ArgSpec, argument_paths, check_divisible, leaf_paths
 
 
 @dataclass
@@ -217,8 +223,6 @@ def jax_errors_translated(mesh: Mesh) -> Iterator[None]:
 
 def _translate_jax_error(e: ValueError, mesh: Mesh) -> ShardcError | None:
     """JAX's own shard_map errors raised while tracing, as one-line `ShardcError`s."""
-    from shardc.dialect.errors import ManualComputationError
-
     text = str(e).strip()
     if "should match the mesh passed to shard_map" in text:
         given = text.splitlines()[0].rpartition("passed to shard_map ")[2]
@@ -245,8 +249,6 @@ def _check_layouts(fun: Any, args: tuple[Any, ...], static_argnums: tuple[int, .
     """Argument and result shardings whose axes do not divide a dim raise, as under jax.jit,
     naming the argument's or output's path."""
     import jax
-
-    from .calling import ArgSpec, argument_paths, check_divisible, leaf_paths
 
     in_paths = argument_paths(fun, args, ArgSpec(static_argnums=static_argnums), dyn, {})
     out_avals = jax.tree.leaves(out_info)

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api_propagate import dump_to_stderr, propagate_text
+from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
+from shardc.api.propagate import dump_to_stderr, propagate_text
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.exporter import export_text
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
@@ -20,12 +22,12 @@ from shardc.passes.pipeline import (
 )
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
+from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.plan_pass import PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
-from shardc.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.runtime import suspended_gc
 
 __all__ = [
@@ -106,8 +108,6 @@ def _run(
 
 
 def _import(text: str, source_name: str, debug: PipelineDebug | None = None) -> Module:
-    from shardc.importer import import_text
-
     start = time.perf_counter()
     module = import_text(text, source_name)
     if debug is not None and debug.timings is not None:
@@ -217,7 +217,7 @@ def check_module(
     source_name: str = "<input>",
 ) -> Plan:
     """Plan `module` (propagated or not; its ops are tagged), compile its pin export with XLA
-    and match the two (`Plan.check`; see `shardc.plan_check`)."""
+    and match the two (`Plan.check`; see `shardc.api.plan_check`)."""
     with suspended_gc():
         origins = tag_ops(module)
         text = export_text(module, "generic", with_locs=True)
@@ -287,13 +287,11 @@ def explicit(
     explicit pipeline does (`shardc propagate --explicit`). The plan is Shardy's model of it
     (`PlanOptions(model="shardy")`). With `constraints`, each collective is written as an
     `sdy.sharding_constraint` to its out_sharding instead: the form XLA compiles."""
-    from shardc.passes.plan.explicit import as_constraints, write_explicit
-
     with suspended_gc():
         module = _import(text, source_name, debug)
         plan_options = PlanOptions(model="shardy", fixes=False)
         pipeline = _pipeline(options, plan_options, verify, "annotate", debug)
-        ctx = _run(module, pipeline, Caller(function="shardc.api_plan.explicit"), debug)
+        ctx = _run(module, pipeline, Caller(function="shardc.api.plan.explicit"), debug)
         write_explicit(module, ctx.require(PlanRewrites).rewrites)
         if constraints:
             as_constraints(module)

@@ -11,15 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shardc.backend.exporter import export_text
+from shardc.backend.xla_form import ShardyOracle
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.op_views import Func
 from shardc.dialect.shardings import TensorSharding
 from shardc.passes.manual.redundant import Report as RedundantReport
 from shardc.passes.pin import PinReport, Written, XlaOracle
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
-
-from .runtime import suspended_gc
-from .xla_form import ShardyOracle
+from shardc.runtime import suspended_gc
 
 ExportMode = Literal["annotate", "pin"]
 
@@ -40,16 +41,12 @@ class Exported:
     def text(self, fmt: Literal["pretty", "generic"] = "pretty") -> str:
         """The MLIR text of this export (printed once per format)."""
         if fmt not in self._texts:
-            from .exporter import export_text
-
             self._texts[fmt] = export_text(self.module, fmt)
         return self._texts[fmt]
 
     def main(self) -> Func:
         funcs = self.module.funcs
         if "main" not in funcs:
-            from shardc.dialect.errors import ShardcError
-
             raise ShardcError("the module has no @main function")
         return Func(funcs["main"])
 

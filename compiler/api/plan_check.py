@@ -19,14 +19,13 @@ import subprocess
 import sys
 from dataclasses import dataclass, replace
 
+from shardc.backend import hlo_collectives
+from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.plan.check import CompiledEntry, PlanCheck, match
 from shardc.passes.plan.naming import TAG_PREFIX, loc_name
 from shardc.passes.plan.report import Collective, Plan
-
-from . import hlo_collectives
-from .backend import compile_text
 
 # the most virtual CPU devices a subprocess is asked to emulate (XLA's CPU client makes one
 # thread pool per device: beyond this, compiling takes minutes and memory runs out)
@@ -89,7 +88,7 @@ def compiled_hlo(text: str, num_devices: int, subprocess_ok: bool = True) -> str
     env["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={num_devices}".strip()
     env["JAX_PLATFORMS"] = "cpu"
     proc = subprocess.run(
-        [sys.executable, "-m", "shardc.plan_check", str(num_devices)],
+        [sys.executable, "-m", "shardc.api.plan_check", str(num_devices)],
         input=text,
         capture_output=True,
         text=True,
@@ -164,7 +163,7 @@ def _untag_compiled(c: CompiledEntry, origins: dict[str, _Origin]) -> CompiledEn
 
 
 def _main() -> int:
-    """`python -m shardc.plan_check N`: HLO of the MLIR text on stdin for N CPU devices."""
+    """`python -m shardc.api.plan_check N`: HLO of the MLIR text on stdin for N CPU devices."""
     n = int(sys.argv[1])
     text = sys.stdin.read()
     try:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardc.backend import mlir_bridge
 from shardc.dialect.ir import Module
 from shardc.dialect.text import absorb_sharding_attrs, parse_generic, parse_pretty
-
-from . import mlir_bridge
-from .runtime import release_free_heap, suspended_gc
+from shardc.runtime import release_free_heap, suspended_gc
 
 
 def import_text(text: str, source_name: str = "<input>") -> Module:

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardc.backend.xla import mesh_devices
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import Mesh, TensorSharding
-
-from . import specs
-from .annotations import constrain
-from .backend import mesh_devices
-from .calling import argument_paths, check_divisible, leaf_paths, split_call
-from .frontend import flat_shardings
-from .meshes import native_sharding, typed_concrete_mesh
+from shardc.frontend import specs
+from shardc.frontend.annotations import constrain
+from shardc.frontend.calling import argument_paths, check_divisible, leaf_paths, split_call
+from shardc.frontend.meshes import native_sharding, typed_concrete_mesh
+from shardc.frontend.tracing import flat_shardings
 
 
 def is_traced(tree: Any) -> bool:

@@ -15,16 +15,17 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from shardc.api.propagate import propagate_module
+from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.passes.auto.cost import format_bytes, parse_size
 
 ROUNDS = 4
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
     """Per-device bytes XLA's `memory_analysis` gives the compiled module."""
-    from .backend import compile_text
-
     stats = compile_text(text, devices).get_compiled_memory_stats()
     return int(
         stats.argument_size_in_bytes
@@ -41,9 +42,6 @@ def fit_to_budget(
     devices: list[Any],
 ) -> tuple[Module, Any]:
     """Propagate with auto until XLA's memory of the pinned layout is within the budget."""
-    from shardc.api_propagate import propagate_module
-    from shardc.passes.auto.cost import format_bytes, parse_size
-
     budget = parse_size(options.memory_budget)
     headroom = options.auto_headroom / 100
     notes: list[str] = []
