@@ -181,15 +181,18 @@ def not_divisible(
     axes: str,
     shards: int,
     *,
+    shape: object = None,
     hint: str | None = None,
     cls: type[ShardcError] | None = None,
     location: str | None = None,
 ) -> ShardcError:
-    """`given` splits dim `dim` of size `size` over `axes` (their text, with the mesh or the
-    axis kind where it helps), `shards` ways in all, and `shards` does not divide `size`."""
+    """`given` splits dim `dim` of size `size` (of a value of `shape`, where it helps) over `axes`
+    (their text: names with sizes or the mesh), `shards` ways in all, and `shards` does not
+    divide `size`. The fix always offers padding; `hint` adds the caller's alternatives."""
+    of_shape = f" (shape {shape})" if shape is not None else ""
     fix = f"pad dim {dim} to a multiple of {shards}"
     return (cls or ShardingError)(
-        f"{_lead(given)}dim {dim} of size {size} is split over {axes}, {shards} shards, "
+        f"{given} splits dim {dim} of size {size}{of_shape} over {axes} ({shards} shards), "
         f"and {shards} does not divide {size}",
         location=location,
         hint=f"{fix}, {hint}" if hint else fix,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError
+from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError, not_divisible
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
 
@@ -226,11 +226,10 @@ def check_divisible(
             product *= a.sub[1] if a.sub is not None else mesh.size_of(a.name)
         if size % product:
             axes = ", ".join(str(a).replace('"', "") for a in dim.axes)
-            raise ShardingError(
-                f"{what}: dim {i} of size {size} (shape {tuple(shape)}) is split over axes "
-                f"{axes} of {mesh.body()}, {product} shards, and {product} does not divide {size}",
-                hint=f"pad dim {i} to a multiple of {product}, shard it over axes whose product "
-                f"divides {size}, or leave it to propagation (None / an open dim)",
+            raise not_divisible(
+                what, i, size, f"axes {axes} of {mesh.body()}", product, shape=tuple(shape),
+                hint=f"shard it over axes whose product divides {size}, or leave it to "
+                "propagation (None / an open dim)",
             )
 
 
