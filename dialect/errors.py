@@ -135,13 +135,16 @@ def unknown_name(
     name: str,
     known: Sequence[str],
     *,
+    where: str = "",
     given: str = "",
     hint: str | None = None,
     cls: type[ShardcError] | None = None,
 ) -> ShardcError:
-    """`given` names a `kind` (pass, entry, value, factor, ...) `name` that does not exist."""
+    """`given` (a flag, an option) names a `kind` (pass, entry, value, factor, option, ...)
+    `name` that `where` (a script, `@main`, a pass) does not have; `known`: the names it has."""
+    in_where = f" in {where}" if where else ""
     return (cls or ShardcError)(
-        f"{_lead(given)}no {kind} named {name!r}",
+        f"{_lead(given)}no {kind} named {name!r}{in_where}",
         hint=hint or f"name one of: {_names(known)}",
     )
 

@@ -43,7 +43,13 @@ from shardc.backend.importer import import_generic
 from shardc.backend.xla import build_executable, mesh_devices
 from shardc.backend.xla_form import ShardyOracle, parse_for_xla
 from shardc.backend.xla_module import build_xla_module
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
+from shardc.dialect.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ShardcError,
+    not_one_of,
+    unknown_name,
+)
 from shardc.dialect.ir import Module, Value, func_body
 from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
@@ -395,7 +401,7 @@ class Lowered:
         later export in another mode propagates the traced module again). `speculate`: given
         to the `pin` export's oracle (`ShardyOracle`)."""
         if mode not in ("annotate", "pin"):
-            raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
+            raise not_one_of("mode", mode, ("annotate", "pin"))
         key = (mode, remove_redundant)
         if key not in self._exports:
             oracle = self.xla_oracle(speculate) if mode == "pin" else None
@@ -419,7 +425,7 @@ class Lowered:
         builds it); `dialect="hlo"`: that module converted to an XLA computation, as
         `jax.stages.Lowered.compiler_ir` gives them."""
         if dialect not in (None, "stablehlo", "hlo"):
-            raise ArgumentError(f"dialect = {dialect!r} is not one of stablehlo, hlo")
+            raise not_one_of("dialect", dialect, ("stablehlo", "hlo"), cls=ArgumentError)
         if getattr(self, "jax_lowered", None) is None:
             if dialect == "hlo":
                 raise ShardcError(
@@ -522,7 +528,7 @@ class Lowered:
         if format == "text":
             format = "pretty"
         if format not in ("pretty", "generic"):
-            raise ShardcError(f"format = {format!r} is not one of pretty, generic")
+            raise not_one_of("format", format, ("pretty", "generic"))
         return self.exported(mode, remove_redundant).text(format)  # type: ignore[arg-type]
 
     @functools.cached_property
@@ -561,7 +567,9 @@ class Lowered:
             if v.name == name or v.name.split("#")[0] == name and "#" not in name:
                 return v
         known = ", ".join(v.name for v in self.values()[:8])
-        raise ShardcError(f"no value named {name} in @main", hint=f"use a name from .listing(), e.g. {known}")
+        raise unknown_name(
+            "value", name, (), where="@main", hint=f"use a name from .listing(), e.g. {known}"
+        )
 
     def show(self, name: str, print_it: bool = True) -> str:
         """A grid of which devices hold which block of value `name` (from `.listing()`)."""

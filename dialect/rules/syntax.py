@@ -15,7 +15,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 
-from ..errors import ParseError, ShardcError
+from ..errors import ParseError, ShardcError, unknown_name
 from .model import KIND_CLAUSES, FactorKind, OpShardingRule, factor_symbol
 
 _KIND_OF_CLAUSE = dict(KIND_CLAUSES)
@@ -298,12 +298,14 @@ def rule_from_einsum(
     ):
         for name in group:
             if name not in names:
-                raise ShardcError(f"sharding rule spec {spec!r} has no factor {name!r}")
+                raise unknown_name(
+                    "factor", name, list(names), where=f"sharding rule spec {spec!r}"
+                )
             kinds[names[name]] = kind
     blocked_set = set()
     for name in blocked:
         if name not in names:
-            raise ShardcError(f"sharding rule spec {spec!r} has no factor {name!r}")
+            raise unknown_name("factor", name, list(names), where=f"sharding rule spec {spec!r}")
         blocked_set.add(names[name])
 
     def idx(m: list[list[str]]) -> tuple[tuple[int, ...], ...]:
