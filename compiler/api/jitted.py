@@ -47,6 +47,7 @@ from shardc.dialect.errors import (
     ArgumentError,
     ArgumentTypeError,
     ShardcError,
+    no_main,
     not_one_of,
     unknown_name,
 )
@@ -101,7 +102,7 @@ class ValueInfo:
 def _main(module: Module) -> Any:
     funcs = module.funcs
     if "main" not in funcs:
-        raise ShardcError("the module has no @main function")
+        raise no_main()
     return funcs["main"]
 
 

@@ -21,6 +21,8 @@ from shardc.dialect.errors import (
     ManualComputationError,
     ShardcError,
     ShardingError,
+    count_mismatch,
+    no_main,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
@@ -100,8 +102,8 @@ def flat_shardings(
         ) from None
     leaves = jax.tree.leaves(full, is_leaf=lambda x: x is None or specs.is_spec_like(x))
     if len(leaves) != len(avals):
-        raise ShardingError(
-            f"{label} gives {len(leaves)} shardings for {len(avals)} values",
+        raise count_mismatch(
+            label, len(leaves), "shardings", len(avals), "values", cls=ShardingError,
             hint=f"give one spec for all {kind}puts, or one (or None) per {kind}put",
         )
     out = []
@@ -129,7 +131,7 @@ def _main_func(module: Any) -> Any:
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
             return op
-    raise ShardcError("the lowered module has no @main function")
+    raise no_main("the lowered module")
 
 
 def _mesh_symbol(module: Any, mesh: Mesh) -> str:

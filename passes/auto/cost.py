@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from shardc.dialect.errors import ShardcError, unknown_axis
+from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.passes.plan.cost import reshard_steps
 
@@ -39,8 +39,8 @@ def parse_size(text: str | int) -> int:
     except ValueError:
         value = -1.0
     if unit not in _UNITS or value < 0:
-        raise ShardcError(
-            f"memory budget {text!r} is not a size",
+        raise bad_value(
+            "memory budget", text, "a size",
             hint="give bytes, or a number with KiB, MiB or GiB (e.g. 64MiB)",
         )
     return int(value * _UNITS[unit])
