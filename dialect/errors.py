@@ -285,3 +285,41 @@ def no_main(what: str = "the module") -> ShardcError:
 def xla_refused(what: str, first: str, *, hint: str | None = None) -> ShardcError:
     """XLA refused `what` (compiling the module, ...); `first` is its first error line."""
     return ShardcError(f"XLA could not {what}: {first}", hint=hint)
+
+
+def syntax_error(
+    what: str,
+    text: str,
+    column: int,
+    *,
+    hint: str | None = None,
+    cls: type[ShardcError] | None = None,
+) -> ShardcError:
+    """`text` does not read as a `what` (sharding syntax, sharding spec, rule spec, pass
+    pipeline) at `column` (1-based): the text with a caret under that column follows the first
+    line. A long text is cut 20 characters after the column."""
+    excerpt = text if len(text) < 200 else text[: max(column + 20, 0)]
+    return (cls or ParseError)(
+        f"invalid {what} {excerpt!r} at column {column}\n"
+        f"  {excerpt}\n  {' ' * max(column - 1, 0)}^",
+        hint=hint,
+    )
+
+
+def bad_priority(token: str) -> ShardcError:
+    """A dim priority written with leading zeros (`p01`): sdy's syntax takes `p1`."""
+    return ParseError(
+        f"priority {token!r} has leading zeros, which are not allowed",
+        hint=f"write p{token.lstrip('?{}p').lstrip('0') or '0'}",
+    )
+
+
+def needs_devices(what: str, hint: str) -> ShardcError:
+    """`what` (a cost analysis, an HLO text, a trace) needs the devices of the mesh, and the
+    lowering was made for an abstract mesh or one bigger than this machine."""
+    return ShardcError(f"{what} needs a lowering on the mesh's devices", hint=hint)
+
+
+def not_an_array(given: str, type_name: str, *, hint: str) -> ShardcError:
+    """Argument `given` (its path and value) is of type `type_name`, which is not an array."""
+    return ArgumentTypeError(f"argument {given} of type {type_name} is not an array", hint=hint)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from lark import Lark, LarkError, Transformer, UnexpectedInput
 
-from shardc.dialect.errors import ShardcError, bad_value, not_one_of, unknown_name
+from shardc.dialect.errors import ShardcError, bad_value, not_one_of, syntax_error, unknown_name
 from shardc.dialect.ir import Module
 
 from .auto.auto_pass import AutoOptions, AutoPass, AutoSnapshot
@@ -165,9 +165,8 @@ def parse_pipeline(spec: str) -> tuple[Pass, ...]:
     try:
         entries = _ToEntries().transform(_spec_parser().parse(spec))
     except UnexpectedInput as e:
-        col = getattr(e, "column", 0) or 0
-        raise ShardcError(
-            f"pass pipeline {spec!r}: cannot read it at column {col}",
+        raise syntax_error(
+            "pass pipeline", spec, getattr(e, "column", 0) or 0,
             hint="write passes as name or name{option=value,...}, separated by commas",
         ) from None
     except LarkError:

@@ -47,6 +47,7 @@ from shardc.dialect.errors import (
     ArgumentError,
     ArgumentTypeError,
     ShardcError,
+    needs_devices,
     no_main,
     not_one_of,
     unknown_name,
@@ -429,8 +430,8 @@ class Lowered:
             raise not_one_of("dialect", dialect, ("stablehlo", "hlo"), cls=ArgumentError)
         if getattr(self, "jax_lowered", None) is None:
             if dialect == "hlo":
-                raise ShardcError(
-                    "compiler_ir('hlo') needs a lowering on the mesh's devices",
+                raise needs_devices(
+                    "compiler_ir('hlo')",
                     hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
                 )
             pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
@@ -443,8 +444,8 @@ class Lowered:
         """XLA's cost estimate of the module `.compile()` hands it, before XLA's optimizations
         (flops, bytes accessed, ...), as `jax.stages.Lowered.cost_analysis` gives it."""
         if getattr(self, "jax_lowered", None) is None:
-            raise ShardcError(
-                "cost_analysis() needs a lowering on the mesh's devices",
+            raise needs_devices(
+                "cost_analysis()",
                 hint="lower with a mesh this machine has, or compile and read "
                 "compiled.cost_analysis()",
             )
@@ -602,8 +603,8 @@ class Lowered:
             self.compiled_export_done()
             return out
         if compiler_options:
-            raise ShardcError(
-                "compiler_options need a lowering on the mesh's devices",
+            raise needs_devices(
+                "compiler_options",
                 hint="lower with arrays on a mesh this machine has (the mesh's devices)",
             )
         pinned = self.exported("pin", self.jitted.remove_redundant_collectives, for_compile=True)

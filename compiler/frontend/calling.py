@@ -20,7 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError, not_divisible
+from shardc.dialect.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ShardingError,
+    not_an_array,
+    not_divisible,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
 
@@ -167,8 +173,8 @@ def leaf_aval(leaf: Any, path: str) -> Any:
     try:
         return jax.typeof(leaf)
     except TypeError:
-        raise ArgumentTypeError(
-            f"argument {path} = {_short(leaf)} of type {type(leaf).__name__} is not an array",
+        raise not_an_array(
+            f"{path} = {_short(leaf)}", type(leaf).__name__,
             hint="pass arrays, Python scalars or jax.ShapeDtypeStruct, or mark the argument "
             "static (static_argnums / static_argnames)",
         ) from None

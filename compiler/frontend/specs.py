@@ -31,8 +31,10 @@ from shardc.dialect.errors import (
     ParseError,
     ShardcError,
     ShardingError,
+    bad_priority,
     bad_value,
     rank_mismatch,
+    syntax_error,
     unknown_axis,
     wrong_mesh,
 )
@@ -68,7 +70,7 @@ def _priority(tok: Token | None) -> int | None:
         return None
     digits = str(tok)[1:]
     if len(digits) > 1 and digits[0] == "0":
-        raise ParseError(f"priorities with leading zeros are not allowed, got: {tok}")
+        raise bad_priority(str(tok))
     return int(digits)
 
 
@@ -126,9 +128,8 @@ def parse_spec(text: str) -> Spec:
     try:
         spec = _ToSpec().transform(_parser().parse(text))
     except UnexpectedInput as e:
-        col = getattr(e, "column", 0) or 0
-        raise ParseError(
-            f"invalid sharding spec {text!r} at column {col}\n  {text}\n  {' ' * max(col - 1, 0)}^",
+        raise syntax_error(
+            "sharding spec", text, getattr(e, "column", 0) or 0,
             hint='write one entry per dim like "x, _" or "{x,y}?p1, ?"; a priority follows '
             'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.frontend.specs)',
         ) from None

@@ -17,12 +17,12 @@ from typing import Any
 
 from shardc.dialect.errors import (
     ArgumentError,
-    ArgumentTypeError,
     ManualComputationError,
     ShardcError,
     ShardingError,
     count_mismatch,
     no_main,
+    not_an_array,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
@@ -75,8 +75,8 @@ def abstractify(x: Any) -> Any:
     try:
         arr = jax.numpy.asarray(x)
     except TypeError:
-        raise ArgumentTypeError(
-            f"argument {x!r} of type {type(x).__name__} is not an array",
+        raise not_an_array(
+            repr(x), type(x).__name__,
             hint="pass arrays or jax.ShapeDtypeStruct, or mark the argument static",
         ) from None
     return jax.ShapeDtypeStruct(arr.shape, np.dtype(arr.dtype))

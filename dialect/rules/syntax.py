@@ -15,7 +15,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 
-from ..errors import ParseError, ShardcError, unknown_name
+from ..errors import ParseError, ShardcError, syntax_error, unknown_name
 from .model import KIND_CLAUSES, FactorKind, OpShardingRule, factor_symbol
 
 _KIND_OF_CLAUSE = dict(KIND_CLAUSES)
@@ -159,9 +159,8 @@ def _parse_einsum(spec: str) -> tuple[tuple[tuple[tuple[str, ...], ...], ...], .
     try:
         tree: Any = _parser("einsum").parse(spec)
     except UnexpectedInput as e:
-        col = getattr(e, "column", "?")
-        raise ParseError(
-            f"invalid sharding rule spec {spec!r}: unexpected input at column {col}",
+        raise syntax_error(
+            "sharding rule spec", spec, getattr(e, "column", 0) or 0,
             hint="write it like '... i j, ... j k -> ... i k'",
         ) from None
     except LarkError as e:
