@@ -323,3 +323,24 @@ def needs_devices(what: str, hint: str) -> ShardcError:
 def not_an_array(given: str, type_name: str, *, hint: str) -> ShardcError:
     """Argument `given` (its path and value) is of type `type_name`, which is not an array."""
     return ArgumentTypeError(f"argument {given} of type {type_name} is not an array", hint=hint)
+
+
+def unsupported(
+    construct: str,
+    by: str,
+    *,
+    given: str = "",
+    why: str = "",
+    hint: str,
+    cls: type[ShardcError] | None = None,
+    location: str | None = None,
+) -> ShardcError:
+    """`given` (an op, a call) holds `construct` (a dynamic dim, a tuple type, keyword
+    arguments), which `by` (shardc's propagation, the pin export, an abstract lowering) does
+    not handle; `why` says what it needs instead."""
+    because = f" ({why})" if why else ""
+    return (cls or UnsupportedError)(
+        f"{_lead(given)}{construct}, not supported by {by}{because}",
+        location=location,
+        hint=hint,
+    )

@@ -16,6 +16,7 @@ from shardc.dialect.errors import (
     duplicate_axis,
     unknown_axis,
     unknown_mesh,
+    unsupported,
 )
 from shardc.dialect.ir import (
     BlockArgument,
@@ -277,25 +278,24 @@ def _check_static_tensor(t: object, op: Operation, module: Module, dynamic: bool
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.shape):
             if dynamic:  # (refused only inside a shard_map region)
-                raise VerificationError(
-                    f"{op.name}: {t} has a dynamic dimension inside a shard_map region, whose "
-                    "local shapes need static dims",
+                raise unsupported(
+                    f"{t} has a dynamic dimension", "a shard_map region", given=op.name,
+                    why="its local shapes need static dims", cls=VerificationError,
                     location=module.resolve_loc(op.loc),
                     hint="lower with static shapes (jax.jit specializes on concrete shapes)",
                 )
-            raise VerificationError(
-                f"{op.name}: {t} has a dynamic dimension; the pin export, the communication "
-                "plan and auto sharding need static shapes (propagation alone shards the "
-                "static dims around it)",
-                location=module.resolve_loc(op.loc),
+            raise unsupported(
+                f"{t} has a dynamic dimension",
+                "the pin export, the communication plan and auto sharding", given=op.name,
+                why="they need static shapes; propagation alone shards the static dims around "
+                "it", cls=VerificationError, location=module.resolve_loc(op.loc),
                 hint="lower with static shapes (jax.jit specializes on concrete shapes), or "
                 "propagate without --pin, --auto or plan",
             )
     elif isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
-        raise VerificationError(
-            f"{op.name}: tuple type {t}: sharding propagation (shardc's, as Shardy's) does not "
-            "support tuples",
-            location=module.resolve_loc(op.loc),
+        raise unsupported(
+            f"tuple type {t}", "sharding propagation (shardc's, as Shardy's)", given=op.name,
+            cls=VerificationError, location=module.resolve_loc(op.loc),
             hint="pass the tensors separately (JAX flattens pytrees this way)",
         )
 

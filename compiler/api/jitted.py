@@ -51,6 +51,7 @@ from shardc.dialect.errors import (
     no_main,
     not_one_of,
     unknown_name,
+    unsupported,
 )
 from shardc.dialect.ir import Module, Value, func_body
 from shardc.dialect.op_views import ManualComputation, ShardingConstraint
@@ -793,9 +794,10 @@ class Jitted:
         """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
         traces on the abstract mesh, for inspection only."""
         if kwargs:
-            raise ShardcError(
-                f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
-                "or a mesh bigger than this machine)",
+            raise unsupported(
+                f"keyword arguments ({', '.join(kwargs)})",
+                "a lowering on an abstract mesh (an AbstractMesh, or a mesh bigger than this "
+                "machine)", cls=ShardcError,
                 hint="pass them positionally to .lower() for an abstract lowering, or give "
                 "shardc.jit a concrete jax.sharding.Mesh",
             )
