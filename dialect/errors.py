@@ -212,10 +212,11 @@ def rank_mismatch(
     cls: type[ShardcError] | None = None,
     location: str | None = None,
 ) -> ShardcError:
-    """`given` has `rank` dim shardings, but the value it shards (`value`: its type or shape)
-    has rank `value_rank`."""
+    """`given` has `rank` dim shardings, but the value it shards (`value`: `of shape (8, 8)` or
+    its type) has rank `value_rank`. The words are Shardy's verifier's, which catches the same
+    mistake in MLIR input."""
     return (cls or ShardingError)(
-        f"{given} has rank {rank}, but the value {value} has rank {value_rank}",
+        f"{given}: sharding doesn't match tensor rank: {rank} != {value_rank} (value {value})",
         location=location,
         hint=hint or "give exactly one dim sharding per dim of the value",
     )
@@ -246,13 +247,16 @@ def duplicate_axis(
     axis: str,
     *,
     given: str = "",
+    noun: str = "ref",
     hint: str | None = None,
     cls: type[ShardcError] | None = None,
     location: str | None = None,
 ) -> ShardcError:
-    """`given` uses mesh axis `axis` (its text, `"x"` or `"x":(1)2`) more than once."""
+    """`given` uses mesh axis `axis` (its text, `"x"` or `"x":(1)2`) more than once; `noun`:
+    "ref" for a use in a sharding, "name" for a mesh's declaration. The words are Shardy's
+    verifier's (`duplicate axis ref: "x"`), which catches the same mistake in MLIR input."""
     return (cls or ShardingError)(
-        f"{_lead(given)}axis {axis} is used more than once",
+        f"{_lead(given)}duplicate axis {noun}: {axis}",
         location=location,
         hint=hint or "name each axis once: in one dim, or in replicated=/unreduced=, "
         "not in two places",

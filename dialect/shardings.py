@@ -41,7 +41,8 @@ class Mesh:
         for a in self.axes:
             if a.name in seen:
                 raise duplicate_axis(
-                    f'"{a.name}"', given=f"mesh {self}", hint="give each mesh axis its own name"
+                    f'"{a.name}"', given=f"mesh {self}", noun="name",
+                    hint="give each mesh axis its own name",
                 )
             if a.size < 1:
                 raise ShardingError(f"axis size must be at least 1, got: {a.size} in mesh {self}")

@@ -35,8 +35,8 @@ def test_spec_syntax(text: str, expected: str) -> None:
     ("x p1", "invalid sharding spec"),
     ("{}p1", "closed empty dim"),
     ("w", 'w: unknown axis name: "w"'),
-    ("x, y, _", r"x, y, _ has rank 3, but the value of shape \(8, 8\) has rank 2"),
-    ("x, x", 'x, x: axis "x" is used more than once'),
+    ("x, y, _", r"x, y, _: sharding doesn't match tensor rank: 3 != 2 \(value of shape \(8, 8\)\)"),
+    ("x, x", 'x, x: duplicate axis ref: "x"'),
     ("x?p01", "leading zeros"),
 ])
 def test_spec_errors(text: str, message: str) -> None:

@@ -5,4 +5,4 @@
 # RUN: not shardc compile %S/Inputs/bad_spec.py --entry priority_typo 2>&1 | filecheck %s --check-prefix=PRIO
 # PRIO: error: in_shardings[0]: invalid sharding spec 'x p1, _' at column 3; {{.*}}lowercase p, no space
 # RUN: not shardc compile %S/Inputs/bad_spec.py --entry rank 2>&1 | filecheck %s --check-prefix=RANK
-# RANK: error: out_shardings[0] = x, _, _ has rank 3, but the value of shape (8, 16) has rank 2; give at most 2 dims
+# RANK: error: out_shardings[0] = x, _, _: sharding doesn't match tensor rank: 3 != 2 (value of shape (8, 16)); give at most 2 dims
