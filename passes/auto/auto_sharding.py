@@ -12,13 +12,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
     Module,
     Operation,
     Value,
 )
-from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    RESHARD,
+    SHARDING_CONSTRAINT,
+    Func,
+    ShardingConstraint,
+)
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.dialect.value_names import value_names
 
@@ -36,7 +43,7 @@ from .problem import Problem, build_problem
 from .solve import SOLVERS, Solution, min_peak, solve
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
-PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
+PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
 
 
 @dataclass
@@ -121,7 +128,7 @@ def _mesh(module: Module) -> tuple[str, Mesh] | None:
 
 
 def public_funcs(module: Module) -> list[str]:
-    callees = {op.attr("callee") for op in module.walk() if op.name == "func.call"}
+    callees = {op.attr("callee") for op in module.walk() if op.name == CALL}
     callees_s = {str(c).lstrip("@") for c in callees if c is not None}
     out = []
     for name, func in module.funcs.items():

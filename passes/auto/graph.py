@@ -18,8 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
+from shardc.dialect.data_flow import CALL, DATA_FLOW_EDGE
 from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, func_body
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    SHARDING_CONSTRAINT,
+    Func,
+    ManualComputation,
+    ShardingConstraint,
+)
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import (
@@ -38,8 +45,8 @@ SCALAR_BODY_OPS = frozenset(
     "stablehlo." + n
     for n in ("reduce", "reduce_window", "scatter", "sort", "select_and_scatter", "map")
 )
-FOLLOW_OPS = ELEMENTWISE_OPS - {"sdy.sharding_constraint", "sdy.propagation_barrier",
-                                "sdy.data_flow_edge", "stablehlo.all_reduce",
+FOLLOW_OPS = ELEMENTWISE_OPS - {SHARDING_CONSTRAINT, "sdy.propagation_barrier",
+                                DATA_FLOW_EDGE, "stablehlo.all_reduce",
                                 "stablehlo.collective_permute", "stablehlo.collective_broadcast",
                                 "stablehlo.cross-replica-sum"}  # fmt: skip
 MAX_STRATEGIES = 512
@@ -89,9 +96,9 @@ def current_sharding(v: Value) -> TensorSharding | None:
     """A value's sharding after propagation (constraints and manual results keep it on the op)."""
     if isinstance(v, OpResult):
         op = v.owner
-        if op.name == "sdy.sharding_constraint":
+        if op.name == SHARDING_CONSTRAINT:
             return ShardingConstraint(op).sharding
-        if op.name == "sdy.manual_computation":
+        if op.name == MANUAL_COMPUTATION:
             outs = ManualComputation(op).out_shardings
             if v.index < len(outs):
                 return outs[v.index]
@@ -450,7 +457,7 @@ class GraphBuilder:
         """Join an element-wise op to the node of its latest-made same-shape operand."""
         if op.regions or not op.results:
             return False
-        if op.name not in FOLLOW_OPS and not (op.name == "func.call" and self.pointwise_callee(op)):
+        if op.name not in FOLLOW_OPS and not (op.name == CALL and self.pointwise_callee(op)):
             return False
         if not all(is_choice_tensor(r) for r in op.results):
             return False
@@ -566,7 +573,7 @@ class GraphBuilder:
         self.add_node(node)
 
     def _fixed_in(self, op: Operation, i: int, v: Value) -> TensorSharding:
-        if op.name == "sdy.manual_computation":
+        if op.name == MANUAL_COMPUTATION:
             ins = ManualComputation(op).in_shardings
             if i < len(ins):
                 return as_fixed(ins[i], v.type.rank, self.mesh_ref)  # type: ignore[union-attr]

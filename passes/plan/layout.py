@@ -8,7 +8,7 @@ manual axes, the mesh a sharding names, an op's sharding rule.
 from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, Value, func_body
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import MANUAL_COMPUTATION, Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import rule_for
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -22,7 +22,7 @@ def value_sharding(v: Value) -> TensorSharding | None:
         owner = getattr(v, "owner", None)
         if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
             return constraint_sharding(owner)
-        if owner is not None and owner.name == "sdy.manual_computation":
+        if owner is not None and owner.name == MANUAL_COMPUTATION:
             outs = manual_out_shardings(owner)
             index = getattr(v, "index", 0)
             return outs[index] if index < len(outs) else None
@@ -96,11 +96,6 @@ def io_sharding(
         return s
     s = cut_to_divisible(s, shape, mesh)
     return drop_open_sub_axes(s) if is_main else s
-
-
-def is_entry(func: Operation, callees: set[str], name: str) -> bool:
-    """A func nothing calls and that is not private (what the export treats as main)."""
-    return name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
 
 
 def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:

@@ -26,7 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
@@ -64,19 +66,7 @@ _CONSTANT_EXPR_OPS = frozenset(
         "stablehlo.or",
     }
 )
-_BOUNDARY_OPS = frozenset(
-    {
-        "sdy.sharding_constraint",
-        "sdy.reshard",
-        "func.call",
-        "stablehlo.while",
-        "stablehlo.case",
-        "stablehlo.if",
-        "sdy.manual_computation",
-        "func.return",
-        "stablehlo.optimization_barrier",
-    }
-)
+_BOUNDARY_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "func.return", *WALKED_FLOW_OPS})
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
@@ -157,13 +147,7 @@ class _Planner:
         self.module = module
         self.options = options
         self.names = value_names(module)
-        callees = {
-            callee_name(op)
-            for f in module.funcs.values()
-            for op in f.walk()
-            if op.name == "func.call"
-        }
-        self.entries = {n for n, f in module.funcs.items() if layout.is_entry(f, callees, n)}
+        self.entries = set(entry_funcs(module))
         self.causes = Causes(module, self.names, origins, self.entries)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
@@ -198,7 +182,7 @@ class _Planner:
             if body is None or self.runs.func_runs(name) == 0:
                 continue
             self.func = name
-            main = layout.is_entry(func, callees, name)
+            main = Func(func).is_entry(callees)
             for a in body.args:
                 self._io_override(a, layout.value_sharding(a), main)
             self._block(body, manual=frozenset())
@@ -217,7 +201,7 @@ class _Planner:
         out: set[str] = set()
         for func in self.funcs.values():
             for op in func.walk():
-                if op.name == "func.call":
+                if op.name == CALL:
                     out.add(callee_name(op))
         return out
 
@@ -231,7 +215,7 @@ class _Planner:
             if not op.regions:
                 continue
             inner_manual = manual
-            if op.name == "sdy.manual_computation":
+            if op.name == MANUAL_COMPUTATION:
                 inner_manual = manual | set(layout.manual_axes(op))
             for region in op.regions:
                 for b in region.blocks:
@@ -250,11 +234,11 @@ class _Planner:
                 "constraint",
                 site=(op, "operand", 0),
             )
-        elif name == "func.call":
+        elif name == CALL:
             self._call(op)
-        elif name == "stablehlo.while":
+        elif name == WHILE:
             self._while(op)
-        elif name in ("stablehlo.case", "stablehlo.if"):
+        elif name in BRANCH_OPS:
             for region in op.regions:
                 ret = region.entry.terminator if region.blocks else None
                 if ret is None:
@@ -269,7 +253,7 @@ class _Planner:
                             "branch result",
                             site=(ret, "operand", i),
                         )
-        elif name == "sdy.manual_computation":
+        elif name == MANUAL_COMPUTATION:
             self._manual(op)
         elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
             return
@@ -762,7 +746,7 @@ def op_cost_of(
 def layout_memory(module: Module) -> Memory:
     """The per-device memory of `module`'s current layout (see `memory.memory_estimate`)."""
     funcs = module.funcs
-    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == "func.call"}
+    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == CALL}
     roots = [f for n, f in funcs.items() if n not in called]
     return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
 
