@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from shardc.dialect.data_flow import CALL
+from shardc.dialect.data_flow import entry_funcs
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
     Module,
@@ -127,17 +127,6 @@ def _mesh(module: Module) -> tuple[str, Mesh] | None:
     return found[0]
 
 
-def public_funcs(module: Module) -> list[str]:
-    callees = {op.attr("callee") for op in module.walk() if op.name == CALL}
-    callees_s = {str(c).lstrip("@") for c in callees if c is not None}
-    out = []
-    for name, func in module.funcs.items():
-        if name in callees_s or '"private"' in str(func.properties.get("sym_visibility", "")):
-            continue
-        out.append(name)
-    return out
-
-
 def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None) -> AutoReport:
     """Run the pass on a propagated module (in place); raises `ShardcError` for a budget that no
     layout meets, naming the smallest one found. `kept`: what must stay (`Kept.snapshot` of the
@@ -154,7 +143,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
     if opts.memory_budget not in (None, "", 0):
         budget = parse_size(opts.memory_budget)  # type: ignore[arg-type]
     names = value_names(module) if opts.explain else {}
-    for fname in public_funcs(module):
+    for fname in entry_funcs(module):
         t0 = time.perf_counter()
         g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
         if not g.nodes:
