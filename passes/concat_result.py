@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, OpResult, Value
 from shardc.dialect.op_views import ManualComputation, ShardingConstraint
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -119,11 +119,8 @@ def concat_common_sharding(
         shardings.append(s)
     if all(_axes(s) == _axes(rs) for s in shardings):
         return None
-    try:
-        rule = rule_for(op)
-    except Exception:  # noqa: BLE001 - no rule, nothing to recompute (as the plan does)
-        return None
-    if len(rule.operand_dims) != len(shardings) or len(rule.result_dims) != 1:
+    rule = usable_rule(op)
+    if rule is None or len(rule.operand_dims) != len(shardings) or len(rule.result_dims) != 1:
         return None
     all_dims = (*rule.operand_dims, *rule.result_dims)
     tensors = [*shardings, rs]

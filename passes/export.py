@@ -51,7 +51,7 @@ from shardc.dialect.op_views import (
     ShardingConstraint,
 )
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -972,10 +972,7 @@ def _xla_rules(ops: list[Operation]) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, op in enumerate(ops):
         if op.name.startswith(XLA_REWRITTEN_PREFIXES) and "sdy.sharding_rule" not in op.attributes:
-            try:
-                rule = rule_for(op)
-            except Exception:  # noqa: BLE001 - a rule that cannot be built: XLA's then unknown
-                rule = None
+            rule = usable_rule(op)  # (an unusable one: XLA's then unknown)
             if rule is not None:
                 out[k] = str(rule)
     return out

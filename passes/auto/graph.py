@@ -28,7 +28,7 @@ from shardc.dialect.op_views import (
     ShardingConstraint,
 )
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -526,14 +526,7 @@ class GraphBuilder:
             and op.results
             and (not op.regions or op.name in SCALAR_BODY_OPS)
         ):
-            try:
-                rule = rule_for(op)
-            except Exception:  # noqa: BLE001 - a broken rule makes the op fixed, never a crash
-                rule = None
-            if rule is not None and (
-                rule.num_operands != len(op.operands) or rule.num_results != len(op.results)
-            ):
-                rule = None
+            rule = usable_rule(op)  # (an unusable rule makes the op fixed)
         strategies: list[Strategy] = []
         if rule is not None:
             curs = [self.kept.of(r) for r in op.results]

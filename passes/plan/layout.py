@@ -10,7 +10,7 @@ from __future__ import annotations
 from shardc.dialect.ir import Module, Operation, Value, func_body
 from shardc.dialect.op_views import MANUAL_COMPUTATION, Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import OpShardingRule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 
@@ -108,8 +108,6 @@ def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:
 
 
 def op_rule(op: Operation) -> OpShardingRule | None:
-    """The op's sharding rule (attribute first, then the registry), None if it has none."""
-    try:
-        return rule_for(op)
-    except Exception:  # noqa: BLE001 - a broken rule plans as no rule, as propagation does
-        return None
+    """The op's sharding rule (attribute first, then the registry), None if it has none or
+    one that cannot be used (`usable_rule`: propagation names those)."""
+    return usable_rule(op)

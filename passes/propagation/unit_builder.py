@@ -54,8 +54,8 @@ from shardc.dialect.rules.builder import identity_rule
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import (
     RULE_ATTR,
+    checked_rule,
     registered_ops,
-    rule_for,
     rule_keyed_on_signature,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -432,16 +432,12 @@ class ModuleUnits:
         entry = self._by_signature.get(key) if key is not None else None
         if entry is None:
             entry = self._rule_entry(op)
-            if entry is None:
-                return  # (a rule that failed: warned, not memoized)
             if key is not None:
                 self._by_signature[key] = entry
         rule, what, sizes, dims = entry
         if what is not _UNIT:
             if what is _NO_RULE:
                 self.report.ops_without_rules[name] = self.report.ops_without_rules.get(name, 0) + 1
-            elif what is _BAD_ARITY:
-                self.report.warnings.append(f"sharding rule of {name} does not match its arity")
             elif what is _TRIVIAL:
                 self.trivial += 1
             return
@@ -499,22 +495,18 @@ class ModuleUnits:
         else:
             self._index(u)
 
-    def _rule_entry(self, op: Operation) -> tuple | None:
-        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
-        that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
-        failed (warned)."""
-        try:
-            rule = rule_for(op, self.options.conservative)
-        except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
-            self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
-            return None
+    def _rule_entry(self, op: Operation) -> tuple:
+        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule counted
+        in the report; one that can move nothing: `_moves_nothing`; an unusable one, noted)."""
+        rule, why = checked_rule(op, self.options.conservative)
+        if why is not None:  # (ops alike have a rule alike: noted once for all of them)
+            self.report.rule_problems.note(op.name, why)
+            return (None, _NOTHING, (), ())
         if rule is None:
             counted = op.name not in CONSTANT_OPS and any(
                 isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
             )
             return (None, _NO_RULE if counted else _NOTHING, (), ())
-        if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
-            return (None, _BAD_ARITY, (), ())
         rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
@@ -708,7 +700,7 @@ def _rule_lookup_of(name: str, conservative: bool) -> bool | str:
     return rule_keyed_on_signature(name, conservative)
 
 # what `_rule_entry` says to do with an op
-_UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+_UNIT, _NO_RULE, _NOTHING, _TRIVIAL = "unit", "no rule", "nothing", "trivial"
 
 
 def block_dynamic_dims(rule: OpShardingRule, types: list[object]) -> OpShardingRule:
