@@ -20,6 +20,7 @@ from itertools import product
 
 from shardc.dialect.data_flow import CALL, DATA_FLOW_EDGE
 from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, func_body
+from shardc.dialect.layout_math import axes_size, sharded_local_bytes
 from shardc.dialect.op_views import (
     MANUAL_COMPUTATION,
     SHARDING_CONSTRAINT,
@@ -38,7 +39,7 @@ from shardc.dialect.shardings import (
 from shardc.dialect.types import TensorType, element_bytes
 
 from ..propagation.policies import ELEMENTWISE_OPS
-from .cost import AxisWeights, local_bytes, partial_reduce_bytes, reshard_bytes
+from .cost import AxisWeights, partial_reduce_bytes, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
 SCALAR_BODY_OPS = frozenset(
@@ -170,7 +171,7 @@ def value_bytes(v: Value, s: TensorSharding | None, mesh: Mesh) -> int:
     t = v.type
     if not isinstance(t, TensorType):
         return 0
-    return local_bytes(t.shape, element_bytes(t.element_type), s, mesh)
+    return sharded_local_bytes(t.shape, element_bytes(t.element_type), s, mesh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,10 +199,7 @@ def arg_candidates(
                 continue
             lst = per_dim.setdefault(d, [])
             lst.append(AxisRef(ax.name))
-            n = 1
-            for a in lst:
-                n *= a.size(mesh)
-            if shape[d] % n:
+            if shape[d] % axes_size(lst, mesh):
                 ok = False
                 break
         if not ok:
@@ -234,10 +232,7 @@ def _dims_from_factors(
                 if incomplete:
                     return None
                 axes.extend(fa[f])
-            n = 1
-            for a in fa[f]:
-                n *= a.size(mesh)
-            if n < sizes[f]:
+            if axes_size(fa[f], mesh) < sizes[f]:
                 incomplete = True
         dims.append(DimSharding(tuple(axes)))
     return TensorSharding(mesh_ref, tuple(dims))
@@ -289,10 +284,7 @@ def op_strategies(
             if f is None:
                 continue
             fa_l[f].append(AxisRef(ax.name))
-            n = 1
-            for a in fa_l[f]:
-                n *= a.size(mesh)
-            if sizes[f] % n:
+            if sizes[f] % axes_size(fa_l[f], mesh):
                 ok = False
                 break
         if not ok:

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.data_flow import CALL, CONTROL_FLOW_OPS, WHILE
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.layout_math import local_bytes
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
 from . import layout
-from .cost import local_bytes, peak_live
+from .cost import peak_live
 from .liveness import Liveness
 from .report import Memory
 

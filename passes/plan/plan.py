@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.layout_math import axes_size, local_bytes
 from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
@@ -37,7 +38,7 @@ from shardc.dialect.value_names import value_names
 from . import layout
 from .causes import Causes
 from .common_axes import common_axes
-from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
+from .cost import ALL_REDUCE, Dims, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
@@ -365,9 +366,7 @@ class _Planner:
             source = source_of(op, d, src.shape[d])
             if source is None:
                 continue
-            devices = 1
-            for a in have[d]:
-                devices *= a.size(mesh)
+            devices = axes_size(have[d], mesh)
             rows = halo_rows(source, src.shape[d], dst.shape[d], devices)
             if not rows:
                 continue
