@@ -49,7 +49,7 @@ class ImportShardingGroups:
 
     def run(self, module: Module, ctx: PassContext) -> None:
         added = False
-        if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, "stablehlo.while"):
+        if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, WHILE):
             warnings, added = import_sharding_groups(module, ctx.analysis(OpList, module))
             ImportNotes.of(ctx).warnings.extend(warnings)
         if not added:
