@@ -129,7 +129,7 @@ def plan(
     axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
 
     The input may be unpropagated (it is propagated first, as `shardc.propagate` does) or a
-    propagated module (propagation keeps its shardings). `Plan.to_json()` is the issue's schema.
+    propagated module (propagation keeps its shardings). `Plan.to_json()` has a fixed schema.
     `check`: also compile the layout with XLA (`shardc.propagate(..., mode="pin")`, on virtual
     CPU devices in a subprocess when this process lacks the mesh's) and match the compiled
     collectives to the planned ones (`Plan.check`, a `PlanCheck`).

@@ -1,8 +1,8 @@
 """The XLA backend: compile StableHLO + sdy text for a mesh's devices, place inputs, run.
 
-Compiles through jaxlib exactly as `reference/export-and-xla.md` §4 verified: the module's
-`@main` with `num_partitions` = the mesh's device count, propagation to parameters and outputs
-off (shardc decided them). Inputs are placed per the executable's parameter shardings, outputs
+Compiles through jaxlib as docs/xla_boundary.md §4 describes: the module's `@main` with
+`num_partitions` = the mesh's device count, propagation to parameters and outputs off where the
+module gives their sharding (shardc decided them; `open_io` lets XLA choose the others). Inputs are placed per the executable's parameter shardings, outputs
 come back as `jax.Array`s carrying the executable's output shardings (a `NamedSharding` on the
 mesh when one expresses it exactly).
 """

@@ -1,4 +1,4 @@
-"""Logical axis names mapped to mesh axes by rules (the flax `axis_rules` style, seed 003).
+"""Logical axis names mapped to mesh axes by rules (the flax `axis_rules` style).
 
     rules = [("batch", "X"), ("hidden", "Y"), ("heads", "Y"), ("embed_kernel", "X"), ("embed", "Y")]
     shardc.logical("batch", None, "embed")            # a spec, resolved when used

@@ -1,4 +1,4 @@
-"""Mesh-oriented placements (PyTorch DTensor style, seed 004) <-> tensor-dim shardings.
+"""Mesh-oriented placements (PyTorch DTensor style) <-> tensor-dim shardings.
 
 One placement per mesh axis, in mesh order: `Shard(d)` splits tensor dim `d` over that axis,
 `Replicate()` keeps full copies, `Partial()` holds partial sums (sdy `unreduced` axes).

@@ -2,7 +2,7 @@
 
 XLA's import keeps a module's boundary shardings, constraints, manual computations and the
 op-level shardings of a few ops (`passes.pin.KEEPS_OP_SHARDING`), then runs Shardy's
-`sdy-propagation-pipeline` to derive every other value's layout (reference/export-and-xla.md, 1).
+`sdy-propagation-pipeline` to derive every other value's layout (docs/xla_boundary.md §1).
 `ShardyOracle` runs that same pipeline through jaxlib on the module XLA would get and reads each
 op result's sharding back, by the op's walk index: the answer the `pin` export (passes/pin.py)
 compares shardc's layout with, to pin only what XLA would lay out otherwise.

@@ -1,10 +1,10 @@
-"""Export: write a propagated module's shardings in the form XLA keeps (design.md, contracts).
+"""Export: write a propagated module's shardings in the form XLA keeps (docs/xla_boundary.md §1).
 
 Every func argument/result and every op result gets a sharding (replicated ones too, on the
 module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are cut to their
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
-does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
-gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after each
+does (docs/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
+gets no op-level sharding (XLA drops it). Mode `pin` also puts a closed constraint after each
 op result outside manual regions whose layout XLA could derive otherwise by itself: every value
 but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
 whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
@@ -86,15 +86,16 @@ from .pin import (
 Mode = Literal["annotate", "pin"]
 # (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
 Candidate = tuple[Value, Operation, TensorSharding, bool]
-# ops whose results are always pinned: XLA's own propagation was seen to lay a gather's result
-# out otherwise than shardc's propagation would (differential fuzzer seed 1313, program 35:
-# 8,196 B left to XLA vs 4,868 B pinned)
+# ops whose results are always pinned: XLA's own propagation can lay a gather's result out
+# otherwise than shardc's propagation does, and moves more for it (measured on a random
+# program: 8,196 B left to XLA vs 4,868 B pinned)
 ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 
 # readers that may send a value's other readers through a constraint of their own (`_redirected`)
 REDIRECTING_USERS = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION})
 
-# ops XLA takes no op-level sharding on (reference/export-and-xla.md)
+# ops the export writes no op-level sharding on: a constraint's and a manual computation's
+# layouts live on the op itself, a while's XLA drops (docs/xla_boundary.md §2)
 NO_OP_SHARDING = frozenset({WHILE, MANUAL_COMPUTATION, SHARDING_CONSTRAINT})
 SKIP_OPS = frozenset({"builtin.module", FUNC, MESH})
 BROADCASTS = frozenset({"stablehlo.broadcast_in_dim"})  # (`_scalar_broadcast`'s op)
@@ -145,7 +146,7 @@ CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
 )
 
 # ops that extend a constant sub-computation when all their operands are in one (with
-# LOCAL_OPS at its roots; reference/propagation.md, import step 5): split-constants' set, less
+# LOCAL_OPS at its roots; docs/propagation.md §7.7): split-constants' set, less
 # the collectives and `map`
 CONSTANT_SUB_OPS = CONSTANT_EXPR_OPS - (ELEMENTWISE_OPS - CHAIN_OPS)
 
@@ -397,7 +398,7 @@ class _Exporter:
             return
         if op.name == RESHARD:
             # XLA (through jaxlib) rejects sdy.reshard; a closed constraint asks for the same
-            # layout at the same point (reference/sharding-representation.md §5.3).
+            # layout at the same point (docs/xla_boundary.md §2).
             op.name = SHARDING_CONSTRAINT
         if op.name == SHARDING_CONSTRAINT:
             c = ShardingConstraint(op)
@@ -692,7 +693,7 @@ class _Exporter:
     def constant_values(self, pinned: set[Value]) -> set[Value]:
         """The results of constant sub-computations not in `pinned`: constants, iotas
         and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
-        clones per use (reference/propagation.md, import step 5), each copy in its user's
+        clones per use (docs/propagation.md §7.7), each copy in its user's
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
         # from the constants `run` found, forward through their users (the closure a walk in
         # program order finds, without visiting every op)
@@ -795,8 +796,7 @@ class _Exporter:
             # as in Shardy's output: the constraint right after the op and every other use
             # reading its result, so XLA sees one value where a second constraint (or the pin)
             # would be another of the same layout (XLA reshards each HLO value apart: a
-            # concatenate of the two read them through two identical all-to-alls, fuzzer
-            # seed 3535 #57)
+            # concatenate of the two would read them through two identical all-to-alls)
             moved.add(id(target))  # (`splice_after` takes it out of its old place)
             for user, idx in others:
                 user.set_operand(idx, target.results[0])

@@ -50,7 +50,7 @@ class XlaLayouts:
     # walk index of a manual computation -> the keys of its in_shardings and out_shardings
     manuals: dict[int, tuple[tuple[Key, ...], tuple[Key, ...]]] = field(default_factory=dict)
 
-# ops whose op-level sharding XLA reads on import (reference/export-and-xla.md, 1): it drops
+# ops whose op-level sharding XLA reads on import (docs/xla_boundary.md §1): it drops
 # every other op-level sharding and derives those values itself
 KEEPS_OP_SHARDING = frozenset(
     {"stablehlo.custom_call", "stablehlo.send", "stablehlo.recv", "stablehlo.after_all"}
@@ -93,7 +93,7 @@ class XlaOracle(Protocol):
 
 
 # op families XLA rewrites before its Shardy runs (`chlo` ops: `chlo.top_k` into `mhlo.topk`,
-# `chlo.square` into a multiply, ...: reference/op-sharding-rules.md 3.9), where Shardy run on
+# `chlo.square` into a multiply, ...: docs/op_rules.md §3.9), where Shardy run on
 # the module as written knows no rule: the oracle is told the rule shardc gives them
 XLA_REWRITTEN_PREFIXES = ("chlo.",)
 

@@ -1,4 +1,4 @@
-"""Inputs that used to crash shardc: invalid UTF-8, deep nesting, an empty module.
+"""Inputs at the edges of what a parser meets: invalid UTF-8, deep nesting, an empty module.
 
 Each runs the CLI in-process (`shardc.tools.cli.main`): exit 1 with one line `error: ...` and no
 output, or exit 0 with output that parses and verifies.

@@ -47,7 +47,7 @@ def text(op) -> str:  # type: ignore[no-untyped-def]
 
 
 # --------------------------------------------------------------------------------------------
-# one rule per family (expected texts: reference/op-sharding-rules.md)
+# one rule per family (expected texts: Shardy's, docs/op_rules.md §3)
 
 
 @pytest.mark.parametrize(

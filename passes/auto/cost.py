@@ -1,6 +1,6 @@
 """The cost model of automatic sharding: pure functions of shapes, shardings and a mesh.
 
-The measure is the communication plan's (design.md): per collective, the larger of its operand
+The measure is the communication plan's (plan/cost.py): per collective, the larger of its operand
 and result local bytes. A reshard gathers the axes a value loses (all-gather: the larger side is
 its result), moves axes between dims at the same local size (all-to-all), and slices the axes it
 gains for free; an op whose reduction factor is sharded leaves partial results that an all-reduce

@@ -1,9 +1,9 @@
 """`split-call-sites`: every call site of a function gets its own copy of the callee.
 
-Shardy inlines each `func.call` as a named computation, so two call sites propagate
-independently (reference G32); `propagation/call_sites.py` clones the callee per call site and
-the export merges or keeps the copies. A call result without a sharding starts from its
-callee's result sharding.
+Shardy inlines each `func.call` as a named computation, so two call sites propagate independently
+(docs/propagation.md §7.6); `propagation/call_sites.py` clones the callee per call site and the
+export merges or keeps the copies. A call result without a sharding starts from its callee's result
+sharding.
 """
 
 from __future__ import annotations

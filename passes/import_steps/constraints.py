@@ -1,5 +1,5 @@
 """`apply-sharding-constraints`: a fully closed constraint shards its unsharded input
-(reference/propagation.md §7.2), as Shardy's import does.
+(docs/propagation.md §7.2), as Shardy's import does.
 
 A manual computation's in_shardings are constraints on its operands too (Shardy applies them the
 same way): a fully closed in_sharding becomes its operand's sharding, so propagation takes it as

@@ -16,7 +16,7 @@ Two views of the collectives, because two checks want different things:
   and collective_permute results vary along them. Used by the replication check (`replication.py`)
   and by the redundant-collective removal (`redundant.py`): both need a proof that a value is
   the same everywhere, and this view is exact about that.
-* `TYPING` (seed 002, what JAX's `check_vma` types say): as above except that all_gather results
+* `TYPING` (what JAX's `check_vma` types say): as above except that all_gather results
   *vary* along the gathered axes, so that all_gather transposes to psum_scatter. `shardc check`
   reports it beside the value view; where the two differ, JAX's own check would demand
   `all_gather_invariant` (or `check_vma=False`) for an unmapped output.

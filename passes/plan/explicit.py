@@ -5,8 +5,8 @@ them: `sdy.all_gather`, `sdy.all_slice`, `sdy.all_reduce`, `sdy.all_to_all`,
 its result's gets that layout on its result, and the collectives after it bring the value back.
 
 `as_constraints` turns every explicit collective into an `sdy.sharding_constraint` to its
-out_sharding: XLA 0.10.2 does not compile the collectives themselves (reference/
-export-and-xla.md 18), and the constraint form partitions to the same layout.
+out_sharding: XLA 0.10.2 does not compile the collectives themselves
+(docs/xla_boundary.md §2), and the constraint form partitions to the same layout.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Each call site sees its own copy of the callee during propagation, as in Shardy.
 
-Shardy inlines every `func.call` as a named computation, so two call sites of one function
-propagate independently (reference G32). shardc clones a callee for every call site but the first
-and marks each clone with `shardc.call_site_copy_of`. The export decides what stays: `annotate`
-(the `propagate` contract: every input func keeps its ops, new funcs may be added) keeps a copy
-per distinct layout, as Shardy's outlining does: a clone whose exported layout equals its
-original's (or an earlier kept clone's) is dropped and its calls point there; `pin` (what XLA
-compiles) keeps every clone, so every call site runs the layout propagation chose for it.
+Shardy inlines every `func.call` as a named computation, so two call sites of one function propagate
+independently (docs/propagation.md §7.6). shardc clones a callee for every call site but the first
+and marks each clone with `shardc.call_site_copy_of`. The export decides what stays: `annotate` (the
+`propagate` contract: every input func keeps its ops, new funcs may be added) keeps a copy per
+distinct layout, as Shardy's outlining does: a clone whose exported layout equals its original's (or
+an earlier kept clone's) is dropped and its calls point there; `pin` (what XLA compiles) keeps every
+clone, so every call site runs the layout propagation chose for it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The propagation driver: the worklist rounds and the write-back (reference/propagation.md §3-§6).
+"""The propagation driver: the worklist rounds and the write-back (docs/propagation.md §3-§8).
 
 `unit_builder.py` turns the module once into units (ops with rules, data-flow edges, barriers,
 func-result links) that read and write shardings through slots. The driver runs the rounds of

@@ -1,8 +1,8 @@
 """Propagation policies as data: the op-priority schedule and the user-priority rounds.
 
-The op-priority schedule is a tuple of direction functions, one per level (reference/
-propagation.md §6.1); level p uses the union of the functions of levels 0..p. User priorities are
-an outer loop of rounds p0, p1, ... (§6.2), built by `user_priority_rounds`.
+The op-priority schedule is a tuple of direction functions, one per level (docs/propagation.md
+§6.1); level p uses the union of the functions of levels 0..p. User priorities are an outer loop
+of rounds p0, p1, ... (docs/propagation.md §6.2), built by `user_priority_rounds`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dim shardings <-> per-factor axis lists (reference/propagation.md §2); pure, no IR.
+"""Dim shardings <-> per-factor axis lists (docs/propagation.md §2); pure, no IR.
 
 Projection is where sub-axes are born: a factor smaller than the axis on its dim takes the gcd
 part of it (`"x":(1)2`), and what cannot be expressed goes to the factor's overflow list.

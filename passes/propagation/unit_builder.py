@@ -1,4 +1,4 @@
-"""How a module becomes propagation units (reference/propagation.md §1 steps 2-12, §7, §8).
+"""How a module becomes propagation units (docs/propagation.md §1, §3, §7).
 
 `ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
 put it in the form propagation expects (constants split per use by `split-constants`): one unit
@@ -385,7 +385,7 @@ class ModuleUnits:
         elif name == FUNC_DATA_FLOW_EDGE:
             self._add_func_edge(op, funcs)
         elif name == RESHARD:
-            return  # no rule (reference): nothing crosses it; its result is fixed above
+            return  # no rule (docs/op_rules.md §3.9): nothing crosses it; its result is fixed above
         elif name in _IDENTITY_OPS:
             r = op.results[0]
             shape = r.type.shape if isinstance(r.type, TensorType) else ()

@@ -1,4 +1,4 @@
-"""The propagation's data model: holders, slots and units (reference/propagation.md §3, §8).
+"""The propagation's data model: holders, slots and units (docs/propagation.md §3, §8).
 
 A *unit* is one propagation step's worth of IR: an op with a rule, a data-flow edge (while, case,
 optimization_barrier, manual_computation, func.call), a propagation barrier or a function-result

@@ -1,4 +1,4 @@
-"""The plan's accuracy on one program, as the plan issue's targets measure it.
+"""The plan's accuracy on one program, as the plan's accuracy targets measure it.
 
 * bytes: the planned total against the collective bytes of XLA's compiled program (the `pin`
   export, `shardc.propagate(text, mode="pin")`, compiled for the mesh's CPU devices; the one
