@@ -101,10 +101,10 @@ PROPAGATION_BARRIER = "sdy.propagation_barrier"
 _IDENTITY_OPS = frozenset({SHARDING_CONSTRAINT, PROPAGATION_BARRIER, DATA_FLOW_EDGE})
 
 # the data-flow ops whose edges are units (data_flow.py): those Shardy puts edges on
-_EDGE_KINDS = {n: k for n, k in KIND_OF.items() if n in SHARDY_EDGE_OPS & WALKED_FLOW_OPS}
+_EDGE_KINDS = {n: KIND_OF[n] for n in SHARDY_EDGE_OPS & WALKED_FLOW_OPS}
 
 # ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
-_SPECIAL_OPS = STRUCTURAL_OPS | _EDGE_KINDS.keys() | _IDENTITY_OPS | {FUNC_DATA_FLOW_EDGE, RESHARD}
+_SPECIAL_OPS = STRUCTURAL_OPS | frozenset(_EDGE_KINDS) | _IDENTITY_OPS | {FUNC_DATA_FLOW_EDGE, RESHARD}
 
 
 class ModuleUnits:
