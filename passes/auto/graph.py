@@ -338,7 +338,7 @@ class StrategyGraph:
 
 def _top_level(op: Operation, body: Block) -> Operation:
     while op.parent is not body and op.parent is not None:
-        parent = op.parent_op()
+        parent = op.parent_op
         if parent is None:
             break
         op = parent
