@@ -20,8 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, callee_name, func_body
-from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, func_body
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    SHARDING_CONSTRAINT,
+    Func,
+    ShardingConstraint,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from .context import ALL, PassContext
@@ -94,7 +99,7 @@ XLA_REWRITTEN_PREFIXES = ("chlo.",)
 
 
 # ops whose shardings the compiled form keeps as the author wrote them (XLA keeps them as written)
-WRITTEN_OPS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
+WRITTEN_OPS = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION})
 
 
 @dataclass
@@ -108,16 +113,6 @@ class Written:
     # func -> its arguments' and results' shardings
     entries: dict[str, tuple[tuple[TensorSharding | None, ...], tuple[TensorSharding | None, ...]]]
     ops: dict[str, list[tuple[str, AttrDict]]]  # func -> (op name, properties) in walk order
-
-
-def entry_funcs(module: Module) -> dict[str, Operation]:
-    """The funcs XLA keeps the boundaries of: neither called nor private."""
-    callees = {callee_name(op) for op in module.ops_named("func.call")}
-    return {
-        name: func
-        for name, func in module.funcs.items()
-        if name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
-    }
 
 
 def _written_ops(func: Operation) -> list[Operation]:

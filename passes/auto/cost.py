@@ -79,24 +79,6 @@ def format_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
-def axes_product(axes: Iterable[AxisRef], mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
-
-
-def local_bytes(
-    shape: tuple[int, ...], elem_bytes: int, s: TensorSharding | None, mesh: Mesh
-) -> int:
-    """Per-device bytes of a tensor of `shape` laid out as `s` (None: replicated)."""
-    n = elem_bytes
-    for i, d in enumerate(shape):
-        k = axes_product(s.dims[i].axes, mesh) if s is not None and i < len(s.dims) else 1
-        n *= -(-max(d, 0) // k)
-    return n
-
-
 def collective_weight(axes: Iterable[AxisRef], weights: AxisWeights | None) -> float:
     """A collective over `axes` costs as its slowest axis (weight 1 where none is given)."""
     names = {a.name for a in axes}

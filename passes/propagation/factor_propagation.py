@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
 from .projection import AxisList, FactorSharding, TensorFactorShardings, is_strict_prefix
@@ -287,17 +288,10 @@ def _order_of(
     for f in factors:
         cand = cands[f]
         size, index = source_of_factor(step, f, cand, mesh)
-        sharded = -_product(cand, mesh) if step.elementwise else 0
+        sharded = -axes_size(cand, mesh) if step.elementwise else 0
         keys.append(((-size, sharded, index, f), f))
     keys.sort()
     return [f for _, f in keys]
-
-
-def _product(axes: AxisList, mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
 
 
 def _truncate_within(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from shardc.dialect.data_flow import DATA_FLOW_EDGE
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS as ELEMENTWISE_RULE_OPS
 
@@ -17,7 +18,7 @@ from .factor_propagation import Direction, Directions
 
 # element-wise for propagation: the rule registry's element-wise ops plus the sdy identities
 ELEMENTWISE_OPS: frozenset[str] = ELEMENTWISE_RULE_OPS | frozenset(
-    {"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"}
+    {"sdy.sharding_constraint", "sdy.propagation_barrier", DATA_FLOW_EDGE}
 )
 
 SHAPE_PASS_THROUGH_OPS = frozenset({"stablehlo.reshape", "stablehlo.transpose"})

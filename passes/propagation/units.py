@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeAlias, Union
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.ir import BlockArgument, Operation, Value
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.shardings import DimSharding, TensorSharding
@@ -269,7 +270,7 @@ def is_call_arg_edge(u: Unit) -> bool:
     sweep, or when the callee side changes. The driver reproduces that."""
     return (
         u.kind == "edge"
-        and u.op_name == "func.call"
+        and u.op_name == CALL
         and isinstance(holder_of(u.slots[u.n_operands]), BlockArgument)
     )
 
