@@ -39,6 +39,10 @@ from .solve import SOLVERS, Solution, min_peak, solve
 PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
 
 
+class BudgetUnmet(ShardcError):
+    """No layout meets the memory budget by auto's own live-set estimate."""
+
+
 @dataclass
 class Decision:
     """One dim auto gave axes to: value name, dim, the axes."""
@@ -72,10 +76,13 @@ class AutoReport:
 
     functions: list[FunctionResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the plan's figures of the layout chosen (`checked.planned`): what XLA is predicted to run
+    planned_bytes: int | None = None
+    planned_memory: int | None = None
 
     def lines(self) -> list[str]:
-        """A summary line per function, then its explanation lines."""
-        out = list(self.notes)
+        """A summary line per function, the notes, the plan's figures, then the explanations."""
+        out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
             out.append(
@@ -85,6 +92,13 @@ class AutoReport:
                 f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
                 f"{f.reshards} reshards made explicit"
             )
+        out.extend(self.notes)
+        if self.planned_bytes is not None and self.planned_memory is not None:
+            out.append(
+                f"auto: by the plan, the layout chosen moves {format_bytes(self.planned_bytes)} "
+                f"and needs {format_bytes(self.planned_memory)} per device"
+            )
+        for f in self.functions:
             out.extend(f.explanation)
         return out
 
@@ -95,18 +109,21 @@ class AutoReport:
 @dataclass(frozen=True)
 class AutoShardingPass:
     """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
-    ("data=4,model=1"), `time_limit` (seconds for the exact solve), `solver` ("highs" or
+    ("data=4,model=1"), `time_limit` (wall-clock seconds for the exact solve; None: only the
+    solvers' deterministic limits), `solver` ("highs" or
     "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
     see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
-    programs), `explain`, `tie_layers`."""
+    programs), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
+    it moves: the smallest layout found, one per program)."""
 
     memory_budget: int | str | None = None
     axis_cost: str = ""
-    time_limit: float = 20.0
+    time_limit: float | None = None
     solver: str = "highs"
     headroom: float = 0.1
     explain: bool = True
     tie_layers: bool = True
+    smallest: bool = False
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -159,14 +176,17 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
                 hint="use highs (the default) or cp-sat",
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
-        sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible and opts.tie_layers:
+        if opts.smallest:
+            sol = min_peak(p, opts.time_limit)
+        else:
+            sol = solve(p, target, opts.time_limit, solver=opts.solver)
+        if not sol.feasible and opts.tie_layers and not opts.smallest:
             p = build_problem(g, tie=False)
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible:
+        if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
             need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
-            raise ShardcError(
+            raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
                 f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
                 f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "

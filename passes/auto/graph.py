@@ -30,8 +30,10 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType, element_bytes
 
+from ..plan.op_cost import op_steps
+from ..plan.plan import tensor_of
 from ..propagation.policies import ELEMENTWISE_OPS
-from .cost import AxisWeights, local_bytes, partial_reduce_bytes, reshard_bytes
+from .cost import AxisWeights, collective_weight, local_bytes, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
 SCALAR_BODY_OPS = frozenset(
@@ -301,19 +303,39 @@ def op_strategies(
         if key in seen:
             continue
         seen.add(key)
-        reduced = [a for f in range(len(sizes)) if rule.kinds[f] == FactorKind.REDUCTION
-                   for a in fa[f]]  # fmt: skip
-        cost = 0.0
-        raw = 0
-        if reduced:
-            for r, s in zip(op.results, res, strict=True):
-                b = value_bytes(r, s, mesh)
-                raw += b
-                cost += partial_reduce_bytes(b, reduced, weights)
+        cost, raw = op_collectives(op, rule, ins, res, mesh, weights)  # type: ignore[arg-type]
         out.append(Strategy(list(res), list(ins), cost, raw, fa))  # type: ignore[arg-type]
         if len(out) >= MAX_STRATEGIES:
             break
     return out
+
+
+def op_collectives(
+    op: Operation,
+    rule: OpShardingRule,
+    operands: list[TensorSharding],
+    results: list[TensorSharding],
+    mesh: Mesh,
+    weights: AxisWeights | None,
+) -> tuple[float, int]:
+    """The weighted and raw bytes of the collectives the plan predicts for `op` computed with
+    its operands and results in these layouts (`passes.plan.op_cost.op_steps`, XLA's
+    partitioner model): the reductions of partial results, and whatever XLA's own choice of
+    the computed layout adds. The same function the plan costs the op with, so that auto
+    minimizes what `shardc plan` reports."""
+    tensors = []
+    for v, s in zip([*op.operands, *op.results], [*operands, *results], strict=True):
+        t = tensor_of(v, s)
+        if t is None:
+            return 0.0, 0
+        tensors.append(t)
+    steps = op_steps(rule, tensors, mesh, style="xla")
+    weighted = 0.0
+    raw = 0
+    for step in (s for group in (*steps.operands, *steps.results) for s in group):
+        raw += step.bytes
+        weighted += collective_weight(step.axes, weights) * step.bytes
+    return weighted, raw
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,7 +554,7 @@ class GraphBuilder:
             curs = [self.kept.of(r) for r in op.results]
             # ops alike (same rule, result types and kept layouts) have the same strategies:
             # repeated layers enumerate them once
-            key = (rule, tuple(r.type for r in op.results), tuple(curs))
+            key = (rule, tuple(v.type for v in (*op.operands, *op.results)), tuple(curs))
             cached = self.strategy_memo.get(key)
             if cached is None:
                 cached = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights, curs)

@@ -21,8 +21,12 @@ from .problem import Problem, eliminate
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
-# HiGHS stops once its answer is proven within this fraction of the optimum
+# HiGHS stops once its answer is proven within this fraction of the optimum, or after this many
+# branch-and-bound nodes; CP-SAT after this much deterministic time (one worker): limits that
+# give the same layout under any load (a wall-clock limit only where the user sets one)
 MIP_GAP = 0.01
+NODE_LIMIT = 2000
+DETERMINISTIC_TIME = 20.0
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
@@ -48,14 +52,14 @@ SOLVERS = ("highs", "cp-sat")
 def solve(
     p: Problem,
     budget: int | None,
-    time_limit: float = 20.0,
+    time_limit: float | None = None,
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
-    when the problem is bigger than `exact_limit` (node, strategy) pairs or nothing is found in
-    `time_limit` seconds."""
+    when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
+    deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
     q, recover = eliminate(p)
     size = sum(q.num_strategies[r] for r in set(q.rep))
     sol = None
@@ -205,12 +209,14 @@ def _objective_terms(p: Problem, m, x: dict[int, list], ix: _Indexes) -> list:  
     return terms
 
 
-def _solver(time_limit: float):  # noqa: ANN202
+def _solver(time_limit: float | None):  # noqa: ANN202
     from ortools.sat.python import cp_model
 
     s = cp_model.CpSolver()
-    s.parameters.max_time_in_seconds = time_limit
-    s.parameters.num_workers = 2
+    s.parameters.max_deterministic_time = DETERMINISTIC_TIME
+    if time_limit is not None:
+        s.parameters.max_time_in_seconds = time_limit
+    s.parameters.num_workers = 1
     s.parameters.random_seed = 0
     s.parameters.linearization_level = 2
     return s
@@ -224,7 +230,7 @@ def _choice(p: Problem, x: dict[int, list], s) -> list[int]:  # noqa: ANN001
     return out
 
 
-def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Solution | None:
     """CP-SAT on the exact formulation; None when it finds nothing in time (or none exists)."""
     from ortools.sat.python import cp_model
 
@@ -244,11 +250,11 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution |
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     choice = _choice(p, x, s)
-    method = "cp-sat optimal" if status == cp_model.OPTIMAL else "cp-sat feasible (time limit)"
+    method = "cp-sat optimal" if status == cp_model.OPTIMAL else "cp-sat feasible (limit)"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
 
 
-def min_peak(p: Problem, time_limit: float = 10.0) -> Solution:
+def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
     """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
     from ortools.sat.python import cp_model
 
@@ -309,7 +315,7 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     return best
 
 
-def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solution | None:
     """The same exact formulation as a MILP for HiGHS (`scipy.optimize.milp`): joint variables
     per edge with both marginals, memory rows over the live sets. None if nothing in time."""
     import numpy as np
@@ -417,7 +423,7 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
         constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
         integrality=integrality,
         bounds=Bounds(0, 1),
-        options={"time_limit": time_limit, "disp": False, "mip_rel_gap": MIP_GAP},
+        options=_milp_options(time_limit),
     )
     if res.x is None:
         return None
@@ -426,7 +432,15 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
         off = xoff[p.rep[n]]
         xs = res.x[off : off + p.num_strategies[p.rep[n]]]
         choice.append(int(np.argmax(xs)))
-    method = "highs optimal" if res.status == 0 else "highs feasible (time limit)"
+    method = "highs optimal" if res.status == 0 else "highs feasible (node limit)"
     if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
         method = f"highs within {MIP_GAP:.0%} of optimal"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
+
+
+def _milp_options(time_limit: float | None) -> dict[str, Any]:
+    """HiGHS's limits: the gap and node count always, wall-clock only where the user set one."""
+    out: dict[str, Any] = {"disp": False, "mip_rel_gap": MIP_GAP, "node_limit": NODE_LIMIT}
+    if time_limit is not None:
+        out["time_limit"] = time_limit
+    return out
