@@ -1,12 +1,12 @@
-"""Auto-sharding checked against XLA: plan, compile, read `memory_analysis`, re-plan if over.
+"""Auto-sharding checked against XLA: plan, compile, read `memory_analysis`, re-plan once if over.
 
-The auto pass plans memory with a live-set estimate that does not see XLA's schedule, fusion
-decisions or allocator. Where the mesh's devices are present, `shardc.jit(..., auto=True,
-memory_budget=...)` compiles the pinned layout, and when XLA's figure (arguments + outputs +
-temporaries - aliased) is over the budget, plans again with the target scaled by the measured
-ratio (and up again when XLA's figure is well under, where a plan with more memory may move
-fewer bytes), at most `ROUNDS` times; the plan that moves the fewest bytes among those XLA fits
-is kept. The report says what each round measured.
+The auto pass keeps its budget by the plan's memory (passes/auto/checked.py), a model of what
+XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
+memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
++ temporaries - aliased); when that is over the budget, auto plans once more for the budget
+scaled by the ratio XLA measured, and that layout must fit by XLA, or the call fails naming the
+smallest layout found (by the plan: one figure per program, whatever budget was asked). The
+report says what each compile measured.
 """
 
 from __future__ import annotations
@@ -17,14 +17,16 @@ from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.passes.auto.auto_pass import AutoOptions
+from shardc.passes.auto.checked import BudgetNotMet
+from shardc.passes.auto.cost import format_bytes
 
-ROUNDS = 4
+from .api_propagate import propagate_module
+from .backend import compile_text
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
     """Per-device bytes XLA's `memory_analysis` gives the compiled module."""
-    from .backend import compile_text
-
     stats = compile_text(text, devices).get_compiled_memory_stats()
     return int(
         stats.argument_size_in_bytes
@@ -34,50 +36,50 @@ def xla_memory(text: str, devices: list[Any]) -> int:
     )
 
 
+def smallest_layout(make_module: Callable[[], Module], options: Any) -> int:
+    """The plan's memory of the smallest layout auto finds for the program (the figure its
+    budget errors name, whatever the budget)."""
+    try:
+        propagate_module(make_module(), dataclasses.replace(options, memory_budget=1))
+    except BudgetNotMet as e:
+        return e.smallest
+    return 1
+
+
 def fit_to_budget(
     make_module: Callable[[], Module],
     options: Any,
     export_pin: Callable[[Module], str],
     devices: list[Any],
 ) -> tuple[Module, Any]:
-    """Propagate with auto until XLA's memory of the pinned layout is within the budget."""
-    from shardc.api_propagate import propagate_module
-    from shardc.passes.auto.cost import format_bytes, parse_size
-
-    budget = parse_size(options.memory_budget)
-    headroom = options.auto_headroom / 100
+    """Propagate with auto; where XLA's memory of the pinned layout is over the budget, plan
+    once more for a budget scaled by what XLA measured; fail where that is over too."""
+    budget = AutoOptions.of(options).budget
+    assert budget is not None
     notes: list[str] = []
-    best: tuple[float, Module, Any] | None = None
-    tried: set[float] = set()
-    for _ in range(ROUNDS):
-        key = round(headroom, 3)
-        if key in tried:
-            break
-        tried.add(key)
+    ask = budget
+    for attempt in range(2):
         module = make_module()
-        opts = dataclasses.replace(options, auto_headroom=round(headroom * 100, 3))
-        report = propagate_module(module, opts)
+        report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
         used = xla_memory(export_pin(module), devices)
-        planned = sum(f.objective for f in report.auto.functions) if report.auto else 0.0
+        planned = getattr(report.auto, "planned_memory", None) if report.auto else None
         notes.append(
-            f"auto: the plan made with {headroom:.0%} headroom moves {format_bytes(planned)}; "
-            f"XLA's memory_analysis: {format_bytes(used)} ({used} bytes) for a budget of "
-            f"{format_bytes(budget)}"
+            f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
+            f"{format_bytes(used)} ({used} bytes; the plan said "
+            f"{format_bytes(planned or 0)}) for a budget of {format_bytes(budget)}"
         )
-        if used <= budget and (best is None or planned < best[0]):
-            best = (planned, module, report)
-        if 0.93 * budget <= used <= budget:
-            break
-        # scale the planning target by what XLA measured, towards the budget either way
-        target = (1 - headroom) * budget * (0.98 * budget / used)
-        headroom = max(-1.0, min(0.95, 1 - target / budget))
-    if best is not None:
-        _, module, report = best
-        if report.auto is not None:
-            report.auto.notes.extend(notes)
-        return module, report
+        if used <= budget:
+            if report.auto is not None:
+                report.auto.notes.extend(notes)
+            return module, report
+        if attempt == 0:
+            # the plan was low by used/planned: ask it for the budget less that error
+            ask = max(1, int(budget * min(1.0, (planned or budget) / used) * 0.98))
+    smallest = smallest_layout(make_module, options)
     raise ShardcError(
-        f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA after "
-        f"{len(notes)} plans: " + "; ".join(n.removeprefix("auto: ") for n in notes),
-        hint="give a larger --memory-budget, or a mesh with more devices",
+        f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA: "
+        + "; ".join(n.removeprefix("auto: ") for n in notes)
+        + f"; the smallest layout found needs {format_bytes(smallest)} ({smallest} bytes) by "
+        "the plan",
+        hint="give a larger memory_budget, or a mesh with more devices",
     )

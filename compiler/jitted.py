@@ -36,7 +36,7 @@ from shardc.passes.propagation.report import PropagationReport
 from . import specs
 from .auto_fit import fit_to_budget
 from .backend import build_executable, mesh_devices
-from .calling import call_key, normalize_call, resolve_argspec, split_call
+from .calling import call_key, fed_back_entry, normalize_call, resolve_argspec, split_call
 from .dispatch import CallEntry, make_dispatcher
 from .exported import Exported, export_copy, export_in_place
 from .frontend import flat_shardings, trace_function
@@ -799,6 +799,10 @@ class Jitted:
             return traced_call(self, args, kwargs), None, False
         key = call_key(dyn, dyn_kw, statics, self._key_mesh())
         entry = self._cache.get(key)
+        if entry is None and self.options is not None and self.options.auto:
+            entry = fed_back_entry(key, self._cache)
+            if entry is not None:
+                self._cache[key] = entry
         if entry is None:
             lowered = self._lower_for_call(args, kwargs)
             lowered.compile()  # (registers what it compiled under the call's key)

@@ -180,6 +180,60 @@ def _tf_program() -> Program:
     )
 
 
+def adam_train_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
+    """One Adam step of a stack of transformer layers: parameters and both moments in and out
+    (a training loop's state), and the loss."""
+    import jax
+    import jax.numpy as jnp
+
+    params, mu, nu = state
+
+    def loss(p: dict[str, Any]) -> Any:
+        h = x
+        for layer in p["layers"]:
+            h = _layer(layer, h)
+        return jnp.mean((h - y) ** 2)
+
+    value, grads = jax.value_and_grad(loss)(params)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, mu, grads)
+    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, nu, grads)
+    params = jax.tree.map(lambda w, m, v: w - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu)
+    return (params, mu, nu), value
+
+
+def adam_args(layers: int) -> Callable[[], tuple[Any, ...]]:
+    """The arguments of `adam_train_step` with `layers` layers (moments start at zero)."""
+
+    def make() -> tuple[Any, ...]:
+        rng = np.random.default_rng(3)
+        params, x, y = _tf_args()
+        stack = [
+            {k: (rng.standard_normal(v.shape) / np.sqrt(v.shape[0])).astype(np.float32)
+             for k, v in params.items()}
+            for _ in range(layers)
+        ]  # fmt: skip
+        zeros = [{k: np.zeros_like(v) for k, v in p.items()} for p in stack]
+        state = ({"layers": stack}, {"layers": zeros}, {"layers": [dict(z) for z in zeros]})
+        return state, x, y
+
+    return make
+
+
+def adam_program(layers: int) -> Program:
+    """The Adam step with only the batch annotated, and the experts' layouts written for every
+    parameter and both moments."""
+    batch = "data, _, _"
+
+    def state(w: dict[str, str]) -> Any:
+        per = {"layers": [dict(w) for _ in range(layers)]}
+        return (per, per, per)
+
+    hand = {k: ((state(w), batch, batch), (state(w), None)) for k, w in TF_LAYOUTS.items()
+            if k != "2D (seed 003)"}  # fmt: skip
+    return Program(f"{layers}-layer Adam train step", adam_train_step, adam_args(layers),
+                   (None, batch, batch), hand)  # fmt: skip
+
+
 def programs() -> list[Program]:
     """MLP train step, transformer layer train step, MLP forward."""
     return [_mlp_program("MLP train step", True), _tf_program(), _mlp_program("MLP forward", False)]

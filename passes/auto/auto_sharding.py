@@ -196,7 +196,8 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             )
         decisions = apply_solution(g, sol.choice, names, kept)
         reshards = insert_reshards(g, sol.choice)
-        _set_func_results(module.funcs[fname], kept.results.get(fname, []))
+        paired = {j: g.nodes[an].values[0] for _, j, an in g.paired_sinks}
+        _set_func_results(module.funcs[fname], kept.results.get(fname, []), paired)
         res = FunctionResult(
             fname, sol.method, sol.objective, sol.peak, budget, len(g.nodes),
             sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
@@ -277,9 +278,12 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
     return len(made)
 
 
-def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
+def _set_func_results(
+    func: Operation, kept: list[TensorSharding | None], paired: dict[int, Value]
+) -> None:
     """Dims of the function's results that no annotation decided take the returned values'
-    new layouts."""
+    new layouts; a result paired with an argument (`paired`: result index -> the argument)
+    takes the argument's, so that a loop feeding it back calls the same program."""
     from shardc.dialect.ir import func_body
 
     body = func_body(func)
@@ -291,6 +295,9 @@ def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> Non
             break
         cur = kept[i] if i < len(kept) else Func(func).result_sharding(i)
         got = current_sharding(ret.operands[i])
+        if cur is None and i in paired and paired[i].sharding is not None:
+            Func(func).set_result_sharding(i, paired[i].sharding)  # type: ignore[arg-type]
+            continue
         if got is None:
             continue
         if cur is None:

@@ -28,6 +28,14 @@ from .graph import Kept
 ROUNDS = 3
 
 
+class BudgetNotMet(ShardcError):
+    """No layout auto found fits the budget; `smallest`: the plan's memory of the smallest."""
+
+    def __init__(self, smallest: int, message: str, *, hint: str | None = None):
+        self.smallest = smallest
+        super().__init__(message, hint=hint)
+
+
 @dataclasses.dataclass(frozen=True)
 class Planned:
     """The plan's figures of a layout: collective bytes and memory per device."""
@@ -116,7 +124,8 @@ def run_checked(
         )
         _record(report, got, notes)
         return report
-    raise ShardcError(
+    raise BudgetNotMet(
+        got.memory,
         f"memory budget {format_bytes(budget)} ({budget} bytes) cannot be met: the smallest "
         f"layout found needs {format_bytes(got.memory)} ({got.memory} bytes) per device by the "
         "plan (arguments + results + temporaries); " + "; ".join(

@@ -33,6 +33,7 @@ from shardc.dialect.types import TensorType, element_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import tensor_of
 from ..propagation.policies import ELEMENTWISE_OPS
+from .arguments import Arguments, free_arguments
 from .cost import AxisWeights, collective_weight, local_bytes, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
@@ -355,6 +356,10 @@ class StrategyGraph:
     num_positions: int = 0
     func_name: str = ""
     sinks: list[tuple[Value, TensorSharding]] = field(default_factory=list)
+    # result index -> the node of the argument it is paired with (a training loop's state: one
+    # layout in and out), and classes of argument nodes that share one choice
+    paired_sinks: list[tuple[Value, int, int]] = field(default_factory=list)  # value, result, node
+    arg_classes: list[list[int]] = field(default_factory=list)
     weights: AxisWeights | None = None
     position: dict[int, int] = field(default_factory=dict)  # id(top-level op) -> index
 
@@ -440,12 +445,16 @@ class GraphBuilder:
             self.g.where[id(v)] = (idx, j)
         return idx
 
-    def build(self, func_results: list[TensorSharding | None]) -> StrategyGraph:
+    def build(
+        self, func_results: list[TensorSharding | None], args: Arguments | None = None
+    ) -> StrategyGraph:
         body = self.body
         assert body is not None
-        for a in body.args:
+        arg_node: dict[int, int] = {}
+        for ai, a in enumerate(body.args):
             if not is_choice_tensor(a):
                 continue
+            arg_node[ai] = len(self.g.nodes)
             cur = self.kept.of(a)
             cands = arg_candidates(a.type.shape, cur, self.mesh, self.mesh_ref)  # type: ignore[union-attr]
             node = Node("arg", None, [a], [], [], [Strategy([c], []) for c in cands])
@@ -453,12 +462,23 @@ class GraphBuilder:
             node.signature = f"arg {a.type}"
             self.add_node(node)
         position = {id(op): i for i, op in enumerate(body.ops)}
+        paired = {j: i for i, j in args.pairs.items()} if args is not None else {}
+        if args is not None:
+            for c in args.classes:
+                members = [arg_node[i] for i in c.args if i in arg_node]
+                if len(members) > 1:
+                    self.g.arg_classes.append(members)
         for op in body.ops:
             if op.name == "func.return":
-                for v, s in zip(op.operands, func_results, strict=False):
-                    if is_choice_tensor(v):
-                        req = as_fixed(s, v.type.rank, self.mesh_ref)  # type: ignore[union-attr]
-                        self.g.sinks.append((v, req))
+                for j, v in enumerate(op.operands):
+                    if not is_choice_tensor(v):
+                        continue
+                    s = func_results[j] if j < len(func_results) else None
+                    i = paired.get(j)
+                    if s is None and i is not None and i in arg_node:
+                        self.g.paired_sinks.append((v, j, arg_node[i]))
+                        continue
+                    self.g.sinks.append((v, as_fixed(s, v.type.rank, self.mesh_ref)))  # type: ignore[union-attr]
                 continue
             if self.try_follow(op):
                 continue
@@ -624,10 +644,15 @@ def build_graph(
     weights: AxisWeights | None,
     kept: Kept | None = None,
 ) -> StrategyGraph:
-    """The strategy graph of function `name` of `module` after propagation."""
-    kept = kept or Kept.propagated(module)
+    """The strategy graph of function `name` of `module` after propagation; with `kept` (the
+    user's annotations), the arguments without one are classed (arguments.py): a state leaf
+    returned gets one layout in and out, repeated layers one choice."""
     func = module.funcs[name]
+    args = None
+    if kept is not None and not kept.everything_propagated:
+        args = free_arguments(module, name, lambda a: kept.of(a) is None)  # type: ignore[union-attr]
+    kept = kept or Kept.propagated(module)
     results = kept.results.get(name, [])
     builder = GraphBuilder(func, name, mesh, mesh_ref, weights, kept)
     builder.funcs = module.funcs
-    return builder.build(results)
+    return builder.build(results, args)

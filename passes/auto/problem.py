@@ -119,6 +119,22 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         ui, j = loc
         for k, s in enumerate(nodes[ui].strategies):
             cost[ui][k] += eb(x, s.outs[j], req)
+    for x, _, an in g.paired_sinks:
+        # a result paired with an argument leaves in the argument's layout
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        outs = [s.outs[0] for s in nodes[an].strategies]
+        if ui == an:
+            for k, s in enumerate(nodes[ui].strategies):
+                cost[ui][k] += eb(x, s.outs[j], outs[k])
+            continue
+        tbl = [[eb(x, ps.outs[j], o) for o in outs] for ps in nodes[ui].strategies]
+        if ui < an:
+            _add_table(edges, ui, an, tbl)
+        else:
+            _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
     value_node: list[int] = []
     vbytes: list[list[int]] = []
     index: dict[tuple[int, int], int] = {}
@@ -134,7 +150,20 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
+    _tie_classes(g, p)
     return p
+
+
+def _tie_classes(g: StrategyGraph, p: Problem) -> None:
+    """Arguments of one class (arguments.py: repeated layers' leaves, a moment and its
+    parameter) share one choice: their representatives are tied to the first member's."""
+    for members in g.arg_classes:
+        head = p.rep[members[0]]
+        for n in members[1:]:
+            r = p.rep[n]
+            if r == head or p.num_strategies[r] != p.num_strategies[head]:
+                continue
+            p.rep = [head if x == r else x for x in p.rep]
 
 
 def fused(v) -> bool:  # noqa: ANN001 - an IR value
