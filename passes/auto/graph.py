@@ -631,8 +631,9 @@ class GraphBuilder:
                     top = _top_level(user, body)
                     last = max(last, position.get(id(top), end))
                 if first < 0 or id(v) in returned:
-                    last = end
-                    first = -1 if first < 0 else first
+                    # arguments and results hold their buffers for the whole call (XLA's
+                    # memory_analysis counts them apart from the temporaries' peak)
+                    first, last = -1, end
                 self.g.live[(n, j)] = (first, last)
 
 
