@@ -253,26 +253,26 @@ def _classes(
         if i in rests:
             shapes.setdefault((str(body.args[i].type), tops[i], len(_tokens(rests[i]))), []).append(i)
     for members in shapes.values():
-        toks = {i: _tokens(rests[i]) for i in members}
+        paths = {i: _tokens(rests[i]) for i in members}
         layer: set[int] = set()
-        width = len(next(iter(toks.values())))
-        for k in range(width):
-            skeletons = {_NUMBER.sub("#", toks[i][k]) for i in members}
-            values = {toks[i][k] for i in members}
+        width = len(next(iter(paths.values())))
+        for pos in range(width):
+            skeletons = {_NUMBER.sub("#", paths[i][pos]) for i in members}
+            values = {paths[i][pos] for i in members}
             if len(skeletons) == 1 and len(values) >= MIN_REPEATS and "#" in next(iter(skeletons)):
-                layer.add(k)
+                layer.add(pos)
         for i in members:
-            key[i] = tops[i] + _layer_key(toks[i], layer)
+            key[i] = tops[i] + _layer_key(paths[i], layer)
     for i in roots:
         if i not in key:
             key[i] = names[i] or f"%arg{i}"
     _structural_ties(body, [i for i in roots if i not in rests], key)
     classes: dict[tuple[str, str], ArgClass] = {}
     for i in roots:
-        k = (key[i], str(body.args[i].type))
-        c = classes.get(k)
+        ck = (key[i], str(body.args[i].type))
+        c = classes.get(ck)
         if c is None:
-            c = classes[k] = ArgClass(key[i], body.args[i].type, [])  # type: ignore[arg-type]
+            c = classes[ck] = ArgClass(key[i], body.args[i].type, [])  # type: ignore[arg-type]
         c.args.append(i)
     for i, j in owner.items():
         while j in owner:

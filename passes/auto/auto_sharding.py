@@ -9,6 +9,7 @@ closed dims and what propagation decided are never changed: only open empty dims
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -68,6 +69,8 @@ class FunctionResult:
     decisions: list[Decision] = field(default_factory=list)
     reshards: int = 0
     explanation: list[str] = field(default_factory=list)
+    # the (node, strategy) chosen for each argument: what a later solve may rule out
+    arg_choice: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -124,6 +127,8 @@ class AutoShardingPass:
     explain: bool = True
     tie_layers: bool = True
     smallest: bool = False
+    # per function: argument layouts ruled out (lists of (node, strategy)), see `checked.py`
+    exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -170,6 +175,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         if not g.nodes:
             continue
         p = build_problem(g, tie=opts.tie_layers)
+        p.cuts = [list(c) for f, c in opts.exclude if f == fname]
         if opts.solver not in SOLVERS:
             raise ShardcError(
                 f"auto solver {opts.solver!r} is not one of {', '.join(SOLVERS)}",
@@ -177,11 +183,16 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
         if opts.smallest:
+            # the least memory, then the fewest bytes at that memory
             sol = min_peak(p, opts.time_limit)
+            cheapest = solve(p, sol.peak, opts.time_limit, solver=opts.solver)
+            if cheapest.feasible:
+                sol = dataclasses.replace(cheapest, method=f"smallest layout, {cheapest.method}")
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and opts.tie_layers and not opts.smallest:
             p = build_problem(g, tie=False)
+            p.cuts = [list(c) for f, c in opts.exclude if f == fname]
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
@@ -203,6 +214,8 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
             time.perf_counter() - t0, decisions, reshards,
         )  # fmt: skip
+        res.arg_choice = tuple((n, sol.choice[n]) for n, node in enumerate(g.nodes)
+                               if node.kind == "arg")  # fmt: skip
         if opts.explain:
             res.explanation = explain(g, p, sol, names, budget)
         report.functions.append(res)

@@ -6,8 +6,8 @@ models (fusion, XLA's partitioner strategies, dead code, buffers a collective ne
 each solve the module, with the chosen layout written and propagated, is planned: its collective
 bytes and its memory (arguments + results + temporaries, per device: XLA's memory_analysis
 measure) are the figures auto reports. Where the plan's memory is over the budget, auto solves
-again from the layout before it with its target scaled by the measured ratio (at most `ROUNDS`
-solves). Where no solve fits, the smallest layout found (the least memory auto's estimate can
+again from the layout before it, with that layout of the arguments ruled out and its target
+scaled by half the measured ratio (at most `ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory auto's estimate can
 reach, whatever it moves: one layout per program, whatever budget was asked) is taken if the plan
 says it fits, else auto fails naming that layout's figure.
 """
@@ -91,11 +91,14 @@ def run_checked(
         return report
     saved = _Restorer(module, kept or Kept.propagated(module))
     notes: list[str] = []
+    cuts: list[tuple[str, tuple[tuple[int, int], ...]]] = []
     for i in range(ROUNDS):
         if i:
             kept = saved.restore(module)
         try:
-            report = make(headroom, False).run(module, kept)
+            report = dataclasses.replace(make(headroom, False), exclude=tuple(cuts)).run(
+                module, kept
+            )
         except BudgetUnmet as e:
             notes.append(f"auto: no layout fits {1 - headroom:.0%} of the budget by auto's "
                          f"estimate ({e.message.split(': ', 1)[-1]})")  # fmt: skip
@@ -110,8 +113,10 @@ def run_checked(
         if got.memory <= budget:
             _record(report, got, notes)
             return report
-        # aim lower by what the plan measured over the budget
-        target = (1 - headroom) * budget * (0.98 * budget / got.memory)
+        # rule that layout of the arguments out, and aim lower by half of what the plan
+        # measured over the budget (the layouts between may fit the plan)
+        cuts.extend((f.func, f.arg_choice) for f in report.functions if f.arg_choice)
+        target = (1 - headroom) * budget * (0.98 * budget / got.memory) ** 0.5
         headroom = min(0.95, 1 - target / budget)
     kept = saved.restore(module)
     report = make(headroom, True).run(module, kept)

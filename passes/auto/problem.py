@@ -34,6 +34,8 @@ class Problem:
     # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
     temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
     rep: list[int] = field(default_factory=list)
+    # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
+    cuts: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -365,6 +367,7 @@ def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         p.live_sets,
         p.temps,
         list(p.rep),
+        p.cuts,
     )
 
     def recover(choice: list[int]) -> list[int]:

@@ -239,6 +239,8 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Sol
     if budget is not None:
         for live in p.live_sets:
             m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
+    for cut in p.cuts:
+        m.AddBoolOr([x[p.rep[n]][k].Not() for n, k in {(p.rep[n], k) for n, k in cut}])
     m.Minimize(sum(_objective_terms(p, m, x, ix)))
     start = solve_greedy(p, budget)
     if start.feasible:  # a first solution: CP-SAT improves on it and proves the optimum
@@ -391,6 +393,9 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         for k, row in enumerate(tbl):
             for kv, v2 in enumerate(row):
                 c[base + k * nv + kv] += v2
+    for cut in p.cuts:
+        picks = {xoff[p.rep[n]] + k for n, k in cut}
+        add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
     if budget is not None:
         for values, temps in p.live_sets:
             e: dict[int, float] = {}
