@@ -2,10 +2,13 @@
 replicated (which stays)."""
 
 import os
+
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
-import jax
-import numpy as np
-import shardc
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import shardc  # noqa: E402
 
 MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
