@@ -180,13 +180,23 @@ def _tf_program() -> Program:
     )
 
 
-def adam_train_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
-    """One Adam step of a stack of transformer layers: parameters and both moments in and out
-    (a training loop's state), and the loss."""
+def _adam(loss: Callable[[Any], Any], state: tuple[Any, Any, Any]) -> Any:
+    """One Adam step of `loss` over the parameters of `state` (params, mu, nu): the new state
+    (a training loop's: parameters and both moments in and out) and the loss."""
     import jax
     import jax.numpy as jnp
 
     params, mu, nu = state
+    value, grads = jax.value_and_grad(loss)(params)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, mu, grads)
+    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, nu, grads)
+    params = jax.tree.map(lambda w, m, v: w - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu)
+    return (params, mu, nu), value
+
+
+def adam_train_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
+    """One Adam step of a stack of transformer layers on a squared loss."""
+    import jax.numpy as jnp
 
     def loss(p: dict[str, Any]) -> Any:
         h = x
@@ -194,11 +204,32 @@ def adam_train_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
             h = _layer(layer, h)
         return jnp.mean((h - y) ** 2)
 
-    value, grads = jax.value_and_grad(loss)(params)
-    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, mu, grads)
-    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, nu, grads)
-    params = jax.tree.map(lambda w, m, v: w - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu)
-    return (params, mu, nu), value
+    return _adam(loss, state)
+
+
+def mlp_adam_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
+    """One Adam step of the 3-layer MLP on a squared loss."""
+    import jax.numpy as jnp
+
+    return _adam(lambda p: jnp.mean((_mlp_forward(p, x) - y) ** 2), state)
+
+
+def mlp_adam_program() -> Program:
+    """The MLP's Adam step with only the batch annotated, and the experts' layouts for every
+    parameter and both moments."""
+    batch = "data, _"
+
+    def make() -> tuple[Any, ...]:
+        params, x, y = _mlp_train_args()
+        zeros = [np.zeros_like(w) for w in params]
+        return (params, zeros, [np.zeros_like(w) for w in params]), x, y
+
+    hand = {k: (((w, w, w), batch, batch), ((w, w, w), None)) for k, w in MLP_LAYOUTS.items()}
+    # data parallel: parameters and moments replicated, the batch over every mesh axis
+    dp = ["_, _"] * 3
+    every = "{data, model}, _"
+    hand["data parallel"] = (((dp, dp, dp), every, every), ((dp, dp, dp), None))
+    return Program("MLP Adam train step", mlp_adam_step, make, (None, batch, batch), hand)
 
 
 def adam_args(layers: int) -> Callable[[], tuple[Any, ...]]:
