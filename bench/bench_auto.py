@@ -145,6 +145,38 @@ def stack(n_layers: int) -> None:
     print(f"| {n_layers} | {f.nodes} | {f.tied_nodes} | {f.strategies} | {secs:.1f} | {f.method} |")
 
 
+def moe(budgets: list[int]) -> None:
+    """The mixture-of-experts train step of tests/steps (top-2 routing, AdamW, groups on
+    data x expert): its own expert-parallel layout, compiled by XLA (jax.jit), against auto with
+    only the data annotated, at each budget."""
+    import shardc
+    from tests.auto_programs import collective_bytes
+    from tests.steps import moe as moe_step
+    from tests.steps.common import auto_mesh
+    from tests.steps.harness import memory_bytes
+
+    mesh = auto_mesh({"data": 4, "expert": 2})
+    step = moe_step.build(mesh)
+    args = step.init()
+
+    def measured(f: object) -> tuple[int, int]:
+        c = f.lower(*args).compile()  # type: ignore[attr-defined]
+        return collective_bytes(c.as_text()), memory_bytes(c)
+
+    eb, em = measured(step.jax_jit())
+    print(f"| MoE train step | expert parallel (its own) | - | {_kib(eb)} | {_kib(em)} | - | | |")
+    free = (None, None, *step.in_shardings[2:])
+    for b in budgets:
+        t0 = time.perf_counter()
+        f = shardc.jit(step.fun, mesh=mesh, in_shardings=free, auto=True, memory_budget=b,
+                       donate_argnums=step.donate_argnums)  # fmt: skip
+        ab, am = measured(f)
+        secs = time.perf_counter() - t0
+        ratio = f"{ab / eb:.2f} vs expert parallel" if em <= b else "n/a (expert over budget)"
+        print(f"| MoE train step | auto ({secs:.0f} s incl. XLA checks) | {b / 1e6:.1f}MB | "
+              f"{_kib(ab)} | {_kib(am)} | {'yes' if am <= b else 'NO'} | | {ratio} |")  # fmt: skip
+
+
 def speed(n_layers: int) -> None:
     """Seconds of jax.jit's lower + compile of the N-layer Adam step (batch on "data", the rest
     left to XLA), of auto's solve of it, and of shardc.jit's lower + compile with auto (no
@@ -182,6 +214,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.skip_table:
         table()
+        moe([400_000, 2_000_000])
         print()
     print("| Adam step layers | nodes | tied | jax.jit lower+compile s | auto solve s (ratio) "
           "| shardc.jit auto lower+compile s (ratio) | method |")  # fmt: skip
