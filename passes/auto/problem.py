@@ -293,18 +293,23 @@ def tie_repeated(
     return rep
 
 
-def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
-    """Fold away nodes whose choice touches no memory and at most two neighbours (min-sum
-    variable elimination: exact). Returns the smaller problem, where each folded node has one
-    dummy strategy, and the function that recovers their choices from a solution of it."""
+def eliminate(
+    p: Problem, memory: bool = True
+) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """Fold away nodes whose choice touches no memory (any, without `memory`: no budget) and at
+    most two neighbours (min-sum variable elimination: exact). Returns the smaller problem,
+    where each folded node has one dummy strategy, and the function that recovers their
+    choices from a solution of it."""
     n_nodes = len(p.num_strategies)
     tied = {r for n, r in enumerate(p.rep) if r != n}
     busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
-    for vi, n in enumerate(p.value_node):
-        if any(p.value_bytes[vi]):
-            busy.add(n)
-    for u, v, _ in p.temps:
-        busy.update((u, v))
+    busy.update(n for cut in p.cuts for n, _ in cut)
+    if memory:
+        for vi, n in enumerate(p.value_node):
+            if any(p.value_bytes[vi]):
+                busy.add(n)
+        for u, v, _ in p.temps:
+            busy.update((u, v))
     adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         _merge(adj[u], v, tbl)

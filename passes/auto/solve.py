@@ -60,7 +60,7 @@ def solve(
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
     deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
-    q, recover = eliminate(p)
+    q, recover = eliminate(p, memory=budget is not None)
     size = sum(q.num_strategies[r] for r in set(q.rep))
     sol = None
     if size <= exact_limit:
@@ -374,6 +374,7 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     for n, costs in enumerate(p.node_cost):
         for k, v in enumerate(costs):
             c[xoff[p.rep[n]] + k] += v
+    combined: dict[tuple[int, int], list[list[float]]] = {}
     for (u, v), tbl in p.edges.items():
         ru, rv = p.rep[u], p.rep[v]
         if ru == rv:
@@ -388,11 +389,26 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
             for k, row in enumerate(tbl):
                 c[xoff[ru] + k] += row[0]
             continue
-        base = pair(ru, rv)
-        nv = p.num_strategies[rv]
-        for k, row in enumerate(tbl):
-            for kv, v2 in enumerate(row):
-                c[base + k * nv + kv] += v2
+        if ru > rv:
+            ru, rv, tbl = rv, ru, [list(col) for col in zip(*tbl, strict=True)]
+        _merge_table(combined, (ru, rv), tbl)
+    for (ru, rv), tbl in combined.items():
+        # joint variables over classes of strategies with equal rows (columns) of costs: exact
+        # (integral choices put 1 on one class pair) and far fewer than one per strategy pair
+        row_cls = _classes(tbl)
+        col_cls = _classes([list(col) for col in zip(*tbl, strict=True)])
+        base = nvar
+        nvar += len(row_cls) * len(col_cls)
+        for ks in row_cls:
+            c.extend(tbl[ks[0]][kvs[0]] for kvs in col_cls)
+        for a, ks in enumerate(row_cls):
+            e = {base + a * len(col_cls) + b: 1.0 for b in range(len(col_cls))}
+            e.update({xoff[ru] + k: -1.0 for k in ks})
+            add_row(e, 0, 0)
+        for b, kvs in enumerate(col_cls):
+            e = {base + a * len(col_cls) + b: 1.0 for a in range(len(row_cls))}
+            e.update({xoff[rv] + kv: -1.0 for kv in kvs})
+            add_row(e, 0, 0)
     for cut in p.cuts:
         picks = {xoff[p.rep[n]] + k for n, k in cut}
         add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
@@ -430,6 +446,9 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         bounds=Bounds(0, 1),
         options=_milp_options(time_limit),
     )
+    import os as _os
+    if _os.environ.get("AUTO_DEBUG"):
+        print("milp", nvar, nrow, getattr(res, "mip_node_count", None), getattr(res, "mip_dual_bound", None), res.fun)
     if res.x is None:
         return None
     choice = []
@@ -449,3 +468,20 @@ def _milp_options(time_limit: float | None) -> dict[str, Any]:
     if time_limit is not None:
         out["time_limit"] = time_limit
     return out
+
+
+def _merge_table(
+    d: dict[tuple[int, int], list[list[float]]], key: tuple[int, int], tbl: list[list[float]]
+) -> None:
+    old = d.get(key)
+    d[key] = [list(r) for r in tbl] if old is None else [
+        [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+    ]
+
+
+def _classes(rows: list[list[float]]) -> list[list[int]]:
+    """Indices of equal rows, grouped in order of first appearance."""
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for k, row in enumerate(rows):
+        groups.setdefault(tuple(row), []).append(k)
+    return list(groups.values())
