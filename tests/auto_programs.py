@@ -265,9 +265,22 @@ def adam_program(layers: int) -> Program:
                    (None, batch, batch), hand)  # fmt: skip
 
 
+def transformer_forward(params: dict[str, Any], x: Any) -> Any:
+    """The transformer layer's forward pass."""
+    return _layer(params, x)
+
+
+def _tf_forward_program() -> Program:
+    batch = "data, _, _"
+    hand = {k: ((w, batch), None) for k, w in TF_LAYOUTS.items() if k != "2D (seed 003)"}
+    return Program("transformer forward", transformer_forward, lambda: _tf_args()[:2],
+                   (None, batch), hand)  # fmt: skip
+
+
 def programs() -> list[Program]:
-    """MLP train step, transformer layer train step, MLP forward."""
-    return [_mlp_program("MLP train step", True), _tf_program(), _mlp_program("MLP forward", False)]
+    """MLP train step, transformer layer train step, MLP forward, transformer forward."""
+    return [_mlp_program("MLP train step", True), _tf_program(), _mlp_program("MLP forward", False),
+            _tf_forward_program()]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,25 +310,23 @@ def fresh(fun: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) -> Measured:
-    """Lower with shardc.jit, compile the pinned layout with XLA, run it, read bytes/memory."""
+    """Lower with shardc.jit, compile as `.compile()` does (what a call runs), run it, read the
+    compiled program's collective bytes and memory_analysis."""
     import jax
 
     import shardc
-
-    from .differential.harness import compile_mlir, run_executable
 
     f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=in_sh, out_shardings=out_sh,
                    **jit_kwargs)  # fmt: skip
     args = prog.args()
     lowered = f.lower(*args)
-    exe = compile_mlir(lowered.as_text("pretty", "pin"))
-    hlo = exe.hlo_modules()[0].to_string()
-    stats = exe.get_compiled_memory_stats()
+    compiled = lowered.compile()
+    exe = compiled.executable
+    stats = exe.memory_analysis()
     mem = (stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
            - stats.alias_size_in_bytes)  # fmt: skip
-    leaves = jax.tree.leaves(args)
-    outs = run_executable(exe, leaves)
-    return Measured(collective_bytes(hlo), mem, outs, lowered.in_shardings)
+    outs = [np.asarray(x) for x in jax.tree.leaves(compiled(*args))]
+    return Measured(collective_bytes(exe.as_text()), mem, outs, lowered.in_shardings)
 
 
 def reference(prog: Program) -> list[np.ndarray]:

@@ -45,7 +45,7 @@ class AutoOptions:
     memory_budget: int | str | None = None
     axis_cost: str = ""
     time_limit: float | None = None
-    headroom: float = 10.0
+    headroom: float = 0.0
     solver: str = "highs"
     keep_propagated: bool = False
 

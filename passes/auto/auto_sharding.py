@@ -123,7 +123,7 @@ class AutoShardingPass:
     axis_cost: str = ""
     time_limit: float | None = None
     solver: str = "highs"
-    headroom: float = 0.1
+    headroom: float = 0.0
     explain: bool = True
     tie_layers: bool = True
     smallest: bool = False

@@ -93,9 +93,9 @@ class PropagationOptions:
         "solvers stop on deterministic limits, so the layout does not depend on the load)",
     )
     auto_headroom: float = _option(
-        10.0,
-        "with --auto: percent of the budget the plan keeps free (the estimate does not see "
-        "XLA's schedule; shardc.jit also checks XLA's memory_analysis and re-plans)",
+        0.0,
+        "with --auto: percent of the budget auto's solve keeps free (its memory estimate is "
+        "checked by the plan's after each solve, and by XLA's memory_analysis in shardc.jit)",
     )
     auto_solver: str = _option(
         "highs", "with --auto: exact solver, highs (scipy's milp) or cp-sat (OR-tools)"
