@@ -402,13 +402,13 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         for ks in row_cls:
             c.extend(tbl[ks[0]][kvs[0]] for kvs in col_cls)
         for a, ks in enumerate(row_cls):
-            e = {base + a * len(col_cls) + b: 1.0 for b in range(len(col_cls))}
-            e.update({xoff[ru] + k: -1.0 for k in ks})
-            add_row(e, 0, 0)
+            marginal = {base + a * len(col_cls) + b: 1.0 for b in range(len(col_cls))}
+            marginal.update({xoff[ru] + k: -1.0 for k in ks})
+            add_row(marginal, 0, 0)
         for b, kvs in enumerate(col_cls):
-            e = {base + a * len(col_cls) + b: 1.0 for a in range(len(row_cls))}
-            e.update({xoff[rv] + kv: -1.0 for kv in kvs})
-            add_row(e, 0, 0)
+            marginal = {base + a * len(col_cls) + b: 1.0 for a in range(len(row_cls))}
+            marginal.update({xoff[rv] + kv: -1.0 for kv in kvs})
+            add_row(marginal, 0, 0)
     for cut in p.cuts:
         picks = {xoff[p.rep[n]] + k for n, k in cut}
         add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
@@ -446,9 +446,6 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         bounds=Bounds(0, 1),
         options=_milp_options(time_limit),
     )
-    import os as _os
-    if _os.environ.get("AUTO_DEBUG"):
-        print("milp", nvar, nrow, getattr(res, "mip_node_count", None), getattr(res, "mip_dual_bound", None), res.fun)
     if res.x is None:
         return None
     choice = []
