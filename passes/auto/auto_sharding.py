@@ -34,7 +34,7 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import SOLVERS, Solution, min_peak, solve
+from .solve import SOLVERS, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
@@ -183,11 +183,12 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
         if opts.smallest:
-            # the least memory, then the fewest bytes at that memory
+            # the least memory, then (greedily: an exact solve at the least memory is the
+            # hardest of all) fewer bytes at that memory
             sol = min_peak(p, opts.time_limit)
-            cheapest = solve(p, sol.peak, opts.time_limit, solver=opts.solver)
-            if cheapest.feasible:
-                sol = dataclasses.replace(cheapest, method=f"smallest layout, {cheapest.method}")
+            cheaper = solve_greedy(p, sol.peak)
+            if cheaper.feasible and cheaper.objective < sol.objective:
+                sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and opts.tie_layers and not opts.smallest:
