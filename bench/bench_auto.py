@@ -53,7 +53,7 @@ BUDGETS = {
     "transformer train step": ["500KB", "350KB"],
     "MLP forward": ["1MB", "600KB", "400KB"],
     "MLP Adam train step": ["11MB", "7MB", "1.7MB"],
-    "1-layer Adam train step": ["1.3MB", "700KB", "450KB"],
+    "1-layer Adam train step": ["1.3MB", "450KB"],
 }
 
 
