@@ -216,7 +216,7 @@ STEPS: dict[str, Callable[[], Step]] = {
 def measure(name: str) -> dict[str, int]:
     """Planned and compiled bytes and memory of step `name`."""
     import shardc
-    from shardc.hlo_collectives import total_bytes
+    from shardc.backend.hlo_collectives import total_bytes
     from tests.differential.plan_targets import xla_memory
 
     fn, args, mesh, ins, outs = STEPS[name]()
