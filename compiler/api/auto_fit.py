@@ -3,10 +3,11 @@
 The auto pass keeps its budget by the plan's memory (passes/auto/checked.py), a model of what
 XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
 memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
-+ temporaries - aliased); when that is over the budget, auto plans once more for the budget
-scaled by the ratio XLA measured, and that layout must fit by XLA, or the call fails naming the
-smallest layout found (by the plan: one figure per program, whatever budget was asked). The
-report says what each compile measured.
++ temporaries - aliased), which is the promise there: where it differs from the plan's, auto
+plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
+smallest layout is measured first), and the layout XLA fits that moves fewest bytes is kept;
+else the call fails naming the smallest layout found (by the plan: one figure per program,
+whatever budget was asked). The report says what each compile measured.
 """
 
 from __future__ import annotations
@@ -51,29 +52,48 @@ def fit_to_budget(
     export_pin: Callable[[Module], str],
     devices: list[Any],
 ) -> tuple[Module, Any]:
-    """Propagate with auto; where XLA's memory of the pinned layout is over the budget, plan
-    once more for a budget scaled by what XLA measured; fail where that is over too."""
+    """Propagate with auto and measure the layout with XLA. Where the plan finds nothing within
+    the budget, the smallest layout it found is measured instead (the plan may overestimate).
+    Where XLA's figure is not the plan's, plan once more for the budget corrected by the plan's
+    error, and keep the layout that moves fewest bytes among those XLA fits; fail if none does."""
     budget = AutoOptions.of(options).budget
     assert budget is not None
     notes: list[str] = []
-    ask = budget
-    for attempt in range(2):
+    fits: list[tuple[int, Module, Any]] = []
+
+    def attempt(ask: int) -> tuple[int, int] | None:
+        """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
         module = make_module()
-        report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
+        try:
+            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
+        except BudgetNotMet as e:
+            notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
+                         f"needs {format_bytes(e.smallest)})")  # fmt: skip
+            return None
         used = xla_memory(export_pin(module), devices)
-        planned = getattr(report.auto, "planned_memory", None) if report.auto else None
+        planned = getattr(report.auto, "planned_memory", None) or used
         notes.append(
             f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
-            f"{format_bytes(used)} ({used} bytes; the plan said "
-            f"{format_bytes(planned or 0)}) for a budget of {format_bytes(budget)}"
+            f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "
+            f"budget of {format_bytes(budget)}"
         )
         if used <= budget:
-            if report.auto is not None:
-                report.auto.notes.extend(notes)
-            return module, report
-        if attempt == 0:
-            # the plan was low by used/planned: ask it for the budget less that error
-            ask = max(1, int(budget * min(1.0, (planned or budget) / used) * 0.98))
+            fits.append((getattr(report.auto, "planned_bytes", 0) or 0, module, report))
+        return used, planned
+
+    got = attempt(budget)
+    if got is None:
+        got = attempt(smallest_layout(make_module, options))
+    if got is not None and not (fits and got[0] == got[1]):
+        used, planned = got
+        # the plan's memory was off by planned/used: ask it for the budget corrected by that
+        corrected = max(1, int(budget * planned / used * 0.98))
+        attempt(corrected)
+    if fits:
+        _, module, report = min(fits, key=lambda f: f[0])
+        if report.auto is not None:
+            report.auto.notes.extend(notes)
+        return module, report
     smallest = smallest_layout(make_module, options)
     raise ShardcError(
         f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA: "
