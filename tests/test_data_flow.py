@@ -7,7 +7,7 @@ from shardc.dialect import data_flow
 from shardc.dialect.data_flow import FlowKind
 from shardc.dialect.ir import Module, Operation, Value
 from shardc.dialect.op_views import Func
-from shardc.importer import import_text
+from shardc.backend.importer import import_text
 
 TEXT = """
 sdy.mesh @mesh = <["x"=2]>

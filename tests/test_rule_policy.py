@@ -17,7 +17,7 @@ from shardc.dialect.rules.registry import (
     usable_rule,
 )
 from shardc.dialect.rules.syntax import parse_rule
-from shardc.importer import import_text
+from shardc.backend.importer import import_text
 from shardc.passes.propagation.driver import propagate
 
 # negate gets a rule that raises, abs one with two operands; each op twice, of two shapes
