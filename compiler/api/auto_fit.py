@@ -54,8 +54,9 @@ def fit_to_budget(
 ) -> tuple[Module, Any]:
     """Propagate with auto and measure the layout with XLA. Where the plan finds nothing within
     the budget, the smallest layout it found is measured instead (the plan may overestimate).
-    Where XLA's figure is not the plan's, plan once more for the budget corrected by the plan's
-    error, and keep the layout that moves fewest bytes among those XLA fits; fail if none does."""
+    Where XLA's figure is over the budget, or the plan's bound and overestimated, plan once more
+    for the budget corrected by the plan's error, and keep the layout that moves fewest bytes
+    among those XLA fits; fail if none does."""
     budget = AutoOptions.of(options).budget
     assert budget is not None
     notes: list[str] = []
@@ -84,7 +85,9 @@ def fit_to_budget(
     got = attempt(budget)
     if got is None:
         got = attempt(smallest_layout(make_module, options))
-    if got is not None and not (fits and got[0] == got[1]):
+    # plan once more where XLA measured more than the budget, or where the plan's budget bound
+    # (its figure near the budget) and it overestimated: a cheaper layout may fit XLA
+    if got is not None and (not fits or (got[1] > 0.95 * budget and got[1] > 1.05 * got[0])):
         used, planned = got
         # the plan's memory was off by planned/used: ask it for the budget corrected by that
         corrected = max(1, int(budget * planned / used * 0.98))
