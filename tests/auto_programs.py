@@ -180,9 +180,107 @@ def _tf_program() -> Program:
     )
 
 
+def _adam(loss: Callable[[Any], Any], state: tuple[Any, Any, Any]) -> Any:
+    """One Adam step of `loss` over the parameters of `state` (params, mu, nu): the new state
+    (a training loop's: parameters and both moments in and out) and the loss."""
+    import jax
+    import jax.numpy as jnp
+
+    params, mu, nu = state
+    value, grads = jax.value_and_grad(loss)(params)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, mu, grads)
+    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, nu, grads)
+    params = jax.tree.map(lambda w, m, v: w - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu)
+    return (params, mu, nu), value
+
+
+def adam_train_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
+    """One Adam step of a stack of transformer layers on a squared loss."""
+    import jax.numpy as jnp
+
+    def loss(p: dict[str, Any]) -> Any:
+        h = x
+        for layer in p["layers"]:
+            h = _layer(layer, h)
+        return jnp.mean((h - y) ** 2)
+
+    return _adam(loss, state)
+
+
+def mlp_adam_step(state: tuple[Any, Any, Any], x: Any, y: Any) -> Any:
+    """One Adam step of the 3-layer MLP on a squared loss."""
+    import jax.numpy as jnp
+
+    return _adam(lambda p: jnp.mean((_mlp_forward(p, x) - y) ** 2), state)
+
+
+def mlp_adam_program() -> Program:
+    """The MLP's Adam step with only the batch annotated, and the experts' layouts for every
+    parameter and both moments."""
+    batch = "data, _"
+
+    def make() -> tuple[Any, ...]:
+        params, x, y = _mlp_train_args()
+        zeros = [np.zeros_like(w) for w in params]
+        return (params, zeros, [np.zeros_like(w) for w in params]), x, y
+
+    hand = {k: (((w, w, w), batch, batch), ((w, w, w), None)) for k, w in MLP_LAYOUTS.items()}
+    # data parallel: parameters and moments replicated, the batch over every mesh axis
+    dp = ["_, _"] * 3
+    every = "{data, model}, _"
+    hand["data parallel"] = (((dp, dp, dp), every, every), ((dp, dp, dp), None))
+    return Program("MLP Adam train step", mlp_adam_step, make, (None, batch, batch), hand)
+
+
+def adam_args(layers: int) -> Callable[[], tuple[Any, ...]]:
+    """The arguments of `adam_train_step` with `layers` layers (moments start at zero)."""
+
+    def make() -> tuple[Any, ...]:
+        rng = np.random.default_rng(3)
+        params, x, y = _tf_args()
+        stack = [
+            {k: (rng.standard_normal(v.shape) / np.sqrt(v.shape[0])).astype(np.float32)
+             for k, v in params.items()}
+            for _ in range(layers)
+        ]  # fmt: skip
+        zeros = [{k: np.zeros_like(v) for k, v in p.items()} for p in stack]
+        state = ({"layers": stack}, {"layers": zeros}, {"layers": [dict(z) for z in zeros]})
+        return state, x, y
+
+    return make
+
+
+def adam_program(layers: int) -> Program:
+    """The Adam step with only the batch annotated, and the experts' layouts written for every
+    parameter and both moments."""
+    batch = "data, _, _"
+
+    def state(w: dict[str, str]) -> Any:
+        per = {"layers": [dict(w) for _ in range(layers)]}
+        return (per, per, per)
+
+    hand = {k: ((state(w), batch, batch), (state(w), None)) for k, w in TF_LAYOUTS.items()
+            if k != "2D (seed 003)"}  # fmt: skip
+    return Program(f"{layers}-layer Adam train step", adam_train_step, adam_args(layers),
+                   (None, batch, batch), hand)  # fmt: skip
+
+
+def transformer_forward(params: dict[str, Any], x: Any) -> Any:
+    """The transformer layer's forward pass."""
+    return _layer(params, x)
+
+
+def _tf_forward_program() -> Program:
+    batch = "data, _, _"
+    hand = {k: ((w, batch), None) for k, w in TF_LAYOUTS.items() if k != "2D (seed 003)"}
+    return Program("transformer forward", transformer_forward, lambda: _tf_args()[:2],
+                   (None, batch), hand)  # fmt: skip
+
+
 def programs() -> list[Program]:
-    """MLP train step, transformer layer train step, MLP forward."""
-    return [_mlp_program("MLP train step", True), _tf_program(), _mlp_program("MLP forward", False)]
+    """MLP train step, transformer layer train step, MLP forward, transformer forward."""
+    return [_mlp_program("MLP train step", True), _tf_program(), _mlp_program("MLP forward", False),
+            _tf_forward_program()]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,25 +310,23 @@ def fresh(fun: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) -> Measured:
-    """Lower with shardc.jit, compile the pinned layout with XLA, run it, read bytes/memory."""
+    """Lower with shardc.jit, compile as `.compile()` does (what a call runs), run it, read the
+    compiled program's collective bytes and memory_analysis."""
     import jax
 
     import shardc
-
-    from .differential.harness import compile_mlir, run_executable
 
     f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=in_sh, out_shardings=out_sh,
                    **jit_kwargs)  # fmt: skip
     args = prog.args()
     lowered = f.lower(*args)
-    exe = compile_mlir(lowered.as_text("pretty", "pin"))
-    hlo = exe.hlo_modules()[0].to_string()
-    stats = exe.get_compiled_memory_stats()
+    compiled = lowered.compile()
+    exe = compiled.executable
+    stats = exe.memory_analysis()
     mem = (stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
            - stats.alias_size_in_bytes)  # fmt: skip
-    leaves = jax.tree.leaves(args)
-    outs = run_executable(exe, leaves)
-    return Measured(collective_bytes(hlo), mem, outs, lowered.in_shardings)
+    outs = [np.asarray(x) for x in jax.tree.leaves(compiled(*args))]
+    return Measured(collective_bytes(exe.as_text()), mem, outs, lowered.in_shardings)
 
 
 def reference(prog: Program) -> list[np.ndarray]:

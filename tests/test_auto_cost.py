@@ -8,9 +8,9 @@ from shardc.dialect.errors import ShardcError
 from shardc.dialect.layout_math import sharded_local_bytes
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.passes.auto.cost import (
+    collective_weight,
     parse_axis_costs,
     parse_size,
-    partial_reduce_bytes,
     reshard_bytes,
 )
 from shardc.passes.auto.problem import Problem, eliminate
@@ -61,9 +61,10 @@ def test_reshard_bytes_by_kind() -> None:
     # weighted by the slowest axis lost
     w = {"x": 4.0, "y": 1.0}
     assert reshard_bytes(shape, 4, sh(("x",), ()), sh((), ()), MESH, w) == 4 * 8 * 16 * 4
-    assert partial_reduce_bytes(100, [AxisRef("y")], w) == 100
-    assert partial_reduce_bytes(100, [AxisRef("x"), AxisRef("y")], w) == 400
-    assert partial_reduce_bytes(100, []) == 0
+    # a collective over several axes costs as its slowest one; over none it is free
+    assert collective_weight([AxisRef("y")], w) == 1
+    assert collective_weight([AxisRef("x"), AxisRef("y")], w) == 4
+    assert collective_weight([], w) == 0
 
 
 def _chain(budget_heavy: bool = False) -> Problem:

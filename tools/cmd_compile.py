@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-redundant-collectives", action="store_true",
                         help="do not rewrite collectives of shard_map regions that act on "
                         "device-invariant values (rewritten by default, as .compile() does)")
+    parser.add_argument("--auto", action="store_true",
+                        help="choose the layouts of the arguments the script left unannotated "
+                        "(cost-based, within --memory-budget); annotated ones stay as written")
+    parser.add_argument("--memory-budget", default=None, metavar="SIZE",
+                        help="with --auto: per-device memory budget, bytes or with KiB/MiB/GiB")
     parser.add_argument("--no-check-replication", action="store_true",
                         help="skip the check that shard_map outputs declared replicated along a "
                         "manual axis do not vary along it")
@@ -64,6 +69,22 @@ def _user_error(script: str, exc: BaseException) -> Any:
             break
     text = str(exc).strip().splitlines()
     return ShardcError(f"{where}: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": "))
+
+
+def auto_options(options: Any, budget: str | None) -> Any:
+    """An entry's propagation options with automatic sharding on (and `budget`)."""
+    import dataclasses
+
+    from shardc.passes.propagation.options import PropagationOptions
+
+    if options is None:
+        options = PropagationOptions()
+    elif isinstance(options, dict):
+        options = PropagationOptions(**options)
+    extra: dict[str, Any] = {"auto": True}
+    if budget:
+        extra["memory_budget"] = budget
+    return dataclasses.replace(options, **extra)
 
 
 def load_entries(script: str) -> dict[str, Any]:
@@ -117,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         fun.caller = CLI  # fix texts name this command's flags
         if args.no_check_replication:
             fun.check_replication = False
+        if args.auto or args.memory_budget:
+            fun.options = auto_options(fun.options, args.memory_budget)
         start = time.perf_counter()
         if tty:
             print(f"shardc: compiling {name} ...", file=sys.stderr, end="\r", flush=True)

@@ -1,12 +1,13 @@
-"""Auto-sharding checked against XLA: plan, compile, read `memory_analysis`, re-plan if over.
+"""Auto-sharding checked against XLA: plan, compile, read `memory_analysis`, re-plan once if over.
 
-The auto pass plans memory with a live-set estimate that does not see XLA's schedule, fusion
-decisions or allocator. Where the mesh's devices are present, `shardc.jit(..., auto=True,
-memory_budget=...)` compiles the pinned layout, and when XLA's figure (arguments + outputs +
-temporaries - aliased) is over the budget, plans again with the target scaled by the measured
-ratio (and up again when XLA's figure is well under, where a plan with more memory may move
-fewer bytes), at most `ROUNDS` times; the plan that moves the fewest bytes among those XLA fits
-is kept. The report says what each round measured.
+The auto pass keeps its budget by the plan's memory (passes/auto/checked.py), a model of what
+XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
+memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
++ temporaries - aliased), which is the promise there: where it differs from the plan's, auto
+plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
+smallest layout is measured first), and the layout XLA fits that moves fewest bytes is kept;
+else the call fails naming the smallest layout found (by the plan: one figure per program,
+whatever budget was asked). The report says what each compile measured.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from shardc.api.propagate import propagate_module
 from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.passes.auto.cost import format_bytes, parse_size
-
-ROUNDS = 4
+from shardc.passes.auto.auto_pass import AutoOptions
+from shardc.passes.auto.checked import BudgetNotMet
+from shardc.passes.auto.cost import format_bytes
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
@@ -35,47 +36,72 @@ def xla_memory(text: str, devices: list[Any]) -> int:
     )
 
 
+def smallest_layout(make_module: Callable[[], Module], options: Any) -> int:
+    """The plan's memory of the smallest layout auto finds for the program (the figure its
+    budget errors name, whatever the budget)."""
+    try:
+        propagate_module(make_module(), dataclasses.replace(options, memory_budget=1))
+    except BudgetNotMet as e:
+        return e.smallest
+    return 1
+
+
 def fit_to_budget(
     make_module: Callable[[], Module],
     options: Any,
     export_pin: Callable[[Module], str],
     devices: list[Any],
 ) -> tuple[Module, Any]:
-    """Propagate with auto until XLA's memory of the pinned layout is within the budget."""
-    budget = parse_size(options.memory_budget)
-    headroom = options.auto_headroom / 100
+    """Propagate with auto and measure the layout with XLA. Where the plan finds nothing within
+    the budget, the smallest layout it found is measured instead (the plan may overestimate).
+    Where XLA's figure is over the budget, or the plan's bound and overestimated, plan once more
+    for the budget corrected by the plan's error, and keep the layout that moves fewest bytes
+    among those XLA fits; fail if none does."""
+    budget = AutoOptions.of(options).budget
+    assert budget is not None
     notes: list[str] = []
-    best: tuple[float, Module, Any] | None = None
-    tried: set[float] = set()
-    for _ in range(ROUNDS):
-        key = round(headroom, 3)
-        if key in tried:
-            break
-        tried.add(key)
+    fits: list[tuple[int, Module, Any]] = []
+
+    def attempt(ask: int) -> tuple[int, int] | None:
+        """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
         module = make_module()
-        opts = dataclasses.replace(options, auto_headroom=round(headroom * 100, 3))
-        report = propagate_module(module, opts)
+        try:
+            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
+        except BudgetNotMet as e:
+            notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
+                         f"needs {format_bytes(e.smallest)})")  # fmt: skip
+            return None
         used = xla_memory(export_pin(module), devices)
-        planned = sum(f.objective for f in report.auto.functions) if report.auto else 0.0
+        planned = getattr(report.auto, "planned_memory", None) or used
         notes.append(
-            f"auto: the plan made with {headroom:.0%} headroom moves {format_bytes(planned)}; "
-            f"XLA's memory_analysis: {format_bytes(used)} ({used} bytes) for a budget of "
-            f"{format_bytes(budget)}"
+            f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
+            f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "
+            f"budget of {format_bytes(budget)}"
         )
-        if used <= budget and (best is None or planned < best[0]):
-            best = (planned, module, report)
-        if 0.93 * budget <= used <= budget:
-            break
-        # scale the planning target by what XLA measured, towards the budget either way
-        target = (1 - headroom) * budget * (0.98 * budget / used)
-        headroom = max(-1.0, min(0.95, 1 - target / budget))
-    if best is not None:
-        _, module, report = best
+        if used <= budget:
+            fits.append((getattr(report.auto, "planned_bytes", 0) or 0, module, report))
+        return used, planned
+
+    got = attempt(budget)
+    if got is None:
+        got = attempt(smallest_layout(make_module, options))
+    # plan once more where XLA measured more than the budget, or where the plan's budget bound
+    # (its figure near the budget) and it overestimated: a cheaper layout may fit XLA
+    if got is not None and (not fits or (got[1] > 0.95 * budget and got[1] > 1.05 * got[0])):
+        used, planned = got
+        # the plan's memory was off by planned/used: ask it for the budget corrected by that
+        corrected = max(1, int(budget * planned / used * 0.98))
+        attempt(corrected)
+    if fits:
+        _, module, report = min(fits, key=lambda f: f[0])
         if report.auto is not None:
             report.auto.notes.extend(notes)
         return module, report
+    smallest = smallest_layout(make_module, options)
     raise ShardcError(
-        f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA after "
-        f"{len(notes)} plans: " + "; ".join(n.removeprefix("auto: ") for n in notes),
-        hint="give a larger --memory-budget, or a mesh with more devices",
+        f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA: "
+        + "; ".join(n.removeprefix("auto: ") for n in notes)
+        + f"; the smallest layout found needs {format_bytes(smallest)} ({smallest} bytes) by "
+        "the plan",
+        hint="give a larger memory_budget, or a mesh with more devices",
     )

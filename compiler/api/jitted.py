@@ -58,7 +58,13 @@ from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.dialect.value_names import func_value_names
 from shardc.frontend import specs
-from shardc.frontend.calling import call_key, normalize_call, resolve_argspec, split_call
+from shardc.frontend.calling import (
+    call_key,
+    fed_back_entry,
+    normalize_call,
+    resolve_argspec,
+    split_call,
+)
 from shardc.frontend.dispatch import CallEntry, make_dispatcher
 from shardc.frontend.jit_trace import resolve_mesh, trace_call
 from shardc.frontend.meshes import context_mesh, native_sharding
@@ -890,6 +896,10 @@ class Jitted:
             return traced_call(self, args, kwargs), None, False
         key = call_key(dyn, dyn_kw, statics, self._key_mesh())
         entry = self._cache.get(key)
+        if entry is None and self.options is not None and self.options.auto:
+            entry = fed_back_entry(key, self._cache)
+            if entry is not None:
+                self._cache[key] = entry
         if entry is None:
             lowered = self._lower_for_call(args, kwargs)
             lowered.compile()  # (registers what it compiled under the call's key)

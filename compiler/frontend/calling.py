@@ -213,6 +213,40 @@ def call_key(
     return (tree, tuple(sig), statics, context)
 
 
+def fed_back_entry(key: tuple[Any, ...], cache: dict[Any, Any]) -> Any:
+    """The cached call that a call with `key` may run unchanged: one whose signature differs
+    only where this call's arrays are committed and that call's were not, each committed
+    sharding the one the compiled program takes for that leaf (a training loop feeding a
+    program's outputs back into it: `auto` gives a state leaf one layout in and out). None if
+    there is none."""
+    tree, sig, statics, context = key
+    for (t2, sig2, st2, ctx2), entry in cache.items():
+        if t2 != tree or st2 != statics or ctx2 != context or len(sig2) != len(sig):
+            continue
+        try:
+            import jax
+
+            taken = jax.tree.leaves(entry.compiled.input_shardings)
+        except Exception:  # noqa: BLE001 - a compiled object without input shardings
+            continue
+        if len(taken) != len(sig):
+            continue
+        ok = True
+        for mine, theirs, want in zip(sig, sig2, taken, strict=True):
+            if mine == theirs:
+                continue
+            if len(mine) != 4 or len(theirs) != 4 or mine[:3] != theirs[:3] or theirs[3] is not None:
+                ok = False
+                break
+            given = mine[3]
+            if given is None or not given.is_equivalent_to(want, len(mine[0])):
+                ok = False
+                break
+        if ok:
+            return entry
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # honest layouts
 

@@ -19,11 +19,12 @@ from typing import ClassVar
 from shardc.dialect.errors import ShardcError, not_one_of
 from shardc.dialect.ir import Module
 
-from ..context import ALL, SAME_OPS, PassContext
+from ..context import ALL, NONE, PassContext
 from ..propagation.driver import propagate
 from ..propagation.options import PropagationOptions
 from ..propagation.report import PropagationReport
 from .auto_sharding import SOLVERS, AutoShardingPass
+from .checked import run_checked
 from .cost import parse_size
 from .graph import Kept
 
@@ -36,14 +37,15 @@ _PRIORITIES_NOTE = (
 @dataclass(frozen=True)
 class AutoOptions:
     """The auto pass's options, checked when built: `memory_budget` in bytes (given as bytes or
-    "64MiB"; None: no budget), `axis_cost` ("data=4,model=1"), `time_limit` (seconds for the
-    exact solve), `headroom` (percent of the budget the plan keeps free), `solver` ("highs" or
+    "64MiB"; None: no budget), `axis_cost` ("data=4,model=1"), `time_limit` (wall-clock
+    seconds for the exact solve; None: the solvers' deterministic limits only, so the layout
+    does not depend on the machine's load), `headroom` (percent of the budget the plan keeps free), `solver` ("highs" or
     "cp-sat"), `keep_propagated` (keep every dim propagation decided, not only annotations)."""
 
     memory_budget: int | str | None = None
     axis_cost: str = ""
-    time_limit: float = 20.0
-    headroom: float = 10.0
+    time_limit: float | None = None
+    headroom: float = 0.0
     solver: str = "highs"
     keep_propagated: bool = False
 
@@ -58,7 +60,7 @@ class AutoOptions:
             raise not_one_of(
                 "auto solver", self.solver, SOLVERS, hint="use highs (the default) or cp-sat"
             )
-        if self.time_limit <= 0 or not -100 <= self.headroom < 100:
+        if (self.time_limit is not None and self.time_limit <= 0) or not -100 <= self.headroom < 100:
             raise ShardcError(
                 f"auto time limit {self.time_limit} s / headroom {self.headroom}% out of range",
                 hint="a positive time limit, a headroom under 100 percent (negative: plan "
@@ -76,7 +78,7 @@ class AutoOptions:
         return AutoOptions(
             memory_budget=options.memory_budget,
             axis_cost=options.axis_cost,
-            time_limit=float(options.auto_time_limit),
+            time_limit=float(options.auto_time_limit) if options.auto_time_limit else None,
             headroom=float(options.auto_headroom),
             solver=options.auto_solver,
             keep_propagated=options.auto_keep_propagated,
@@ -118,25 +120,29 @@ class AutoPass:
     follows. Its report goes into the run's `PropagationReport` (`.auto`)."""
 
     name: ClassVar[str] = "auto"
-    preserves: ClassVar[frozenset[type]] = SAME_OPS
+    # it adds ops (the reshards it relies on, made explicit) and may rebuild the body
+    preserves: ClassVar[frozenset[type]] = NONE
     options: AutoOptions = dataclasses.field(default_factory=AutoOptions)
     propagation: PropagationOptions = dataclasses.field(default_factory=PropagationOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
         o = self.options
         snapshot = ctx.result(AutoKept) or AutoKept()
-        auto = AutoShardingPass(
-            memory_budget=o.budget,
-            axis_cost=o.axis_cost,
-            time_limit=o.time_limit,
-            solver=o.solver,
-            headroom=o.headroom / 100,
-            explain=True,
-        ).run(module, snapshot.kept)
+        again = dataclasses.replace(self.propagation, debug_origins=False, dump_rounds=False, auto=False)
+        warnings: list[str] = []
+
+        def make(headroom: float, smallest: bool) -> AutoShardingPass:
+            return AutoShardingPass(
+                memory_budget=o.budget, axis_cost=o.axis_cost, time_limit=o.time_limit,
+                solver=o.solver, headroom=headroom, explain=True, smallest=smallest,
+            )  # fmt: skip
+
+        def repropagate(m: Module) -> None:
+            warnings[:] = propagate(m, again).warnings
+
+        auto = run_checked(module, snapshot.kept, make, o.budget, o.headroom / 100, repropagate)
         if snapshot.note is not None:
             auto.notes.insert(0, snapshot.note)
-        again = dataclasses.replace(self.propagation, debug_origins=False, dump_rounds=False, auto=False)
-        warnings = propagate(module, again).warnings
         report = ctx.result(PropagationReport)
         if report is None:
             return

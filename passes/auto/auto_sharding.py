@@ -9,6 +9,7 @@ closed dims and what propagation decided are never changed: only open empty dims
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -41,10 +42,14 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import SOLVERS, Solution, min_peak, solve
+from .solve import SOLVERS, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
+
+
+class BudgetUnmet(ShardcError):
+    """No layout meets the memory budget by auto's own live-set estimate."""
 
 
 @dataclass
@@ -72,6 +77,8 @@ class FunctionResult:
     decisions: list[Decision] = field(default_factory=list)
     reshards: int = 0
     explanation: list[str] = field(default_factory=list)
+    # the (node, strategy) chosen for each argument: what a later solve may rule out
+    arg_choice: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -80,10 +87,13 @@ class AutoReport:
 
     functions: list[FunctionResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the plan's figures of the layout chosen (`checked.planned`): what XLA is predicted to run
+    planned_bytes: int | None = None
+    planned_memory: int | None = None
 
     def lines(self) -> list[str]:
-        """A summary line per function, then its explanation lines."""
-        out = list(self.notes)
+        """A summary line per function, the notes, the plan's figures, then the explanations."""
+        out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
             out.append(
@@ -93,6 +103,13 @@ class AutoReport:
                 f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
                 f"{f.reshards} reshards made explicit"
             )
+        out.extend(self.notes)
+        if self.planned_bytes is not None and self.planned_memory is not None:
+            out.append(
+                f"auto: by the plan, the layout chosen moves {format_bytes(self.planned_bytes)} "
+                f"and needs {format_bytes(self.planned_memory)} per device"
+            )
+        for f in self.functions:
             out.extend(f.explanation)
         return out
 
@@ -103,18 +120,23 @@ class AutoReport:
 @dataclass(frozen=True)
 class AutoShardingPass:
     """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
-    ("data=4,model=1"), `time_limit` (seconds for the exact solve), `solver` ("highs" or
+    ("data=4,model=1"), `time_limit` (wall-clock seconds for the exact solve; None: only the
+    solvers' deterministic limits), `solver` ("highs" or
     "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
     see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
-    programs), `explain`, `tie_layers`."""
+    programs), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
+    it moves: the smallest layout found, one per program)."""
 
     memory_budget: int | str | None = None
     axis_cost: str = ""
-    time_limit: float = 20.0
+    time_limit: float | None = None
     solver: str = "highs"
-    headroom: float = 0.1
+    headroom: float = 0.0
     explain: bool = True
     tie_layers: bool = True
+    smallest: bool = False
+    # per function: argument layouts ruled out (lists of (node, strategy)), see `checked.py`
+    exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -150,19 +172,29 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         if not g.nodes:
             continue
         p = build_problem(g, tie=opts.tie_layers)
+        p.cuts = [list(c) for f, c in opts.exclude if f == fname]
         if opts.solver not in SOLVERS:
             raise not_one_of(
                 "auto solver", opts.solver, SOLVERS, hint="use highs (the default) or cp-sat"
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
-        sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible and opts.tie_layers:
-            p = build_problem(g, tie=False)
+        if opts.smallest:
+            # the least memory, then (greedily: an exact solve at the least memory is the
+            # hardest of all) fewer bytes at that memory
+            sol = min_peak(p, opts.time_limit)
+            cheaper = solve_greedy(p, sol.peak)
+            if cheaper.feasible and cheaper.objective < sol.objective:
+                sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
+        else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible:
+        if not sol.feasible and opts.tie_layers and not opts.smallest:
+            p = build_problem(g, tie=False)
+            p.cuts = [list(c) for f, c in opts.exclude if f == fname]
+            sol = solve(p, target, opts.time_limit, solver=opts.solver)
+        if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
             need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
-            raise ShardcError(
+            raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
                 f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
                 f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "
@@ -172,12 +204,15 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             )
         decisions = apply_solution(g, sol.choice, names, kept)
         reshards = insert_reshards(g, sol.choice)
-        _set_func_results(module.funcs[fname], kept.results.get(fname, []))
+        paired = {j: g.nodes[an].values[0] for _, j, an in g.paired_sinks}
+        _set_func_results(module.funcs[fname], kept.results.get(fname, []), paired)
         res = FunctionResult(
             fname, sol.method, sol.objective, sol.peak, budget, len(g.nodes),
             sum(1 for n, r in enumerate(p.rep) if r != n), sum(p.num_strategies),
             time.perf_counter() - t0, decisions, reshards,
         )  # fmt: skip
+        res.arg_choice = tuple((n, sol.choice[n]) for n, node in enumerate(g.nodes)
+                               if node.kind == "arg")  # fmt: skip
         if opts.explain:
             res.explanation = explain(g, p, sol, names, budget)
         report.functions.append(res)
@@ -253,9 +288,12 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
     return len(made)
 
 
-def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
+def _set_func_results(
+    func: Operation, kept: list[TensorSharding | None], paired: dict[int, Value]
+) -> None:
     """Dims of the function's results that no annotation decided take the returned values'
-    new layouts."""
+    new layouts; a result paired with an argument (`paired`: result index -> the argument)
+    takes the argument's, so that a loop feeding it back calls the same program."""
     body = func_body(func)
     ret = body.terminator if body is not None else None
     if ret is None:
@@ -265,6 +303,9 @@ def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> Non
             break
         cur = kept[i] if i < len(kept) else Func(func).result_sharding(i)
         got = current_sharding(ret.operands[i])
+        if cur is None and i in paired and paired[i].sharding is not None:
+            Func(func).set_result_sharding(i, paired[i].sharding)  # type: ignore[arg-type]
+            continue
         if got is None:
             continue
         if cur is None:

@@ -1,16 +1,11 @@
 """The cost model of automatic sharding: pure functions of shapes, shardings and a mesh.
 
-The measure is the communication plan's (plan/cost.py): per collective, the larger of its operand
-and result local bytes. A reshard gathers the axes a value loses (all-gather: the larger side is
-its result), moves axes between dims at the same local size (all-to-all), and slices the axes it
-gains for free; an op whose reduction factor is sharded leaves partial results that an all-reduce
-(or a reduce-scatter, the same bytes by this measure) completes. Each collective's bytes may be
-weighted by the slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is local
-bytes: a tensor's size divided by the product of the axes on its dims (rounded up, as XLA pads).
-
-Reshard bytes are the communication plan's own (`passes.plan.cost.reshard_steps`), so auto
-minimizes what `shardc plan` reports; this module adds the axis weights and the per-device
-memory terms of the live sets.
+The measure is the communication plan's (design.md): per collective, the larger of its operand
+and result local bytes. Reshard bytes are the plan's own (`passes.plan.cost.reshard_steps`, XLA's
+partitioner model) and so are an op's (`graph.op_collectives`: `passes.plan.op_cost.op_steps`),
+so that auto minimizes what `shardc plan` reports. Each collective's bytes may be weighted by the
+slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is local bytes: a
+tensor's size divided by the product of the axes on its dims (rounded up, as XLA pads).
 """
 
 from __future__ import annotations
@@ -113,13 +108,3 @@ def reshard_bytes(
         return 0.0
     steps = reshard_steps(shape, elem_bytes, tuple(a), tuple(b), mesh)
     return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)
-
-
-def partial_reduce_bytes(
-    result_local_bytes: int, reduced_axes: Iterable[AxisRef], weights: AxisWeights | None = None
-) -> float:
-    """Weighted bytes of completing a result left partial over `reduced_axes` (all-reduce)."""
-    axes = list(reduced_axes)
-    if not axes:
-        return 0.0
-    return collective_weight(axes, weights) * result_local_bytes

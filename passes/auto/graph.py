@@ -38,8 +38,11 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType, element_bytes
 
+from ..plan.op_cost import op_steps
+from ..plan.plan import tensor_of
 from ..propagation.policies import ELEMENTWISE_OPS
-from .cost import AxisWeights, partial_reduce_bytes, reshard_bytes
+from .arguments import Arguments, free_arguments
+from .cost import AxisWeights, collective_weight, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
 SCALAR_BODY_OPS = frozenset(
@@ -300,19 +303,39 @@ def op_strategies(
         if key in seen:
             continue
         seen.add(key)
-        reduced = [a for f in range(len(sizes)) if rule.kinds[f] == FactorKind.REDUCTION
-                   for a in fa[f]]  # fmt: skip
-        cost = 0.0
-        raw = 0
-        if reduced:
-            for r, s in zip(op.results, res, strict=True):
-                b = value_bytes(r, s, mesh)
-                raw += b
-                cost += partial_reduce_bytes(b, reduced, weights)
+        cost, raw = op_collectives(op, rule, ins, res, mesh, weights)  # type: ignore[arg-type]
         out.append(Strategy(list(res), list(ins), cost, raw, fa))  # type: ignore[arg-type]
         if len(out) >= MAX_STRATEGIES:
             break
     return out
+
+
+def op_collectives(
+    op: Operation,
+    rule: OpShardingRule,
+    operands: list[TensorSharding],
+    results: list[TensorSharding],
+    mesh: Mesh,
+    weights: AxisWeights | None,
+) -> tuple[float, int]:
+    """The weighted and raw bytes of the collectives the plan predicts for `op` computed with
+    its operands and results in these layouts (`passes.plan.op_cost.op_steps`, XLA's
+    partitioner model): the reductions of partial results, and whatever XLA's own choice of
+    the computed layout adds. The same function the plan costs the op with, so that auto
+    minimizes what `shardc plan` reports."""
+    tensors = []
+    for v, s in zip([*op.operands, *op.results], [*operands, *results], strict=True):
+        t = tensor_of(v, s)
+        if t is None:
+            return 0.0, 0
+        tensors.append(t)
+    steps = op_steps(rule, tensors, mesh, style="xla")
+    weighted = 0.0
+    raw = 0
+    for step in (s for group in (*steps.operands, *steps.results) for s in group):
+        raw += step.bytes
+        weighted += collective_weight(step.axes, weights) * step.bytes
+    return weighted, raw
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +355,10 @@ class StrategyGraph:
     num_positions: int = 0
     func_name: str = ""
     sinks: list[tuple[Value, TensorSharding]] = field(default_factory=list)
+    # result index -> the node of the argument it is paired with (a training loop's state: one
+    # layout in and out), and classes of argument nodes that share one choice
+    paired_sinks: list[tuple[Value, int, int]] = field(default_factory=list)  # value, result, node
+    arg_classes: list[list[int]] = field(default_factory=list)
     weights: AxisWeights | None = None
     position: dict[int, int] = field(default_factory=dict)  # id(top-level op) -> index
 
@@ -417,12 +444,16 @@ class GraphBuilder:
             self.g.where[id(v)] = (idx, j)
         return idx
 
-    def build(self, func_results: list[TensorSharding | None]) -> StrategyGraph:
+    def build(
+        self, func_results: list[TensorSharding | None], args: Arguments | None = None
+    ) -> StrategyGraph:
         body = self.body
         assert body is not None
-        for a in body.args:
+        arg_node: dict[int, int] = {}
+        for ai, a in enumerate(body.args):
             if not is_choice_tensor(a):
                 continue
+            arg_node[ai] = len(self.g.nodes)
             cur = self.kept.of(a)
             cands = arg_candidates(a.type.shape, cur, self.mesh, self.mesh_ref)  # type: ignore[union-attr]
             node = Node("arg", None, [a], [], [], [Strategy([c], []) for c in cands])
@@ -430,12 +461,23 @@ class GraphBuilder:
             node.signature = f"arg {a.type}"
             self.add_node(node)
         position = {id(op): i for i, op in enumerate(body.ops)}
+        paired = {j: i for i, j in args.pairs.items()} if args is not None else {}
+        if args is not None:
+            for c in args.classes:
+                members = [arg_node[i] for i in c.args if i in arg_node]
+                if len(members) > 1:
+                    self.g.arg_classes.append(members)
         for op in body.ops:
             if op.name == "func.return":
-                for v, s in zip(op.operands, func_results, strict=False):
-                    if is_choice_tensor(v):
-                        req = as_fixed(s, v.type.rank, self.mesh_ref)  # type: ignore[union-attr]
-                        self.g.sinks.append((v, req))
+                for j, v in enumerate(op.operands):
+                    if not is_choice_tensor(v):
+                        continue
+                    s = func_results[j] if j < len(func_results) else None
+                    i = paired.get(j)
+                    if s is None and i is not None and i in arg_node:
+                        self.g.paired_sinks.append((v, j, arg_node[i]))
+                        continue
+                    self.g.sinks.append((v, as_fixed(s, v.type.rank, self.mesh_ref)))  # type: ignore[union-attr]
                 continue
             if self.try_follow(op):
                 continue
@@ -522,7 +564,7 @@ class GraphBuilder:
             curs = [self.kept.of(r) for r in op.results]
             # ops alike (same rule, result types and kept layouts) have the same strategies:
             # repeated layers enumerate them once
-            key = (rule, tuple(r.type for r in op.results), tuple(curs))
+            key = (rule, tuple(v.type for v in (*op.operands, *op.results)), tuple(curs))
             cached = self.strategy_memo.get(key)
             if cached is None:
                 cached = op_strategies(op, rule, self.mesh, self.mesh_ref, self.weights, curs)
@@ -579,8 +621,9 @@ class GraphBuilder:
                     top = _top_level(user, body)
                     last = max(last, position.get(id(top), end))
                 if first < 0 or id(v) in returned:
-                    last = end
-                    first = -1 if first < 0 else first
+                    # arguments and results hold their buffers for the whole call (XLA's
+                    # memory_analysis counts them apart from the temporaries' peak)
+                    first, last = -1, end
                 self.g.live[(n, j)] = (first, last)
 
 
@@ -592,10 +635,15 @@ def build_graph(
     weights: AxisWeights | None,
     kept: Kept | None = None,
 ) -> StrategyGraph:
-    """The strategy graph of function `name` of `module` after propagation."""
-    kept = kept or Kept.propagated(module)
+    """The strategy graph of function `name` of `module` after propagation; with `kept` (the
+    user's annotations), the arguments without one are classed (arguments.py): a state leaf
+    returned gets one layout in and out, repeated layers one choice."""
     func = module.funcs[name]
+    args = None
+    if kept is not None and not kept.everything_propagated:
+        args = free_arguments(module, name, lambda a: kept.of(a) is None)  # type: ignore[union-attr]
+    kept = kept or Kept.propagated(module)
     results = kept.results.get(name, [])
     builder = GraphBuilder(func, name, mesh, mesh_ref, weights, kept)
     builder.funcs = module.funcs
-    return builder.build(results)
+    return builder.build(results, args)

@@ -34,6 +34,8 @@ class Problem:
     # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
     temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
     rep: list[int] = field(default_factory=list)
+    # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
+    cuts: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -119,6 +121,22 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         ui, j = loc
         for k, s in enumerate(nodes[ui].strategies):
             cost[ui][k] += eb(x, s.outs[j], req)
+    for x, _, an in g.paired_sinks:
+        # a result paired with an argument leaves in the argument's layout
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        outs = [s.outs[0] for s in nodes[an].strategies]
+        if ui == an:
+            for k, s in enumerate(nodes[ui].strategies):
+                cost[ui][k] += eb(x, s.outs[j], outs[k])
+            continue
+        tbl = [[eb(x, ps.outs[j], o) for o in outs] for ps in nodes[ui].strategies]
+        if ui < an:
+            _add_table(edges, ui, an, tbl)
+        else:
+            _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
     value_node: list[int] = []
     vbytes: list[list[int]] = []
     index: dict[tuple[int, int], int] = {}
@@ -134,7 +152,20 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
+    _tie_classes(g, p)
     return p
+
+
+def _tie_classes(g: StrategyGraph, p: Problem) -> None:
+    """Arguments of one class (arguments.py: repeated layers' leaves, a moment and its
+    parameter) share one choice: their representatives are tied to the first member's."""
+    for members in g.arg_classes:
+        head = p.rep[members[0]]
+        for n in members[1:]:
+            r = p.rep[n]
+            if r == head or p.num_strategies[r] != p.num_strategies[head]:
+                continue
+            p.rep = [head if x == r else x for x in p.rep]
 
 
 def fused(v) -> bool:  # noqa: ANN001 - an IR value
@@ -262,18 +293,23 @@ def tie_repeated(
     return rep
 
 
-def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
-    """Fold away nodes whose choice touches no memory and at most two neighbours (min-sum
-    variable elimination: exact). Returns the smaller problem, where each folded node has one
-    dummy strategy, and the function that recovers their choices from a solution of it."""
+def eliminate(
+    p: Problem, memory: bool = True
+) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """Fold away nodes whose choice touches no memory (any, without `memory`: no budget) and at
+    most two neighbours (min-sum variable elimination: exact). Returns the smaller problem,
+    where each folded node has one dummy strategy, and the function that recovers their
+    choices from a solution of it."""
     n_nodes = len(p.num_strategies)
     tied = {r for n, r in enumerate(p.rep) if r != n}
     busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
-    for vi, n in enumerate(p.value_node):
-        if any(p.value_bytes[vi]):
-            busy.add(n)
-    for u, v, _ in p.temps:
-        busy.update((u, v))
+    busy.update(n for cut in p.cuts for n, _ in cut)
+    if memory:
+        for vi, n in enumerate(p.value_node):
+            if any(p.value_bytes[vi]):
+                busy.add(n)
+        for u, v, _ in p.temps:
+            busy.update((u, v))
     adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         _merge(adj[u], v, tbl)
@@ -336,6 +372,7 @@ def eliminate(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         p.live_sets,
         p.temps,
         list(p.rep),
+        p.cuts,
     )
 
     def recover(choice: list[int]) -> list[int]:

@@ -21,8 +21,12 @@ from .problem import Problem, eliminate
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
-# HiGHS stops once its answer is proven within this fraction of the optimum
+# HiGHS stops once its answer is proven within this fraction of the optimum, or after this many
+# branch-and-bound nodes; CP-SAT after this much deterministic time (one worker): limits that
+# give the same layout under any load (a wall-clock limit only where the user sets one)
 MIP_GAP = 0.01
+NODE_LIMIT = 2000
+DETERMINISTIC_TIME = 20.0
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
@@ -48,15 +52,15 @@ SOLVERS = ("highs", "cp-sat")
 def solve(
     p: Problem,
     budget: int | None,
-    time_limit: float = 20.0,
+    time_limit: float | None = None,
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
-    when the problem is bigger than `exact_limit` (node, strategy) pairs or nothing is found in
-    `time_limit` seconds."""
-    q, recover = eliminate(p)
+    when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
+    deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
+    q, recover = eliminate(p, memory=budget is not None)
     size = sum(q.num_strategies[r] for r in set(q.rep))
     sol = None
     if size <= exact_limit:
@@ -205,12 +209,14 @@ def _objective_terms(p: Problem, m, x: dict[int, list], ix: _Indexes) -> list:  
     return terms
 
 
-def _solver(time_limit: float):  # noqa: ANN202
+def _solver(time_limit: float | None):  # noqa: ANN202
     from ortools.sat.python import cp_model
 
     s = cp_model.CpSolver()
-    s.parameters.max_time_in_seconds = time_limit
-    s.parameters.num_workers = 2
+    s.parameters.max_deterministic_time = DETERMINISTIC_TIME
+    if time_limit is not None:
+        s.parameters.max_time_in_seconds = time_limit
+    s.parameters.num_workers = 1
     s.parameters.random_seed = 0
     s.parameters.linearization_level = 2
     return s
@@ -224,7 +230,7 @@ def _choice(p: Problem, x: dict[int, list], s) -> list[int]:  # noqa: ANN001
     return out
 
 
-def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Solution | None:
     """CP-SAT on the exact formulation; None when it finds nothing in time (or none exists)."""
     from ortools.sat.python import cp_model
 
@@ -233,6 +239,8 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution |
     if budget is not None:
         for live in p.live_sets:
             m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
+    for cut in p.cuts:
+        m.AddBoolOr([x[p.rep[n]][k].Not() for n, k in {(p.rep[n], k) for n, k in cut}])
     m.Minimize(sum(_objective_terms(p, m, x, ix)))
     start = solve_greedy(p, budget)
     if start.feasible:  # a first solution: CP-SAT improves on it and proves the optimum
@@ -244,11 +252,11 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float) -> Solution |
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     choice = _choice(p, x, s)
-    method = "cp-sat optimal" if status == cp_model.OPTIMAL else "cp-sat feasible (time limit)"
+    method = "cp-sat optimal" if status == cp_model.OPTIMAL else "cp-sat feasible (limit)"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
 
 
-def min_peak(p: Problem, time_limit: float = 10.0) -> Solution:
+def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
     """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
     from ortools.sat.python import cp_model
 
@@ -309,7 +317,7 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     return best
 
 
-def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | None:
+def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solution | None:
     """The same exact formulation as a MILP for HiGHS (`scipy.optimize.milp`): joint variables
     per edge with both marginals, memory rows over the live sets. None if nothing in time."""
     import numpy as np
@@ -366,6 +374,7 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
     for n, costs in enumerate(p.node_cost):
         for k, v in enumerate(costs):
             c[xoff[p.rep[n]] + k] += v
+    combined: dict[tuple[int, int], list[list[float]]] = {}
     for (u, v), tbl in p.edges.items():
         ru, rv = p.rep[u], p.rep[v]
         if ru == rv:
@@ -380,11 +389,29 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
             for k, row in enumerate(tbl):
                 c[xoff[ru] + k] += row[0]
             continue
-        base = pair(ru, rv)
-        nv = p.num_strategies[rv]
-        for k, row in enumerate(tbl):
-            for kv, v2 in enumerate(row):
-                c[base + k * nv + kv] += v2
+        if ru > rv:
+            ru, rv, tbl = rv, ru, [list(col) for col in zip(*tbl, strict=True)]
+        _merge_table(combined, (ru, rv), tbl)
+    for (ru, rv), tbl in combined.items():
+        # joint variables over classes of strategies with equal rows (columns) of costs: exact
+        # (integral choices put 1 on one class pair) and far fewer than one per strategy pair
+        row_cls = _classes(tbl)
+        col_cls = _classes([list(col) for col in zip(*tbl, strict=True)])
+        base = nvar
+        nvar += len(row_cls) * len(col_cls)
+        for ks in row_cls:
+            c.extend(tbl[ks[0]][kvs[0]] for kvs in col_cls)
+        for a, ks in enumerate(row_cls):
+            marginal = {base + a * len(col_cls) + b: 1.0 for b in range(len(col_cls))}
+            marginal.update({xoff[ru] + k: -1.0 for k in ks})
+            add_row(marginal, 0, 0)
+        for b, kvs in enumerate(col_cls):
+            marginal = {base + a * len(col_cls) + b: 1.0 for a in range(len(row_cls))}
+            marginal.update({xoff[rv] + kv: -1.0 for kv in kvs})
+            add_row(marginal, 0, 0)
+    for cut in p.cuts:
+        picks = {xoff[p.rep[n]] + k for n, k in cut}
+        add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
     if budget is not None:
         for values, temps in p.live_sets:
             e: dict[int, float] = {}
@@ -417,7 +444,7 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
         constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
         integrality=integrality,
         bounds=Bounds(0, 1),
-        options={"time_limit": time_limit, "disp": False, "mip_rel_gap": MIP_GAP},
+        options=_milp_options(time_limit),
     )
     if res.x is None:
         return None
@@ -426,7 +453,32 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float) -> Solution | 
         off = xoff[p.rep[n]]
         xs = res.x[off : off + p.num_strategies[p.rep[n]]]
         choice.append(int(np.argmax(xs)))
-    method = "highs optimal" if res.status == 0 else "highs feasible (time limit)"
+    method = "highs optimal" if res.status == 0 else "highs feasible (node limit)"
     if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
         method = f"highs within {MIP_GAP:.0%} of optimal"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
+
+
+def _milp_options(time_limit: float | None) -> dict[str, Any]:
+    """HiGHS's limits: the gap and node count always, wall-clock only where the user set one."""
+    out: dict[str, Any] = {"disp": False, "mip_rel_gap": MIP_GAP, "node_limit": NODE_LIMIT}
+    if time_limit is not None:
+        out["time_limit"] = time_limit
+    return out
+
+
+def _merge_table(
+    d: dict[tuple[int, int], list[list[float]]], key: tuple[int, int], tbl: list[list[float]]
+) -> None:
+    old = d.get(key)
+    d[key] = [list(r) for r in tbl] if old is None else [
+        [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
+    ]
+
+
+def _classes(rows: list[list[float]]) -> list[list[int]]:
+    """Indices of equal rows, grouped in order of first appearance."""
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for k, row in enumerate(rows):
+        groups.setdefault(tuple(row), []).append(k)
+    return list(groups.values())

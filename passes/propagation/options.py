@@ -87,11 +87,15 @@ class PropagationOptions:
     axis_cost: str = _option(
         "", "with --auto: weight of a collective's bytes per mesh axis, e.g. data=4,model=1"
     )
-    auto_time_limit: int = _option(20, "with --auto: seconds for the exact solve (then the best found)")
+    auto_time_limit: int = _option(
+        0,
+        "with --auto: wall-clock seconds for the exact solve, then the best found (0: none; the "
+        "solvers stop on deterministic limits, so the layout does not depend on the load)",
+    )
     auto_headroom: float = _option(
-        10.0,
-        "with --auto: percent of the budget the plan keeps free (the estimate does not see "
-        "XLA's schedule; shardc.jit also checks XLA's memory_analysis and re-plans)",
+        0.0,
+        "with --auto: percent of the budget auto's solve keeps free (its memory estimate is "
+        "checked by the plan's after each solve, and by XLA's memory_analysis in shardc.jit)",
     )
     auto_solver: str = _option(
         "highs", "with --auto: exact solver, highs (scipy's milp) or cp-sat (OR-tools)"

@@ -1,6 +1,7 @@
-// RUN: shardc propagate --auto %s | filecheck %s
+// RUN: shardc propagate --auto --memory-budget 2100 %s | filecheck %s
 // A callee with a quoted name (JAX names a lambda @"<lambda>") is a callee, not an entry of its
-// own: auto chooses the weight's layout once, and the callee's argument takes the caller's.
+// own: auto chooses the weight's layout once, and the callee's argument takes the caller's. (The
+// budget keeps the weight from staying replicated, which moves nothing and would fit otherwise.)
 
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 

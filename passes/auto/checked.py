@@ -1,0 +1,145 @@
+"""Auto checked by the plan: the layout auto chooses is measured with the communication plan
+(`passes.plan`, the model of what XLA compiles), and the budget is a promise by that measure.
+
+Auto's solver bounds memory with its own live-set sums, which cannot see everything the plan
+models (fusion, XLA's partitioner strategies, dead code, buffers a collective needs). So after
+each solve the module, with the chosen layout written and propagated, is planned: its collective
+bytes and its memory (arguments + results + temporaries, per device: XLA's memory_analysis
+measure) are the figures auto reports. Where the plan's memory is over the budget, auto solves
+again from the layout before it, with that layout of the arguments ruled out and its target
+scaled by half the measured ratio (at most `ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory auto's estimate can
+reach, whatever it moves: one layout per program, whatever budget was asked) is taken if the plan
+says it fits, else auto fails naming that layout's figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from shardc.dialect.errors import ShardcError
+from shardc.dialect.ir import Module, Operation, Value
+
+from ..plan.plan import plan_module
+from .auto_sharding import AutoReport, AutoShardingPass, BudgetUnmet
+from .cost import format_bytes
+from .graph import Kept
+
+ROUNDS = 3
+
+
+class BudgetNotMet(ShardcError):
+    """No layout auto found fits the budget; `smallest`: the plan's memory of the smallest."""
+
+    def __init__(self, smallest: int, message: str, *, hint: str | None = None):
+        self.smallest = smallest
+        super().__init__(message, hint=hint)
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """The plan's figures of a layout: collective bytes and memory per device."""
+
+    bytes: int
+    memory: int
+
+
+def planned(module: Module) -> Planned:
+    """The plan's collective bytes and memory (arguments + results + peak) of `module`."""
+    plan = plan_module(module)
+    m = plan.memory
+    return Planned(plan.total_bytes, m.arguments + m.results + m.peak)
+
+
+def _remap(kept: Kept, mapping: dict[int, Value]) -> Kept:
+    """`kept` for a clone of its module (`mapping`: old value id -> the clone's value)."""
+    values = {id(mapping[k]): s for k, s in kept.values.items() if k in mapping}
+    return Kept(values, dict(kept.results), kept.everything_propagated)
+
+
+class _Restorer:
+    """Puts the module back to what it was before auto wrote anything, as often as asked; the
+    ops replaced are held until the end so that no value id is reused while `Kept` maps ids."""
+
+    def __init__(self, module: Module, kept: Kept):
+        mapping: dict[int, Value] = {}
+        self.pristine: Operation = module.op.clone(mapping)
+        self.kept = _remap(kept, mapping)
+        self.held: list[Operation] = []
+
+    def restore(self, module: Module) -> Kept:
+        mapping: dict[int, Value] = {}
+        self.held.append(module.op)
+        module.op = self.pristine.clone(mapping)
+        return _remap(self.kept, mapping)
+
+
+def run_checked(
+    module: Module,
+    kept: Kept | None,
+    make: Callable[[float, bool], AutoShardingPass],
+    budget: int | None,
+    headroom: float,
+    repropagate: Callable[[Module], None],
+) -> AutoReport:
+    """Auto on `module` (in place) with the plan's check described above. `make(headroom,
+    smallest)` builds the solve's options, `repropagate` lays out what auto does not model."""
+    if budget is None:
+        report = make(headroom, False).run(module, kept)
+        repropagate(module)
+        _record(report, planned(module))
+        return report
+    saved = _Restorer(module, kept or Kept.propagated(module))
+    notes: list[str] = []
+    cuts: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+    for i in range(ROUNDS):
+        if i:
+            kept = saved.restore(module)
+        try:
+            report = dataclasses.replace(make(headroom, False), exclude=tuple(cuts)).run(
+                module, kept
+            )
+        except BudgetUnmet as e:
+            notes.append(f"auto: no layout fits {1 - headroom:.0%} of the budget by auto's "
+                         f"estimate ({e.message.split(': ', 1)[-1]})")  # fmt: skip
+            break
+        repropagate(module)
+        got = planned(module)
+        notes.append(
+            f"auto: the layout solved with {headroom:.0%} headroom moves "
+            f"{format_bytes(got.bytes)} and needs {format_bytes(got.memory)} by the plan "
+            f"(budget {format_bytes(budget)})"
+        )
+        if got.memory <= budget:
+            _record(report, got, notes)
+            return report
+        # rule that layout of the arguments out, and aim lower by half of what the plan
+        # measured over the budget (the layouts between may fit the plan)
+        cuts.extend((f.func, f.arg_choice) for f in report.functions if f.arg_choice)
+        target = (1 - headroom) * budget * (0.98 * budget / got.memory) ** 0.5
+        headroom = min(0.95, 1 - target / budget)
+    kept = saved.restore(module)
+    report = make(headroom, True).run(module, kept)
+    repropagate(module)
+    got = planned(module)
+    if got.memory <= budget:
+        notes.append(
+            f"auto: took the smallest layout found: {format_bytes(got.memory)} by the plan, "
+            f"moving {format_bytes(got.bytes)}"
+        )
+        _record(report, got, notes)
+        return report
+    raise BudgetNotMet(
+        got.memory,
+        f"memory budget {format_bytes(budget)} ({budget} bytes) cannot be met: the smallest "
+        f"layout found needs {format_bytes(got.memory)} ({got.memory} bytes) per device by the "
+        "plan (arguments + results + temporaries); " + "; ".join(
+            n.removeprefix("auto: ") for n in notes),
+        hint=f"give --memory-budget {got.memory} or more, or a mesh with more devices",
+    )
+
+
+def _record(report: AutoReport, got: Planned, notes: list[str] = ()) -> None:  # type: ignore[assignment]
+    report.planned_bytes = got.bytes
+    report.planned_memory = got.memory
+    report.notes.extend(notes)
