@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from typing import Any
 from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError, unknown_name
 from shardc.passes.pipeline import CLI
-from shardc.passes.propagation.options import STRATEGIES
+from shardc.passes.propagation.options import STRATEGIES, PropagationOptions
 
 from .io import write_output
 
@@ -73,10 +74,6 @@ def _user_error(script: str, exc: BaseException) -> Any:
 
 def auto_options(options: Any, budget: str | None) -> Any:
     """An entry's propagation options with automatic sharding on (and `budget`)."""
-    import dataclasses
-
-    from shardc.passes.propagation.options import PropagationOptions
-
     if options is None:
         options = PropagationOptions()
     elif isinstance(options, dict):
