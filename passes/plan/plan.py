@@ -84,6 +84,8 @@ _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
 _XLA_GATHERS_NEED_REPLICATION = frozenset(
     {"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
 )
+# ops XLA's dot handler partitions (`xla_dot.py`)
+_DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot"})
 # ops whose rows move along a dim: XLA exchanges halos where that dim stays sharded
 _HALO_OPS = frozenset(
     {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
@@ -316,7 +318,9 @@ class _Planner:
         elif self.xla and op.name == "stablehlo.reduce_window":
             common = self._full_window_replicated(op, rule, ts, mesh)
         move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
-        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model, move=move)
+        steps = op_steps(
+            rule, ts, mesh, common, skip, style=self.options.model, move=move, dot=op.name in _DOTS
+        )
         if self.xla and op.name in _HALO_OPS:
             self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
@@ -756,7 +760,7 @@ def op_cost_of(
     ]
     if any(t is None for t in tensors):
         return 0
-    return op_steps(rule, tensors, mesh, style=model).bytes  # type: ignore[arg-type]
+    return op_steps(rule, tensors, mesh, style=model, dot=op.name in _DOTS).bytes  # type: ignore[arg-type]
 
 
 def layout_memory(module: Module) -> Memory:
