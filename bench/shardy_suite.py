@@ -132,11 +132,14 @@ def shardy_pipeline(run: RunLine) -> str:
 
 @dataclass(frozen=True)
 class ShardcRun:
-    """How shardc runs a file's cases: propagation with `options`, or its rules."""
+    """How shardc runs a file's cases: propagation with `options` (its whole pipeline), or the
+    passes of `spec` alone (`--pass-pipeline`: a file that runs one Shardy pass alone), or its
+    rules."""
 
     rules: bool
     options: PropagationOptions | None
     conservative: bool = False
+    spec: str | None = None
 
 
 def shardc_run(run: RunLine) -> ShardcRun:
@@ -150,23 +153,22 @@ def shardc_run(run: RunLine) -> ShardcRun:
         return ShardcRun(
             False, PropagationOptions(conservative=conservative, dedup_functions_fully=dedup)
         )
+    # one propagation pass alone, as the file runs it (an input in Shardy's imported form has
+    # its data-flow edges absorbed first, which is how shardc reads them)
     if run.has("sdy-user-priority-propagate"):
-        opts = PropagationOptions(strategy=strategy, keep_open=True, conservative=conservative)
+        name = "user-priority-propagate"
     elif run.has("sdy-op-priority-propagate"):
-        opts = PropagationOptions(
-            strategy=strategy, keep_open=True, user_priorities=False, conservative=conservative
-        )
-    else:  # sdy-aggressive-propagate / sdy-basic-propagate: one strategy, no priorities
-        if run.has("sdy-basic-propagate"):
-            strategy = "basic"
-        opts = PropagationOptions(
-            strategy=strategy,
-            keep_open=True,
-            user_priorities=False,
-            op_priorities=False,
-            conservative=conservative,
-        )
-    return ShardcRun(False, opts)
+        name = "op-priority-propagate"
+    elif run.has("sdy-basic-propagate"):
+        name, strategy = "basic-propagate", "basic"
+    else:
+        name = "aggressive-propagate"
+    conservative_text = "true" if conservative else "false"
+    spec = (
+        f"absorb-data-flow-edges,import-sharding-groups,{name}{{strategy={strategy},"
+        f"keep_open=true,conservative={conservative_text}}},sink-func-data-flow-edges"
+    )
+    return ShardcRun(False, PropagationOptions(keep_open=True), conservative, spec)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,10 +211,21 @@ def run_jaxlib(chunk: str, pipeline: str) -> Output:
 
 
 def run_shardc(chunk: str, how: ShardcRun, check_replication: bool = True) -> Output:
-    """`chunk` through shardc's pipeline with `how.options`."""
+    """`chunk` through shardc's pipeline with `how.options`, or through the passes of
+    `how.spec` alone (as `shardc opt --pass-pipeline` runs them)."""
     from shardc.api_propagate import propagate_text
+    from shardc.exporter import export_text
+    from shardc.importer import import_text
+    from shardc.passes.pipeline import parse_pipeline, run_passes
+    from shardc.passes.propagation.report import PropagationReport
 
     try:
+        if how.spec is not None:
+            module = import_text(chunk, "case")
+            ctx = run_passes(module, parse_pipeline(how.spec))
+            spec_report = ctx.result(PropagationReport)
+            warnings = spec_report.warnings if spec_report is not None else []
+            return Output(export_text(module, "pretty"), [("warning", w) for w in warnings])
         out, report = propagate_text(
             chunk, options=how.options, source_name="case", check_replication=check_replication
         )
@@ -421,7 +434,7 @@ class Case:
     category: str = ""  # one of CATEGORIES, or "" when shardc passes or jaxlib fails
     details: list[str] = field(default_factory=list)
     # a substance difference that goes once Shardy also runs its import steps (the file runs
-    # a propagation pass alone; shardc cannot yet: the architecture issue's --pass-pipeline)
+    # a propagation pass alone: docs/shardy_differences.md)
     pass_alone: bool = False
 
 
@@ -677,8 +690,8 @@ def main() -> int:
     if alone:
         print(
             f"\n{len(alone)} of the cases that differ (marked below) agree once Shardy runs its "
-            "import steps too: their files run a propagation pass alone, which shardc cannot "
-            "yet (no --pass-pipeline)"
+            "import steps too: their files run a propagation pass alone, and shardc's passes "
+            "see through calls and manual computations even alone (docs/shardy_differences.md)"
         )
     for category, title, lines in (
         ("substance", "differ in substance", 2),

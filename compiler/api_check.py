@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardc.dialect.ir import Module, symbol_name
+from shardc.passes.manual.analyses import ValueVariance
 from shardc.passes.manual.collectives import Collective
 from shardc.passes.manual.regions import ManualRegion, axes_text
 from shardc.passes.manual.replication import unmentioned_axes
 from shardc.passes.manual.shapes import RegionShapes, check_shapes
 from shardc.passes.manual.variance import VarianceResult, View, analyze_variance
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
+
+from .runtime import suspended_gc
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ def _region_of(op, result: VarianceResult) -> ManualRegion | None:  # type: igno
     return None
 
 
+@suspended_gc()
 def check_module(
     module: Module, *, check_replication_flag: bool = True, caller: Caller | None = None
 ) -> CheckReport:
@@ -144,7 +148,7 @@ def check_module(
     )
     ctx = run_pipeline(module, options, caller or Caller(function="shardc.check"))
     shapes = {s.region.op: s for s in check_shapes(module)}
-    value = ctx.value_variance(module)
+    value = ctx.analysis(ValueVariance, module)
     typing = analyze_variance(module, View.TYPING)
     reports = []
     for region in value.regions:

@@ -9,7 +9,7 @@ from typing import Any
 
 from shardc.api_propagate import dump_to_stderr, propagate_text
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 from shardc.exporter import export_text
 from shardc.passes.pipeline import (
     Caller,
@@ -22,9 +22,11 @@ from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
+from shardc.passes.plan.plan_pass import PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
 from shardc.plan_check import attach, compiled_hlo, devices_needed, tag_ops
+from shardc.runtime import suspended_gc
 
 __all__ = [
     "Collective",
@@ -56,8 +58,7 @@ def plan_propagated(
     the command line's `--dump-after`, `--disable-pass` and `--timing`."""
     pipeline = _pipeline(options, plan_options, checks, debug=debug)
     ctx = _run(module, pipeline, caller or _CALLER, debug)
-    assert ctx.plan is not None
-    return ctx.plan
+    return ctx.require(Plan)
 
 
 _CALLER = Caller(function="shardc.plan")
@@ -229,6 +230,7 @@ def check_module(
     return planned
 
 
+@suspended_gc()
 def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
     """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
     source = getattr(lowered, "plan_source", None)
@@ -292,7 +294,7 @@ def explicit(
         plan_options = PlanOptions(model="shardy", fixes=False)
         pipeline = _pipeline(options, plan_options, verify, "annotate", debug)
         ctx = _run(module, pipeline, Caller(function="shardc.api_plan.explicit"), debug)
-        write_explicit(module, ctx.plan_rewrites)
+        write_explicit(module, ctx.require(PlanRewrites).rewrites)
         if constraints:
             as_constraints(module)
         start = time.perf_counter()

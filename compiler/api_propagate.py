@@ -11,12 +11,12 @@ import time
 from dataclasses import replace
 from typing import Literal
 
-from shardc.dialect.ir import Module, release_free_heap, suspended_gc
-from shardc.passes.pin import record_written
+from shardc.dialect.ir import Module
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
 from shardc.passes.propagation.options import PropagationOptions
 
+from .runtime import release_free_heap, suspended_gc
 from .xla_form import ShardyOracle
 
 __all__ = [
@@ -38,6 +38,7 @@ def dump_to_stderr(name: str, module: Module) -> None:
     sys.stderr.flush()
 
 
+@suspended_gc()
 def propagate_module(
     module: Module, options: PropagationOptions | None = None
 ) -> PropagationReport:
@@ -57,8 +58,7 @@ def propagate_module(
         propagation=options or PropagationOptions(),
     )
     ctx = run_pipeline(module, pipeline, Caller(function="shardc.propagate_module"))
-    assert ctx.report is not None
-    return ctx.report
+    return ctx.require(PropagationReport)
 
 
 def propagate(
@@ -121,7 +121,6 @@ def propagate_text(
         check_replication=check_replication,
         propagation=options,
         export=_mode(mode),
-        oracle=ShardyOracle() if mode == "pin" else None,
         dump_after=dump_after,
         disable=disable,
     )
@@ -129,14 +128,13 @@ def propagate_text(
     with suspended_gc():
         start = clock()
         module = import_text(text, source_name)
-        if mode == "pin":  # the compiled form starts from the annotations as written
-            pipeline = replace(pipeline, written=record_written(module))
         parsed = clock()
         ctx = run_pipeline(
             module,
             pipeline,
             caller or Caller(function="shardc.propagate"),
             dump_to_stderr if dump_after else None,
+            oracle=ShardyOracle() if mode == "pin" else None,
         )
         fmt = "generic" if format == "generic" else "pretty"
         # propagation's units and rounds are freed by now: their C heap pages go back before
@@ -163,5 +161,4 @@ def _mode(mode: str) -> Literal["annotate", "pin"]:
 
 
 def _report(ctx: PassContext) -> PropagationReport:
-    assert ctx.report is not None
-    return ctx.report
+    return ctx.require(PropagationReport)

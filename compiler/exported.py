@@ -14,9 +14,11 @@ from typing import Any, Literal
 from shardc.dialect.ir import Module
 from shardc.dialect.op_views import Func
 from shardc.dialect.shardings import TensorSharding
+from shardc.passes.manual.redundant import Report as RedundantReport
 from shardc.passes.pin import PinReport, Written, XlaOracle
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 
+from .runtime import suspended_gc
 from .xla_form import ShardyOracle
 
 ExportMode = Literal["annotate", "pin"]
@@ -63,6 +65,7 @@ class Exported:
         return self.main().result_shardings
 
 
+@suspended_gc()  # (the copy too: a clone allocates many objects that all live on)
 def export_copy(
     module: Module,
     mode: ExportMode,
@@ -78,6 +81,7 @@ def export_copy(
     return export_in_place(module.clone(), mode, remove_redundant, caller, oracle, written)
 
 
+@suspended_gc()
 def export_in_place(
     module: Module,
     mode: ExportMode,
@@ -97,8 +101,9 @@ def export_in_place(
         propagate=False,
         remove_redundant_collectives=remove_redundant,
         export=mode,
-        oracle=oracle,
-        written=written,
     )
-    ctx = run_pipeline(module, options, caller)
-    return Exported(module, mode, list(ctx.removed_collectives), ctx.pin_report, oracle)
+    given = [written] if written is not None else []
+    ctx = run_pipeline(module, options, caller, oracle=oracle, given=given)
+    redundant = ctx.result(RedundantReport)
+    removed = list(redundant.removed) if redundant is not None else []
+    return Exported(module, mode, removed, ctx.result(PinReport), oracle)

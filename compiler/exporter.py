@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from shardc.dialect.ir import Module
-from shardc.dialect.mlir_pretty import Unsupported, print_pretty
-from shardc.dialect.mlir_text import print_generic
+from shardc.dialect.text import Unsupported, print_generic, print_pretty
 
 from . import mlir_bridge
+from .runtime import suspended_gc
 
 Format = Literal["pretty", "generic", "text"]
 
@@ -20,6 +20,7 @@ def to_jax_module(module: Module) -> Any:
     return mlir_bridge.parse_module(print_generic(module), "<shardc output>", checked=True)
 
 
+@suspended_gc()
 def export_text(
     module: Module, fmt: Format = "pretty", with_locs: bool = False, release: bool = False
 ) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.dialect.ir import Module, release_free_heap, suspended_gc
-from shardc.dialect.mlir_pretty_parse import parse_pretty
-from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
+from shardc.dialect.ir import Module
+from shardc.dialect.text import absorb_sharding_attrs, parse_generic, parse_pretty
 
 from . import mlir_bridge
+from .runtime import release_free_heap, suspended_gc
 
 
 def import_text(text: str, source_name: str = "<input>") -> Module:

@@ -31,6 +31,7 @@ from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.passes.pin import Written, record_written
 from shardc.passes.pipeline import Caller, PipelineOptions, run_pipeline
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.passes.propagation.report import PropagationReport
 
 from . import specs
 from .auto_fit import fit_to_budget
@@ -42,6 +43,7 @@ from .frontend import flat_shardings, trace_function
 from .grid import render_grid
 from .jit_trace import resolve_mesh, trace_call
 from .meshes import context_mesh, native_sharding
+from .runtime import suspended_gc
 from .transforms import is_traced, traced_call
 from .xla_form import ShardyOracle, parse_for_xla
 
@@ -736,6 +738,7 @@ class Jitted:
         except ShardcError:
             return None
 
+    @suspended_gc()
     def run_pipeline(self, module: Module, options: Any = None) -> tuple[Module, Any]:
         """The pipeline every lowering runs: verify, shard_map checks, propagate (and auto);
         returns the propagated module and the propagation report. With `auto` and a memory
@@ -752,7 +755,7 @@ class Jitted:
         devices = self._auto_fit_devices(options)
         if devices is None:
             ctx = run_pipeline(module, pipeline, self.caller)
-            return module, ctx.report
+            return module, ctx.require(PropagationReport)
 
         # the checks once; then each of auto_fit's tries propagates a fresh copy
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)

@@ -1,6 +1,6 @@
 """Typed views of the ops whose sdy attributes shardc interprets: the one way to read and write them.
 
-The importer (`mlir_text.absorb_sharding_attrs`) parses every sdy attribute shardc interprets
+The importer (`text.absorb_sharding_attrs`) parses every sdy attribute shardc interprets
 once, into the frozen objects of `shardings.py`; from then on no pass sees sharding text. A view
 is a throw-away wrapper around one `Operation` (no copy, no cache): reading goes to the op's
 properties, writing replaces them with new frozen objects.

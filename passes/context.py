@@ -1,27 +1,28 @@
-"""What the passes of one pipeline run share: who called, what they report, cached analyses.
+"""The pass contract: what a pass is, and what the passes of one pipeline run share.
 
-A pass is a small frozen dataclass with a `name` (what `--dump-after NAME` names) and
-`run(module, ctx)`; `ctx` is the `PassContext` below. Fix texts that name a switch ask
-`ctx.caller.switch(flag, keyword)`, so the CLI user reads the flag and the Python user the
-keyword of the function they called (no message is patched afterwards).
+As MLIR's pass manager keeps them apart:
+
+- a pass (`Pass`) is a small frozen dataclass with a `name` (what `--pass-pipeline`,
+  `--dump-after` and `--disable-pass` name), its options as fields, `run(module, ctx)`, and
+  `preserves`: the analyses still valid after it ran (`ALL` for a pass that only checks or
+  reads). A pass that changed nothing this time says so with `ctx.preserve(...)`; one that
+  made a new op list anyway hands it on with `ctx.provide(OpList, ops)`.
+- an analysis (`Analysis`) is a fact about the module computed on demand
+  (`ctx.analysis(OpList, module)`) and cached until a pass that does not preserve it has run.
+- a result is what a pass hands on to later passes and to the caller, one object per type
+  (`ctx.put(report)`, then `ctx.result(PropagationReport)`).
+- services are what the caller gives the passes: `caller` (fix texts name its flag or keyword)
+  and `oracle` (what XLA's own propagation derives: the `pin` pass asks it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Module, Operation
 
-if TYPE_CHECKING:
-    from shardc.dialect.ir import Operation
-
-    from .manual.regions import ManualRegion
-    from .manual.variance import VarianceResult
-    from .pin import PinReport
-    from .plan.plan import Rewrite
-    from .plan.report import Plan
-    from .propagation.report import PropagationReport
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -39,88 +40,133 @@ class Caller:
 CLI = Caller(cli=True)
 
 
+class Analysis(Generic[T]):
+    """A fact computed from the module (`compute`), cached by the context until a pass that
+    does not preserve it runs. Subclasses name themselves by their class."""
+
+    @classmethod
+    def compute(cls, module: Module, ctx: PassContext) -> T:
+        raise NotImplementedError
+
+
+class OpList(Analysis[list[Operation]]):
+    """Every op of the module in pre-order (`module.walk()`), listed once for the passes that
+    only read the IR (a walk of a 10k-op module costs as much as a small check)."""
+
+    @classmethod
+    def compute(cls, module: Module, ctx: PassContext) -> list[Operation]:
+        return list(module.walk())
+
+
+class OpNames(Analysis[frozenset[str]]):
+    """The names of the module's ops (is there any `func.call`? any manual computation?)."""
+
+    @classmethod
+    def compute(cls, module: Module, ctx: PassContext) -> frozenset[str]:
+        return frozenset(op.name for op in ctx.analysis(OpList, module))
+
+
+# what a pass that adds, removes and moves no op keeps (it changes shardings or attributes only)
+SAME_OPS: frozenset[type[Analysis[Any]]] = frozenset({OpList, OpNames})
+
+
+class _All(frozenset):  # type: ignore[type-arg]
+    """Every analysis (a pass that leaves the IR as it is)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+ALL: frozenset[type[Analysis[Any]]] = _All()
+NONE: frozenset[type[Analysis[Any]]] = frozenset()
+
+
 @dataclass
 class PassContext:
-    """Shared by the passes of one run; the run returns it (reports, removed collectives)."""
+    """Shared by the passes of one run; the run returns it (results, timings)."""
 
     caller: Caller = field(default_factory=Caller)
-    report: PropagationReport | None = None  # set by the propagate pass
-    removed_collectives: list[str] = field(default_factory=list)
-    kept_collectives: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # import steps' (the report gets them)
-    plan: Plan | None = None  # set by the plan pass
-    plan_rewrites: list[Rewrite] = field(default_factory=list)  # where each reshard sits
-    auto_kept: Any = None  # the annotations auto keeps (auto-snapshot), None: what propagated
-    auto_note: str | None = None
-    pin_report: PinReport | None = None  # set by the `pin` export: how its pins were chosen
+    oracle: Any = None  # (passes.pin.XlaOracle) what XLA's own propagation derives
     timings: list[tuple[str, float]] = field(default_factory=list)  # (pass, wall seconds)
-    _variance: VarianceResult | None = None
-    _ops: list[Operation] | None = None
-    _op_names: frozenset[str] | None = None
-    _regions: list[ManualRegion] | None = None
-    _keep_ops_once: bool = False  # the running pass added, removed and moved no op this time
-    _ops_after: list[Operation] | None = None  # the op list it left (`replace_ops`)
+    _analyses: dict[type, Any] = field(default_factory=dict)
+    _results: dict[type, Any] = field(default_factory=dict)
+    _kept: frozenset[type] | None = None  # what the running pass said it kept this time
+    _provided: dict[type, Any] = field(default_factory=dict)  # what it handed on
 
-    def ops(self, module: Module) -> list[Operation]:
-        """Every op of `module` in pre-order (`module.walk()`), listed once for the passes
-        that only read the IR (a walk of a 10k-op module costs as much as a small check)."""
-        if self._ops is None:
-            self._ops = list(module.walk())
-        return self._ops
+    # analyses -------------------------------------------------------------------------------
+    def analysis(self, kind: type[Analysis[T]], module: Module) -> T:
+        """The analysis `kind` of `module`, computed once until invalidated."""
+        got = self._analyses.get(kind)
+        if got is None:
+            got = self._analyses[kind] = kind.compute(module, self)
+        return got  # type: ignore[no-any-return]
 
     def has_op(self, module: Module, name: str) -> bool:
         """Whether any op of `module` is named `name`."""
-        if self._op_names is None:
-            self._op_names = frozenset(op.name for op in self.ops(module))
-        return name in self._op_names
+        return name in self.analysis(OpNames, module)
 
-    def manual_regions(self, module: Module) -> list[ManualRegion]:
-        """The module's manual regions (`manual/regions.py`), outer before inner, found once."""
-        if self._regions is None:
-            from .manual.regions import MANUAL_OP, manual_regions
+    def preserve(self, *kinds: type[Analysis[Any]]) -> None:
+        """Say that the running pass kept `kinds` valid this time (none: every analysis; it
+        changed nothing), whatever its `preserves` says."""
+        self._kept = ALL if not kinds else frozenset(kinds) | (self._kept or NONE)
 
-            self._regions = manual_regions(module) if self.has_op(module, MANUAL_OP) else []
-        return self._regions
+    def provide(self, kind: type[Analysis[T]], value: T) -> None:
+        """Hand on the analysis `kind` as the running pass left it (it computed it anyway):
+        the next passes read it rather than compute it again."""
+        self._provided[kind] = value
 
-    def value_variance(self, module: Module) -> VarianceResult:
-        """The VALUE-view variance analysis, computed once for the checks that read it."""
-        if self._variance is None:
-            from .manual.variance import View, analyze_variance
+    def invalidate(self, preserved: frozenset[type]) -> None:
+        """After a pass ran: drop every analysis it did not preserve (`preserved`, or what it
+        said with `preserve`), then take what it provided."""
+        kept, self._kept = self._kept, None
+        if kept is not None and preserved is not ALL:
+            preserved = ALL if kept is ALL else preserved | kept
+        if preserved is not ALL:
+            self._analyses = {k: v for k, v in self._analyses.items() if k in preserved}
+        if self._provided:
+            self._analyses.update(self._provided)
+            self._provided = {}
 
-            self._variance = analyze_variance(module, View.VALUE, self.manual_regions(module))
-        return self._variance
+    # results ----------------------------------------------------------------------------------
+    def put(self, result: object) -> None:
+        """Hand on `result` (one per type: a later one of the same type replaces it)."""
+        self._results[type(result)] = result
 
-    def keep_ops(self) -> None:
-        """Say that the running pass added, removed and moved no op this time (it had nothing
-        to do): the op list outlives it, as it outlives a `keeps_ops` pass."""
-        self._keep_ops_once = True
+    def result(self, kind: type[T]) -> T | None:
+        """The result of type `kind` a pass (or the caller) put, or None."""
+        return self._results.get(kind)  # type: ignore[no-any-return]
 
-    def replace_ops(self, ops: list[Operation]) -> None:
-        """Say that the running pass left the op list `ops` (every op in pre-order, as
-        `module.walk()` lists it now) and changed no op's name, only how many ops bear each (it
-        copied ops): the next passes read `ops` rather than walk the module again."""
-        self._ops_after = ops
+    def require(self, kind: type[T]) -> T:
+        """The result of type `kind`, which an earlier pass must have put."""
+        got = self._results.get(kind)
+        if got is None:
+            raise LookupError(f"no {kind.__name__} in this pipeline run: a pass that makes it must run first")
+        return got  # type: ignore[no-any-return]
 
-    def invalidate(self, ops: bool = True) -> None:
-        """Forget cached analyses (after a pass that changed the IR); `ops=False` keeps the op
-        list (`ops`, `has_op`): the pass added, removed and moved no op."""
-        self._variance = None
-        self._regions = None
-        keep, self._keep_ops_once = self._keep_ops_once, False
-        after, self._ops_after = self._ops_after, None
-        if ops and not keep:
-            self._ops = after
-            if after is None:
-                self._op_names = None
+
+@dataclass
+class ImportNotes:
+    """What Shardy's import steps have to say (a sharding group they could not honour, ...): the
+    propagate pass's report carries them."""
+
+    warnings: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def of(ctx: PassContext) -> ImportNotes:
+        """The run's notes, made on first use."""
+        got = ctx.result(ImportNotes)
+        if got is None:
+            got = ImportNotes()
+            ctx.put(got)
+        return got
 
 
 class Pass(Protocol):
-    """A pass: `name` for `--dump-after`, `changes_ir` (False for checks), and `run`. A pass
-    that changes the IR but never adds, removes or moves an op (only shardings and attributes)
-    may say so with a class attribute `keeps_ops = True`: the op list the passes share
-    (`PassContext.ops`) then outlives it."""
+    """A pass: `name` (as pipelines name it), `preserves` (the analyses still valid after it:
+    `ALL` for a pass that changes nothing, `SAME_OPS` for one that only rewrites shardings or
+    attributes), and `run`."""
 
     name: ClassVar[str]
-    changes_ir: ClassVar[bool]
+    preserves: ClassVar[frozenset[type]]
 
     def run(self, module: Module, ctx: PassContext) -> None: ...

@@ -18,7 +18,7 @@ result the result layout Shardy's explicit reshards compute it at (`concat_resul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import gcd
 from typing import ClassVar, Literal
 
@@ -47,7 +47,7 @@ from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_si
 from shardc.passes.propagation.unit_builder import dead_ops
 
 from .concat_result import concat_redirects, recompute_concat_results
-from .context import PassContext
+from .context import NONE, PassContext
 from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
 from .import_steps.constraints import redirects_manual_operand, redirects_uses
 from .pin import (
@@ -135,19 +135,48 @@ CONSTANT_SUB_OPS = CONSTANT_EXPR_OPS - (ELEMENTWISE_OPS - CHAIN_OPS)
 
 @dataclass(frozen=True)
 class ExportPass:
-    """The export pass: `mode` annotate or pin, `keep_open` keeps `?` markers."""
+    """The export pass: every value's final sharding in the form XLA keeps (`annotate`);
+    `keep_open` keeps `?` markers; `dedupe=False` keeps every call site's copy of its callee
+    (the `pin` pass, which follows, decides which stay). The layouts of the values it leaves
+    without an op-level sharding (loop results) are its result (`UnwrittenLayouts`)."""
 
     name: ClassVar[str] = "export"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
     mode: Mode = "annotate"
     keep_open: bool = False
-    oracle: XlaOracle | None = None  # `pin`: what XLA's Shardy derives (see passes/pin.py)
-    written: Written | None = None  # `pin`: the annotations as the module's author wrote them
+    dedupe: bool = True
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ctx.pin_report = export_module(
-            module, self.mode, self.keep_open, oracle=self.oracle, written=self.written
-        )
+        if self.mode == "pin":  # (the same as the annotate export then the pin pass)
+            ctx.put(export_annotate(module, self.keep_open, dedupe=False))
+            PinPass().run(module, ctx)
+            return
+        ctx.put(export_annotate(module, self.keep_open, self.dedupe))
+
+
+@dataclass(frozen=True)
+class PinPass:
+    """The compiled form (passes/pin.py): after the export (`dedupe=False`), the annotations as
+    the author wrote them (`Written`, the run's) and a pin wherever XLA's own propagation (the
+    run's oracle) derives a value otherwise than shardc; its `PinReport` is the run's result.
+    Without an oracle, every value is pinned."""
+
+    name: ClassVar[str] = "pin"
+    preserves: ClassVar[frozenset[type]] = NONE
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        unwritten = ctx.result(UnwrittenLayouts) or UnwrittenLayouts()
+        report = pin_exported(module, ctx.oracle, ctx.result(Written), unwritten)
+        if report is not None:
+            ctx.put(report)
+
+
+@dataclass
+class UnwrittenLayouts:
+    """The export's layouts of the values it writes no op-level sharding on (a loop's results:
+    XLA rejects one there), by `id` of the value: what a pin of one of them takes."""
+
+    of: dict[int, TensorSharding] = field(default_factory=dict)
 
 
 def _meshes(module: Module) -> dict[str, Mesh]:
@@ -239,6 +268,10 @@ class _Exporter:
         # the ops whose results are constants (LOCAL_OPS) (`run` finds them)
         self._local: list[Operation] = []
         self._defaults: dict[int, TensorSharding] = {}
+
+    def find_constants(self) -> None:
+        """The ops whose results are constants (`LOCAL_OPS`), as `run` finds them."""
+        self._local = [op for op in self.module.walk() if op.name in LOCAL_OPS]
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         return s.mesh if isinstance(s.mesh, Mesh) else self.meshes.get(s.mesh)
@@ -819,47 +852,69 @@ def export_module(
     oracle: XlaOracle | None = None,
     written: Written | None = None,
 ) -> PinReport | None:
-    """Rewrite `module`'s shardings into their exported form (mutates it). `pin` is the
-    `annotate` export plus a pin on each value whose layout XLA's Shardy (`oracle`) derives
-    otherwise (passes/pin.py), and returns how they were chosen. `pin_all` (or `pin` without an
-    oracle) pins every value but those XLA cannot lay out otherwise (constants, iotas, scalar
-    broadcasts, values whose every use is a constraint to their layout, manual computations'
-    results), with each call site's own copy of its callee: shardc's layout whatever XLA's
-    propagation would do, at the cost of a reshard per use of each pinned value."""
+    """Rewrite `module`'s shardings into their exported form (mutates it): the export pass, and
+    for `pin` the pin pass (`pin_exported`, which says how the pins were chosen). `pin_all`
+    (or `pin` without an oracle) pins every value but those XLA cannot lay out otherwise."""
     if mode not in ("annotate", "pin"):
         from shardc.dialect.errors import ShardcError
 
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
-    _drop_data_flow_edges(module)
-    exhaustive = mode == "pin" and (pin_all or oracle is None)
-    redirects = concat_redirects(module) if not exhaustive and not keep_open else None
-    if exhaustive:
-        keep_call_sites(module)  # XLA runs each call site's own layout
-    exporter = _Exporter(module, mode, keep_open)
-    exporter.run()
-    if exhaustive:
-        exporter.pin_everything()
+    if mode == "annotate":
+        export_annotate(module, keep_open)
         return None
+    unwritten = export_annotate(module, keep_open, dedupe=False)
+    return pin_exported(module, None if pin_all else oracle, written, unwritten, keep_open)
+
+
+def export_annotate(module: Module, keep_open: bool = False, dedupe: bool = True) -> UnwrittenLayouts:
+    """The `annotate` export of `module` (mutates it); `dedupe=False` leaves every call site's
+    copy of its callee (marked) for the pin pass. Returns the layouts it wrote no sharding of."""
+    _drop_data_flow_edges(module)
+    redirects = concat_redirects(module) if not keep_open else None
+    exporter = _Exporter(module, "annotate", keep_open)
+    exporter.run()
     if not keep_open:
         recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
-    if mode == "pin":
-        assert oracle is not None
-        # shardc's layouts of what the annotations as written leave to XLA, then those
-        shardc_layouts = exporter.boundary_layouts()
-        if written is not None:
-            restore_written(module, written)
-        report = exporter.pin_against(oracle, shardc_layouts)
-        drop_unread_op_shardings(module)
-        # copies of a callee that XLA reads alike (no pin tells them apart) become one again:
-        # XLA's Shardy gives each call site its own copy anyway, and JAX's own call structure
-        # lets the module for XLA be written onto a copy of JAX's (xla_module.py)
-        funcs = len(module.funcs)
-        dedupe_call_sites(module)
-        if len(module.funcs) != funcs:
-            report.last_checked = False
-        return report
-    dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
-    return None
+    if dedupe:
+        dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
+    return UnwrittenLayouts(exporter.unwritten)
+
+
+def pin_exported(
+    module: Module,
+    oracle: XlaOracle | None,
+    written: Written | None,
+    unwritten: UnwrittenLayouts,
+    keep_open: bool = False,
+) -> PinReport | None:
+    """The compiled form of an exported module (`export_annotate(dedupe=False)`): the
+    annotations as `written`, and a pin on each value whose layout XLA's Shardy (`oracle`)
+    derives otherwise (passes/pin.py); the copies of a callee no pin tells apart become one.
+    Without an oracle, every value but those XLA cannot lay out otherwise is pinned (constants,
+    iotas, scalar broadcasts, values whose every use is a constraint to their layout, manual
+    computations' results), with each call site's own copy of its callee: shardc's layout
+    whatever XLA's propagation would do, at the cost of a reshard per use of each pinned value."""
+    exporter = _Exporter(module, "pin", keep_open)
+    exporter.unwritten = dict(unwritten.of)
+    exporter.find_constants()
+    if oracle is None:
+        keep_call_sites(module)  # XLA runs each call site's own layout
+        exporter.pin_everything()
+        return None
+    # shardc's layouts of what the annotations as written leave to XLA, then those
+    shardc_layouts = exporter.boundary_layouts()
+    if written is not None:
+        restore_written(module, written)
+    report = exporter.pin_against(oracle, shardc_layouts)
+    drop_unread_op_shardings(module)
+    # copies of a callee that XLA reads alike (no pin tells them apart) become one again:
+    # XLA's Shardy gives each call site its own copy anyway, and JAX's own call structure
+    # lets the module for XLA be written onto a copy of JAX's (xla_module.py)
+    funcs = len(module.funcs)
+    dedupe_call_sites(module)
+    if len(module.funcs) != funcs:
+        report.last_checked = False
+    return report
 
 
 def drop_unread_op_shardings(module: Module) -> None:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, callee_name, func_body
 from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 
+from .context import ALL, PassContext
 from .propagation.call_sites import MARK
 
 # A sharding in comparable form: (mesh axes and device order, the axes of each dim, unreduced
@@ -135,6 +136,19 @@ def record_written(module: Module) -> Written:
         for name, func in module.funcs.items()
     }
     return Written(entries, ops)
+
+
+@dataclass(frozen=True)
+class RecordWritten:
+    """Record the module's annotations as written (`Written`, the run's result), before any pass
+    changes them; a run that was given them keeps those."""
+
+    name: ClassVar[str] = "record-written"
+    preserves: ClassVar[frozenset[type]] = ALL
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        if ctx.result(Written) is None:
+            ctx.put(record_written(module))
 
 
 def restore_written(module: Module, written: Written) -> None:

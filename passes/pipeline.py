@@ -1,34 +1,44 @@
-"""The pass pipeline: built in one place from the options; every entry point runs it.
+"""The pass pipeline: passes by name, pipelines from text, and the one pipeline every entry
+point builds from its options.
 
-`shardc.propagate`, `shardc.propagate_module`, `shardc.check`, `shardc.jit` (lower and export)
-and `shardc propagate / opt / check / compile` each say what they want with a
-`PipelineOptions` and call `run_pipeline`; none assembles passes of its own.
+Each pass is a small frozen dataclass (passes/context.py: `name`, options as fields, `preserves`,
+`run`); `PASSES` names them all. A pipeline is a tuple of passes, built either from text, as
+MLIR's `--pass-pipeline` (`parse_pipeline("verify,propagate{strategy=basic},export")`: any pass
+runs alone, with its options), or from `PipelineOptions` (`build_pipeline`: the CLI's flags and
+the API's keywords are sugar over the same passes):
 
     options = PipelineOptions(propagation=PropagationOptions(strategy="basic"), export="annotate")
     ctx = run_pipeline(module, options, Caller(function="shardc.propagate"))
-    ctx.report                  # the propagate pass's PropagationReport
+    ctx.require(PropagationReport)          # the propagate pass's report
 
 Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
-replication) -> Shardy's import steps (passes/import_steps/, run with propagation) -> propagate
--> sink-func-data-flow-edges -> merge-constants -> insert-call-result-reshards (with an export) (folds split-constants' copies back) -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export.
-A pass is a small frozen dataclass with a `name` and `run(module, ctx)` (passes/context.py);
-to add one, write its module and add it to `build_pipeline`. `dump_after` names passes after which the module is printed (`--dump-after
-NAME`; `all` for every pass); `disable` names passes to leave out (`--disable-pass NAME`).
+replication) -> Shardy's import steps (passes/import_steps/) -> propagate ->
+sink-func-data-flow-edges -> merge-constants -> insert-call-result-reshards (with an export)
+-> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export ->
+pin (the compiled form). To add a pass: write its module and name it in `PASSES` (and in
+`build_pipeline` if the options should add it). `dump_after` names passes after which the
+module is printed (`--dump-after NAME`; `all` for every pass); `disable` names passes to leave
+out (`--disable-pass NAME`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
+
+from lark import Lark, LarkError, Transformer, UnexpectedInput
 
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module, suspended_gc
+from shardc.dialect.ir import Module
 
-from .auto.auto_pass import AutoPass, AutoSnapshot
+from .auto.auto_pass import AutoOptions, AutoPass, AutoSnapshot
 from .context import CLI, Caller, Pass, PassContext
-from .export import ExportPass
+from .export import ExportPass, PinPass
 from .import_steps.call_sites import SplitCallSites
 from .import_steps.constants import MergeConstants, SplitConstants
 from .import_steps.constraints import ApplyShardingConstraints
@@ -45,22 +55,31 @@ from .manual.partition_id import PartitionIdCheck
 from .manual.redundant import RemoveRedundantCollectives
 from .manual.replication import ReplicationCheck
 from .manual.shapes import ManualShapesCheck
-from .pin import Written, XlaOracle
+from .pin import RecordWritten
 from .plan.plan import PlanOptions
 from .plan.plan_pass import PlanPass
 from .propagation.call_results import InsertCallResultReshards
-from .propagation.driver import PropagatePass
+from .propagation.driver import (
+    AggressivePropagatePass,
+    BasicPropagatePass,
+    OpPriorityPropagatePass,
+    PropagatePass,
+    UserPriorityPropagatePass,
+)
 from .propagation.options import PropagationOptions
 from .verify import VerifyPass
 
 __all__ = [
     "CLI",
+    "PASSES",
     "PASS_NAMES",
     "Caller",
     "PassContext",
     "PipelineOptions",
     "build_pipeline",
     "format_timing",
+    "parse_pipeline",
+    "run_passes",
     "run_pipeline",
 ]
 
@@ -79,23 +98,149 @@ IMPORT_STEPS: tuple[Pass, ...] = (
     ImportShardingGroups(),
 )
 
-# every pass a pipeline may hold, in pipeline order (what --dump-after accepts)
-PASS_NAMES: tuple[str, ...] = (
-    VerifyPass.name,
-    ManualShapesCheck.name,
-    PartitionIdCheck.name,
-    ReplicationCheck.name,
-    AutoSnapshot.name,
-    *(p.name for p in IMPORT_STEPS),
-    PropagatePass.name,
-    SinkFuncDataFlowEdges.name,
-    MergeConstants.name,
-    InsertCallResultReshards.name,
-    AutoPass.name,
-    PlanPass.name,
-    RemoveRedundantCollectives.name,
-    ExportPass.name,
-)
+# every pass, by name, in pipeline order
+PASSES: dict[str, type[Any]] = {
+    cls.name: cls  # type: ignore[attr-defined]
+    for cls in (
+        VerifyPass,
+        ManualShapesCheck,
+        PartitionIdCheck,
+        ReplicationCheck,
+        RecordWritten,
+        AutoSnapshot,
+        *(type(p) for p in IMPORT_STEPS),
+        PropagatePass,
+        BasicPropagatePass,
+        AggressivePropagatePass,
+        OpPriorityPropagatePass,
+        UserPriorityPropagatePass,
+        SinkFuncDataFlowEdges,
+        MergeConstants,
+        InsertCallResultReshards,
+        AutoPass,
+        PlanPass,
+        RemoveRedundantCollectives,
+        ExportPass,
+        PinPass,
+    )
+}
+PASS_NAMES: tuple[str, ...] = tuple(PASSES)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipelines from text
+
+
+@functools.lru_cache(maxsize=1)
+def _spec_parser() -> Lark:
+    path = os.path.join(os.path.dirname(__file__), "pipeline_spec.lark")
+    with open(path, encoding="utf-8") as f:
+        return Lark(f.read(), parser="lalr")
+
+
+class _ToEntries(Transformer):  # type: ignore[type-arg]
+    def start(self, items: list[Any]) -> list[tuple[str, dict[str, str]]]:
+        return items
+
+    def entry(self, items: list[Any]) -> tuple[str, dict[str, str]]:
+        return str(items[0]), (items[1] if len(items) > 1 and items[1] is not None else {})
+
+    def options(self, items: list[Any]) -> dict[str, str]:
+        return dict(i for i in items if i is not None)
+
+    def option(self, items: list[Any]) -> tuple[str, str]:
+        return str(items[0]), items[1]
+
+    def quoted(self, items: list[Any]) -> str:
+        return str(items[0])[1:-1].replace('\\"', '"')
+
+    def word(self, items: list[Any]) -> str:
+        return str(items[0])
+
+
+def parse_pipeline(spec: str) -> tuple[Pass, ...]:
+    """The passes of a pipeline written as text, `name{option=value,...}` separated by commas
+    (`verify,propagate{strategy=basic,user_priorities=false},export{mode=annotate}`); an option
+    of a pass's options object (`propagate`'s `PropagationOptions`) is named directly."""
+    try:
+        entries = _ToEntries().transform(_spec_parser().parse(spec))
+    except UnexpectedInput as e:
+        col = getattr(e, "column", 0) or 0
+        raise ShardcError(
+            f"pass pipeline {spec!r}: cannot read it at column {col}",
+            hint="write passes as name or name{option=value,...}, separated by commas",
+        ) from None
+    except LarkError:
+        raise ShardcError(f"pass pipeline {spec!r} cannot be read") from None
+    return tuple(make_pass(name, opts) for name, opts in entries)
+
+
+def make_pass(name: str, options: dict[str, str]) -> Pass:
+    """The pass `name` with `options` (texts, converted to each field's type)."""
+    cls = PASSES.get(name)
+    if cls is None:
+        raise ShardcError(
+            f"no pass named {name!r}", hint="name one of " + ", ".join(PASS_NAMES)
+        )
+    direct: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    holders = [f for f in fields.values() if dataclasses.is_dataclass(_default(f))]
+    for key, text in options.items():
+        key_ = key.replace("-", "_")
+        if key_ in fields and not dataclasses.is_dataclass(_default(fields[key_])):
+            direct[key_] = _convert(_default(fields[key_]), text, f"{name}{{{key}}}")
+            continue
+        holder = next(
+            (h for h in holders if key_ in {f.name for f in dataclasses.fields(_default(h))}), None
+        )
+        if holder is None:
+            known = [*(k for k in fields if k not in {h.name for h in holders})]
+            for h in holders:
+                known += [f.name for f in dataclasses.fields(_default(h))]
+            raise ShardcError(
+                f"pass {name} has no option {key!r}",
+                hint="its options: " + (", ".join(known) or "none"),
+            )
+        inner = {f.name: f for f in dataclasses.fields(_default(holder))}
+        nested.setdefault(holder.name, {})[key_] = _convert(
+            _default(inner[key_]), text, f"{name}{{{key}}}"
+        )
+    for holder_name, values in nested.items():
+        direct[holder_name] = replace(_default(fields[holder_name]), **values)
+    return cls(**direct)  # type: ignore[no-any-return]
+
+
+def _default(f: dataclasses.Field) -> Any:  # type: ignore[type-arg]
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def _convert(default: Any, text: str, where: str) -> Any:
+    """`text` as a value of `default`'s type (a bool, int, float or string; anything else is
+    given as text, for the options object to check)."""
+    if isinstance(default, bool):
+        if text.lower() in ("true", "1", "yes", "on"):
+            return True
+        if text.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ShardcError(f"{where} = {text!r} is not a boolean", hint="use true or false")
+    for kind in (int, float):
+        if isinstance(default, kind):
+            try:
+                return kind(text)
+            except ValueError:
+                raise ShardcError(
+                    f"{where} = {text!r} is not a number", hint=f"give a {kind.__name__}"
+                ) from None
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline every entry point runs
 
 
 @dataclass(frozen=True)
@@ -109,34 +254,40 @@ class PipelineOptions:
     check_replication: bool = True
     propagate: bool = True
     propagation: PropagationOptions = field(default_factory=PropagationOptions)
-    # the communication plan of the propagated layout (ctx.plan); propagation records origins
+    # the communication plan of the propagated layout (result `Plan`); propagation records origins
     plan: PlanOptions | None = None
     remove_redundant_collectives: bool = False
-    export: ExportMode | None = None  # None: leave the propagated IR as it is (no export)
-    # `pin`: what XLA's own propagation derives (passes/pin.py); None pins every value
-    oracle: XlaOracle | None = None
-    written: Written | None = None  # `pin`: the module's annotations as written (pin.py)
+    # the export: None leaves the propagated IR as it is; `pin`: the export, then the compiled
+    # form (the pin pass, asking the run's oracle)
+    export: ExportMode | None = None
     dump_after: tuple[str, ...] = ()
     disable: tuple[str, ...] = ()  # passes to leave out, by name
 
     def __post_init__(self) -> None:
         if self.export not in (None, "annotate", "pin"):
             raise ShardcError(f"unknown export mode {self.export!r}", hint="use 'annotate' or 'pin'")
-        for flag, names, extra in (
-            ("--dump-after", self.dump_after, ("all",)),
-            ("--disable-pass", self.disable, ()),
-        ):
-            unknown = [n for n in names if n not in PASS_NAMES and n not in extra]
-            if unknown:
-                raise ShardcError(
-                    f"{flag} {unknown[0]}: no pass of that name",
-                    hint="name one of " + ", ".join(PASS_NAMES) + "".join(f", or {e}" for e in extra),
-                )
+        check_pass_names(self.dump_after, self.disable)
+
+
+def check_pass_names(dump_after: Iterable[str], disable: Iterable[str]) -> None:
+    """A `ShardcError` naming the flag and the name for a pass name that names no pass."""
+    for flag, names, extra in (
+        ("--dump-after", tuple(dump_after), ("all",)),
+        ("--disable-pass", tuple(disable), ()),
+    ):
+        unknown = [n for n in names if n not in PASSES and n not in extra]
+        if unknown:
+            raise ShardcError(
+                f"{flag} {unknown[0]}: no pass of that name",
+                hint="name one of " + ", ".join(PASS_NAMES) + "".join(f", or {e}" for e in extra),
+            )
 
 
 def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     """The passes `options` ask for, in order."""
     passes: list[Pass] = []
+    if options.export == "pin":
+        passes.append(RecordWritten())  # the annotations as written, before anything changes them
     if options.verify:
         # dynamic dims: propagated around (annotate export, opt); what compiles, plans or
         # chooses layouts by cost needs static shapes
@@ -148,8 +299,9 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         passes.append(ReplicationCheck())
     if options.propagate:
         propagation = options.propagation
-        if propagation.auto:
-            passes.append(AutoSnapshot(propagation))
+        auto = AutoOptions.of(propagation) if propagation.auto else None
+        if auto is not None:
+            passes.append(AutoSnapshot(auto))
         split = propagation.split_constants  # off: each constant is one value to propagation
         # callees shared by their call sites (func data-flow edges), or a copy per call site
         skip = {SplitCallSites.name if propagation.dedup_functions_fully else AddFuncDataFlowEdges.name}
@@ -164,18 +316,17 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
             passes.append(MergeConstants())  # the output has the input's ops again
         if options.export is not None and not propagation.keep_open:
             passes.append(InsertCallResultReshards())  # (Shardy's pipeline, not its raw passes)
-        if propagation.auto:
-            passes.append(AutoPass(propagation))
+        if auto is not None:
+            passes.append(AutoPass(auto, propagation))
     if options.plan is not None:
         passes.append(PlanPass(options.plan))
     if options.remove_redundant_collectives:
         passes.append(RemoveRedundantCollectives())
-    if options.export is not None:
-        passes.append(
-            ExportPass(
-                options.export, options.propagation.keep_open, options.oracle, options.written
-            )
-        )
+    keep_open = options.propagation.keep_open
+    if options.export == "annotate":
+        passes.append(ExportPass("annotate", keep_open))
+    elif options.export == "pin":
+        passes += [ExportPass("annotate", keep_open, dedupe=False), PinPass()]
     return tuple(p for p in passes if p.name not in options.disable)
 
 
@@ -184,23 +335,41 @@ def run_pipeline(
     options: PipelineOptions,
     caller: Caller | None = None,
     dump: Callable[[str, Module], None] | None = None,
+    oracle: Any = None,
+    given: Sequence[object] = (),
 ) -> PassContext:
-    """Run the pipeline of `options` on `module` (in place); returns what the passes reported.
+    """Run the pipeline of `options` on `module` (in place); returns what the passes reported
+    (`PassContext`: results by type, timings). `oracle`: what XLA's own propagation derives,
+    for the pin pass (passes/pin.py); `given`: results the run starts with (the annotations as
+    written, `Written`, recorded before an earlier run changed them)."""
+    return run_passes(module, build_pipeline(options), caller, dump, options.dump_after,
+                      oracle, given)  # fmt: skip
 
-    `dump(pass_name, module)` is called after each pass named in `options.dump_after`; each
-    pass's wall time goes into `ctx.timings` (`--timing`)."""
-    ctx = PassContext(caller or Caller())
-    wanted = set(options.dump_after)
+
+def run_passes(
+    module: Module,
+    passes: Iterable[Pass],
+    caller: Caller | None = None,
+    dump: Callable[[str, Module], None] | None = None,
+    dump_after: Iterable[str] = (),
+    oracle: Any = None,
+    given: Sequence[object] = (),
+) -> PassContext:
+    """Run `passes` on `module` (in place), as `run_pipeline` does. `dump(pass_name, module)` is
+    called after each pass named in `dump_after`; each pass's wall time goes into
+    `ctx.timings` (`--timing`)."""
+    ctx = PassContext(caller or Caller(), oracle)
+    for result in given:
+        ctx.put(result)
+    wanted = set(dump_after)
     clock = time.perf_counter
-    with suspended_gc():
-        for p in build_pipeline(options):
-            start = clock()
-            p.run(module, ctx)
-            if p.changes_ir:
-                ctx.invalidate(ops=not getattr(p, "keeps_ops", False))
-            ctx.timings.append((p.name, clock() - start))
-            if dump is not None and (p.name in wanted or "all" in wanted):
-                dump(p.name, module)
+    for p in passes:
+        start = clock()
+        p.run(module, ctx)
+        ctx.invalidate(p.preserves)
+        ctx.timings.append((p.name, clock() - start))
+        if dump is not None and (p.name in wanted or "all" in wanted):
+            dump(p.name, module)
     return ctx
 
 

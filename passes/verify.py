@@ -14,7 +14,7 @@ from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import OpaqueType, TensorType, split_function_type
 
-from .context import PassContext
+from .context import ALL, OpList, PassContext
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,11 @@ class VerifyPass:
     (propagation moves nothing along them); else they are refused, as Shardy refuses them."""
 
     name: ClassVar[str] = "verify"
-    changes_ir: ClassVar[bool] = False
+    preserves: ClassVar[frozenset[type]] = ALL
     dynamic: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        verify_module(module, ctx.ops(module), self.dynamic)
+        verify_module(module, ctx.analysis(OpList, module), self.dynamic)
 
 
 def resolve_mesh(module: Module, sharding: TensorSharding, meshes: dict[str, Mesh]) -> Mesh:

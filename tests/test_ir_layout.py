@@ -37,7 +37,7 @@ def test_attr_dict_pop_of_an_absent_key_and_copies_leave_the_text() -> None:
 
 
 def test_parser_reads_lines_as_split_would_in_any_chunking() -> None:
-    from shardc.dialect.mlir_text import _lines
+    from shardc.dialect.text.generic import _lines
 
     texts = ["", "\n", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "abc\n\ndef\n", "x\n" * 50]
     for text in texts:
@@ -71,7 +71,7 @@ def test_uses_pair_each_user_with_its_operand_index() -> None:
 
 
 def test_alias_locations_are_stored_as_numbers_and_print_back() -> None:
-    from shardc.dialect.mlir_text import parse_generic, print_generic
+    from shardc.dialect.text import parse_generic, print_generic
 
     text = "\n".join(
         [

@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardc
 from shardc import mlir_bridge
-from shardc.dialect.mlir_text import print_generic
+from shardc.dialect.text import print_generic
 from shardc.importer import import_generic
 from shardc.jax_compile import _import_located
 from shardc.xla_module import JaxLocations

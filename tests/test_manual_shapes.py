@@ -7,7 +7,7 @@ import pytest
 
 from shardc import mlir_bridge
 from shardc.dialect.errors import ManualComputationError
-from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
+from shardc.dialect.text import absorb_sharding_attrs, parse_generic
 from shardc.passes.manual.shapes import check_shapes
 
 GOOD = """

@@ -1,4 +1,4 @@
-"""shardc's pretty-text parser (dialect/mlir_pretty_parse.py) builds the IR the generic route
+"""shardc's pretty-text parser (dialect/text/pretty_parser.py) builds the IR the generic route
 builds (jaxlib's generic print with locations, then shardc's generic parser): the same ops,
 attribute texts, types, shardings, locations and alias table, on every program and every lit
 input; errors found later name the same line:col; what it cannot rebuild exactly falls back."""
@@ -14,12 +14,12 @@ import pytest
 from shardc import mlir_bridge
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.dialect.mlir_floats import canonical_float
-from shardc.dialect.mlir_pretty_parse import parse_pretty
-from shardc.dialect.mlir_text import absorb_sharding_attrs, print_generic
+from shardc.dialect.text import absorb_sharding_attrs, parse_pretty, print_generic, print_pretty
+from shardc.dialect.text.floats import canonical_float
 from shardc.importer import import_generic, import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
+from .every_format import every_format_text
 from .programs import PROGRAMS, lit_inputs, lowered_text
 
 
@@ -98,6 +98,15 @@ def test_lit_inputs_import_alike_both_ways() -> None:
             continue  # jaxlib rejects it: the importer never reaches either route
         pretty += _assert_same(text, name)
     assert pretty >= 30
+
+
+def test_every_format_imports_alike_both_ways() -> None:
+    text = every_format_text()
+    assert _assert_same(text, "every")
+    # as the printer writes it once propagated: result shardings in every attribute dictionary
+    module = import_text(text, "every")
+    run_pipeline(module, PipelineOptions(export="annotate"))
+    assert _assert_same(print_pretty(module), "every propagated")
 
 
 def _pipeline_error(module: Module) -> str | None:
@@ -488,7 +497,7 @@ def test_mutants_import_alike_both_ways() -> None:
 def test_chunked_lines_match_split(text: str, size: int) -> None:
     """The parser's chunked line reader reads the lines `split` gives, forward, one back, and
     from the start again."""
-    from shardc.dialect.mlir_pretty_parse import _Lines
+    from shardc.dialect.text.pretty_parser import _Lines
 
     want = text.split("\n")
     lines = _Lines(text, size)

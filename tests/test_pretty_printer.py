@@ -1,4 +1,4 @@
-"""shardc's own pretty printer (dialect/mlir_pretty.py) prints byte for byte what jaxlib prints
+"""shardc's own pretty printer (dialect/text/pretty_printer.py) prints byte for byte what jaxlib prints
 from shardc's generic text, on every program, every lit input, imported and propagated; what it
 does not know falls back to jaxlib."""
 
@@ -8,11 +8,13 @@ import pytest
 
 from shardc import mlir_bridge
 from shardc.dialect.ir import Module
-from shardc.dialect.mlir_pretty import Unsupported, print_pretty
+from shardc.dialect.text import Unsupported, print_pretty
+from shardc.dialect.text.formats import FORMATS
 from shardc.exporter import export_text, to_jax_module
 from shardc.importer import import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
+from .every_format import UNCOVERED, every_format_text
 from .programs import PROGRAMS, lit_inputs, lowered_text
 
 
@@ -122,99 +124,15 @@ module @m {
     assert "{aa.mark = 2 : i32, sdy.sharding" in print_pretty(module)
 
 
-_EVERY_FORMAT = """
-module @every attributes {mhlo.num_partitions = 8 : i32} {
-  sdy.mesh @mesh = <["x"=2, "y"=4]>
-  func.func public @main(%f: tensor<8x16xf32>, %g: tensor<8x16xf32>, %i: tensor<8x16xi32>,
-      %j: tensor<8x16xi32>, %k: tensor<i32>) -> (tensor<8x16xf32>, tensor<8x16xi32>) {
-{float_ops}
-{int_ops}
-    %cmp = stablehlo.compare LT, %f, %g, FLOAT : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xi1>
-    %sel = stablehlo.select %cmp, %f, %g : tensor<8x16xi1>, tensor<8x16xf32>
-    %not = stablehlo.not %cmp : tensor<8x16xi1>
-    %io = stablehlo.iota dim = 1 : tensor<8x16xf32>
-    %sl = stablehlo.slice %f [2:6, 0:16] : (tensor<8x16xf32>) -> tensor<4x16xf32>
-    %cc = stablehlo.concatenate %sl, %sl, dim = 0 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
-    %z = stablehlo.constant dense<0.0> : tensor<f32>
-    %pd = stablehlo.pad %sl, %z, low = [1, 0], high = [3, 0], interior = [0, 0] : (tensor<4x16xf32>, tensor<f32>) -> tensor<8x16xf32>
-    %rv = stablehlo.reverse %pd, dims = [0, 1] : tensor<8x16xf32>
-    %ds = stablehlo.dynamic_slice %rv, %k, %k, sizes = [8, 16] : (tensor<8x16xf32>, tensor<i32>, tensor<i32>) -> tensor<8x16xf32>
-    %pid = stablehlo.partition_id : tensor<ui32>
-    %cv = stablehlo.convert %pid : (tensor<ui32>) -> tensor<f32>
-    %bc = stablehlo.broadcast_in_dim %cv, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
-    %rs = sdy.reshard %bc <@mesh, [{"x"}, {}]> : tensor<8x16xf32>
-    %sc = sdy.sharding_constraint %rs <@mesh, [{}, {"y"}]> : tensor<8x16xf32>
-    %r1 = stablehlo.reshape %sc : (tensor<8x16xf32>) -> tensor<16x8xf32>
-    %t1 = stablehlo.transpose %r1, dims = [1, 0] : (tensor<16x8xf32>) -> tensor<8x16xf32>
-    %a1 = stablehlo.add %t1, %ds : tensor<8x16xf32>
-    %a2 = stablehlo.add %a1, %cc : tensor<8x16xf32>
-    %a3 = stablehlo.add %a2, %io : tensor<8x16xf32>
-    %a4 = stablehlo.select %not, %a3, %sel : tensor<8x16xi1>, tensor<8x16xf32>
-    return %a4, %ilast : tensor<8x16xf32>, tensor<8x16xi32>
-  }
-}
-"""
-
-
-def test_every_format_in_the_table_prints_as_jaxlib_does() -> None:
-    from shardc.dialect.mlir_pretty import ELEMENTWISE_FORM
-
-    int_only = {
-        "and",
-        "or",
-        "xor",
-        "not",
-        "popcnt",
-        "count_leading_zeros",
-        "shift_left",
-        "shift_right_arithmetic",
-        "shift_right_logical",
-    }
-    unary = {
-        "abs",
-        "cbrt",
-        "ceil",
-        "convert",
-        "cosine",
-        "count_leading_zeros",
-        "exponential",
-        "exponential_minus_one",
-        "floor",
-        "log",
-        "log_plus_one",
-        "logistic",
-        "negate",
-        "not",
-        "popcnt",
-        "round_nearest_afz",
-        "round_nearest_even",
-        "rsqrt",
-        "sign",
-        "sine",
-        "sqrt",
-        "tan",
-        "tanh",
-    }
-    floats, ints = [], []
-    prev_f, prev_i = "%f", "%i"
-    for n, name in enumerate(ELEMENTWISE_FORM):
-        if name in int_only or name in ("remainder", "abs", "sign", "maximum", "minimum"):
-            args = prev_i if name in unary else f"{prev_i}, %j"
-            ints.append(f"    %i{n} = stablehlo.{name} {args} : tensor<8x16xi32>")
-            prev_i = f"%i{n}"
-        if name not in int_only:
-            args = prev_f if name in unary else f"{prev_f}, %g"
-            floats.append(f"    %f{n} = stablehlo.{name} {args} : tensor<8x16xf32>")
-            prev_f = f"%f{n}"
-    text = (
-        _EVERY_FORMAT.replace("{float_ops}", "\n".join(floats))
-        .replace("{int_ops}", "\n".join(ints))
-        .replace("%ilast", prev_i)
-    )
-    for module in _imported_and_propagated(text, "every"):
+def test_every_format_prints_as_jaxlib_does() -> None:
+    # imported, and propagated (every attribute dictionary then holds result shardings)
+    modules = _imported_and_propagated(every_format_text(), "every")
+    assert len(modules) == 2
+    for module in modules:
         assert _check(module)
-        names = {op.name for op in module.walk()}
-        assert {f"stablehlo.{n}" for n in ELEMENTWISE_FORM} <= names
+    # guards the table: a format without an op in the module is not checked
+    written = {op.name for op in modules[0].walk()}
+    assert set(FORMATS) - set(UNCOVERED) <= written
 
 
 def test_constant_names_restart_per_function_and_share_one_conflict_counter() -> None:

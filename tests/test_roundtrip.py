@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shardc import mlir_bridge
-from shardc.dialect.mlir_text import print_generic
+from shardc.dialect.text import print_generic
 from shardc.exporter import export_text
 from shardc.importer import import_text
 
@@ -80,7 +80,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
 def test_generic_parse_absorbs_as_the_separate_step(name: str) -> None:
     # the importer's one pass (`parse_generic(absorb=True)`, only the ops the parse saw an sdy
     # attribute on) builds what the parse and then `absorb_sharding_attrs` over every op do
-    from shardc.dialect.mlir_text import absorb_sharding_attrs, parse_generic
+    from shardc.dialect.text import absorb_sharding_attrs, parse_generic
 
     def contents(module):
         out = []

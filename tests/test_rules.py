@@ -394,3 +394,22 @@ def test_rules_are_memoized_by_shape_and_attributes() -> None:
     cat.set_operand(1, y.results[0])
     assert plain is not None and plain.kinds[1] is FactorKind.NEED_REPLICATION
     assert rule_for(cat).kinds[1] is FactorKind.PERMUTATION  # type: ignore[union-attr]
+
+
+def test_a_custom_call_of_another_arity_than_its_targets_rule_has_no_rule() -> None:
+    """A target's rule reads the operands and results its registration says; a call of that
+    target with other counts (a malformed or newer form) gets no rule, never an IndexError."""
+    from shardc.dialect.rules.registry import rule_for
+    from shardc.importer import import_text
+
+    module = import_text(
+        "func.func @f(%m: tensor<4x8x8xf32>, %t: tensor<4x8xf32>) -> tensor<4x8x8xf32> {\n"
+        "  %0 = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%m, %t)"
+        " : (tensor<4x8x8xf32>, tensor<4x8xf32>) -> tensor<4x8x8xf32>\n"
+        "  %1 = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%m)"
+        " : (tensor<4x8x8xf32>) -> tensor<4x8x8xf32>\n"
+        "  return %0 : tensor<4x8x8xf32>\n}\n"
+    )
+    good, bad = [op for op in module.walk() if op.name == "stablehlo.custom_call"]
+    assert rule_for(good) is not None
+    assert rule_for(bad) is None

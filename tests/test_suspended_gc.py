@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from shardc.dialect.ir import suspended_gc
+from shardc.runtime import suspended_gc
 
 
 class _Node:
@@ -68,3 +68,25 @@ def test_promoted_objects_freed_by_reference_counting_force_no_collection() -> N
     finally:
         gc.callbacks.remove(count)
     assert len(full) <= 1  # (Python's own schedule may run one; the promotions forced none)
+
+
+def test_the_ir_and_the_passes_leave_the_process_alone() -> None:
+    """The GC and the C heap are the entry points' (shardc.runtime): no module of the IR, the
+    text layer or the passes imports `gc`, `ctypes` or the runtime module."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    process_wide = {"gc", "ctypes", "shardc.runtime"}
+    found = []
+    for folder in ("dialect", "passes"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                else:
+                    continue
+                found += [f"{path.relative_to(root)}: {n}" for n in names if n in process_wide]
+    assert not found

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.runtime import suspended_gc
+
 from .io import (
     add_io_arguments,
     add_pipeline_arguments,
@@ -28,6 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip shardc's verifier and shard_map checks on the input",
     )
+    parser.add_argument(
+        "--pass-pipeline",
+        metavar="SPEC",
+        default=None,
+        help="run exactly these passes, e.g. 'verify,split-constants,propagate{strategy=basic},"
+        "merge-constants' (any pass alone, with its options; instead of the other flags' "
+        "pipeline)",
+    )
     add_pipeline_arguments(
         parser,
         "run each chunk between `// -----` lines as its own module; outputs are joined by "
@@ -42,9 +52,21 @@ def run(args: argparse.Namespace) -> int:
     from shardc.api_propagate import dump_to_stderr
     from shardc.exporter import export_text
     from shardc.importer import import_text
-    from shardc.passes.pipeline import CLI, PipelineOptions, run_pipeline
+    from shardc.passes.context import ImportNotes
+    from shardc.passes.manual.redundant import Report as RedundantReport
+    from shardc.passes.pipeline import (
+        CLI,
+        PipelineOptions,
+        parse_pipeline,
+        run_passes,
+        run_pipeline,
+    )
+    from shardc.passes.propagation.report import PropagationReport
+    from shardc.xla_form import ShardyOracle
 
     text, name = read_input(args.input)
+    passes = parse_pipeline(args.pass_pipeline) if args.pass_pipeline is not None else None
+    oracle = ShardyOracle() if passes is not None and any(p.name == "pin" for p in passes) else None
     pipeline = PipelineOptions(
         verify=not args.no_verify,
         check_manual=not args.no_verify,
@@ -58,12 +80,22 @@ def run(args: argparse.Namespace) -> int:
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter
 
+    @suspended_gc()
     def run_one(chunk: str) -> str:
         start = clock()
         module = import_text(chunk, name)
         parsed = clock()
-        ctx = run_pipeline(module, pipeline, CLI, dump_to_stderr if args.dump_after else None)
-        for line in [*ctx.removed_collectives, *ctx.kept_collectives]:
+        dump = dump_to_stderr if args.dump_after else None
+        if passes is not None:
+            ctx = run_passes(module, passes, CLI, dump, pipeline.dump_after, oracle)
+        else:
+            ctx = run_pipeline(module, pipeline, CLI, dump)
+        redundant = ctx.result(RedundantReport)
+        notes = ctx.result(ImportNotes)
+        for line in [
+            *(redundant.lines() if redundant is not None else []),
+            *(notes.warnings if notes is not None and ctx.result(PropagationReport) is None else []),
+        ]:
             print(f"note: {line}", file=sys.stderr)
         ran = clock()
         out = export_text(module, args.format, with_locs=args.debug_locs)

@@ -51,13 +51,17 @@ ELEMENTWISE_TARGETS = frozenset(
 )
 
 _TARGET_RULES: dict[str, CustomRuleFn] = {}
+# target -> (operands, results) its rule reads (None: any number); a call of another shape has
+# no rule (the builder would read operands it does not have)
+_TARGET_ARITY: dict[str, tuple[int | None, int | None]] = {}
 
 
 def register_custom_call_rule(
-    *targets: str, override: bool = False
+    *targets: str, override: bool = False, operands: int | None = None, results: int | None = None
 ) -> Callable[[CustomRuleFn], CustomRuleFn]:
     """Register a rule for `stablehlo.custom_call @target`; twice raises unless `override`.
-    Nothing is registered unless every target can be (`RuleRegistrationError`, a ShardcError)."""
+    Nothing is registered unless every target can be (`RuleRegistrationError`, a ShardcError).
+    `operands`, `results`: how many the rule reads; a call with other counts gets no rule."""
 
     def deco(fn: CustomRuleFn) -> CustomRuleFn:
         check_registration(
@@ -71,6 +75,7 @@ def register_custom_call_rule(
         )
         for t in targets:
             _TARGET_RULES[t] = fn
+            _TARGET_ARITY[t] = (operands, results)
         return fn
 
     return deco
@@ -79,6 +84,7 @@ def register_custom_call_rule(
 def unregister_custom_call_rule(target: str) -> None:
     """Remove a custom_call target's rule (ops with it then fall back to the default)."""
     _TARGET_RULES.pop(target, None)
+    _TARGET_ARITY.pop(target, None)
 
 
 def call_target(op: Operation) -> str:
@@ -92,7 +98,14 @@ def custom_call(op: Operation) -> OpShardingRule | None:
     if target in ELEMENTWISE_TARGETS:
         return pointwise_rule(op)
     fn = _TARGET_RULES.get(target)
-    return fn(op) if fn is not None else None
+    if fn is None:
+        return None
+    n_operands, n_results = _TARGET_ARITY.get(target, (None, None))
+    if (n_operands is not None and len(op.operands) != n_operands) or (
+        n_results is not None and len(op.results) != n_results
+    ):
+        return None
+    return fn(op)
 
 
 @register_custom_call_rule("X64Combine")
@@ -110,7 +123,7 @@ def _batch(b: RuleBuilder, shape: tuple[int, ...], batch: int) -> None:
         b.add_factor(d, d, shape[d])
 
 
-@register_custom_call_rule("Eigh")
+@register_custom_call_rule("Eigh", operands=1, results=2)
 def eigh(op: Operation) -> OpShardingRule:
     """`([i, j, k])->([i, j, k], [i, k])`."""
     shape = shape_of(op.operands[0])
@@ -122,7 +135,7 @@ def eigh(op: Operation) -> OpShardingRule:
     return b.build()
 
 
-@register_custom_call_rule("Qr", "QrDecompositionBlock")
+@register_custom_call_rule("Qr", "QrDecompositionBlock", operands=1)
 def qr(op: Operation) -> OpShardingRule:
     """`([i, j, k])->([i, j, k], [i, l])`, matrix factors need replication."""
     shape = shape_of(op.operands[0])
@@ -137,7 +150,7 @@ def qr(op: Operation) -> OpShardingRule:
     return b.build()
 
 
-@register_custom_call_rule("ProductOfElementaryHouseholderReflectors")
+@register_custom_call_rule("ProductOfElementaryHouseholderReflectors", operands=2, results=1)
 def householder_product(op: Operation) -> OpShardingRule:
     """`([i, j, k], [i, l])->([i, j, k])`, matrix factors need replication."""
     shape, taus = shape_of(op.operands[0]), shape_of(op.operands[1])
@@ -152,7 +165,7 @@ def householder_product(op: Operation) -> OpShardingRule:
 
 
 @register_rule("chlo.top_k")
-@register_custom_call_rule("mhlo.topk")
+@register_custom_call_rule("mhlo.topk", operands=1, results=2)
 def topk(op: Operation) -> OpShardingRule:
     """Batch dims pass through; the top-k dim is one NR, blocked factor of the operand size.
 

@@ -6,8 +6,8 @@
   what propagation settled stays too, since priorities say how conflicts are settled);
 - `auto` (after propagate): the cost-based choice of what no annotation decided
   (`auto_sharding.py`), then propagation once more so that what auto does not model (region
-  bodies, ops without rules) follows. Its report lands in `ctx.report.auto` and, with
-  `debug_origins`, its explanation in `ctx.report.explanation`.
+  bodies, ops without rules) follows. Its report lands in the run's `PropagationReport` (`.auto`) and, with
+  `debug_origins`, its explanation in that report's `explanation`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 
-from ..context import PassContext
+from ..context import ALL, SAME_OPS, PassContext
+from ..propagation.driver import propagate
 from ..propagation.options import PropagationOptions
+from ..propagation.report import PropagationReport
+from .auto_sharding import SOLVERS, AutoShardingPass
+from .cost import parse_size
+from .graph import Kept
 
 _PRIORITIES_NOTE = (
     "auto: annotations carry priorities, so every dim propagation decided stays "
@@ -28,56 +34,114 @@ _PRIORITIES_NOTE = (
 
 
 @dataclass(frozen=True)
+class AutoOptions:
+    """The auto pass's options, checked when built: `memory_budget` in bytes (given as bytes or
+    "64MiB"; None: no budget), `axis_cost` ("data=4,model=1"), `time_limit` (seconds for the
+    exact solve), `headroom` (percent of the budget the plan keeps free), `solver` ("highs" or
+    "cp-sat"), `keep_propagated` (keep every dim propagation decided, not only annotations)."""
+
+    memory_budget: int | str | None = None
+    axis_cost: str = ""
+    time_limit: float = 20.0
+    headroom: float = 10.0
+    solver: str = "highs"
+    keep_propagated: bool = False
+
+    def __post_init__(self) -> None:
+        budget = self.memory_budget
+        if budget in ("", 0):
+            budget = None
+        if budget is not None:
+            budget = parse_size(budget)
+        object.__setattr__(self, "memory_budget", budget)
+        if self.solver not in SOLVERS:
+            raise ShardcError(
+                f"auto solver {self.solver!r} is not one of {', '.join(SOLVERS)}",
+                hint="use highs (the default) or cp-sat",
+            )
+        if self.time_limit <= 0 or not -100 <= self.headroom < 100:
+            raise ShardcError(
+                f"auto time limit {self.time_limit} s / headroom {self.headroom}% out of range",
+                hint="a positive time limit, a headroom under 100 percent (negative: plan "
+                "over the budget, as shardc.jit's fit to XLA's figures may)",
+            )
+
+    @property
+    def budget(self) -> int | None:
+        """The memory budget in bytes (None: no budget)."""
+        return self.memory_budget  # type: ignore[return-value]
+
+    @staticmethod
+    def of(options: PropagationOptions) -> AutoOptions:
+        """The auto options `PropagationOptions(auto=True, ...)` carries."""
+        return AutoOptions(
+            memory_budget=options.memory_budget,
+            axis_cost=options.axis_cost,
+            time_limit=float(options.auto_time_limit),
+            headroom=float(options.auto_headroom),
+            solver=options.auto_solver,
+            keep_propagated=options.auto_keep_propagated,
+        )
+
+
+@dataclass
+class AutoKept:
+    """What `auto-snapshot` recorded for `auto`: the annotations auto keeps (None: every dim
+    propagation decides) and a note saying why where it keeps more."""
+
+    kept: Kept | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class AutoSnapshot:
-    """Record the annotations auto must keep, before anything adds to them (`ctx.auto_kept`)."""
+    """Record the annotations auto must keep, before anything adds to them (`AutoKept`)."""
 
     name: ClassVar[str] = "auto-snapshot"
-    changes_ir: ClassVar[bool] = False
-    options: PropagationOptions = dataclasses.field(default_factory=PropagationOptions)
+    preserves: ClassVar[frozenset[type]] = ALL
+    options: AutoOptions = dataclasses.field(default_factory=AutoOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        from .graph import Kept
-
-        ctx.auto_kept = None
-        ctx.auto_note = None
-        if self.options.auto_keep_propagated:
+        if self.options.keep_propagated:
+            ctx.put(AutoKept())
             return
         kept = Kept.snapshot(module)
         if kept.has_priorities():
-            ctx.auto_note = _PRIORITIES_NOTE
+            ctx.put(AutoKept(None, _PRIORITIES_NOTE))
             return
-        ctx.auto_kept = kept
+        ctx.put(AutoKept(kept))
 
 
 @dataclass(frozen=True)
 class AutoPass:
-    """Choose the shardings no annotation decided, within the memory budget; re-propagate."""
+    """Choose the shardings no annotation decided, within the memory budget; then propagate
+    again (with `propagation`, what propagation ran with) so that what auto does not model
+    follows. Its report goes into the run's `PropagationReport` (`.auto`)."""
 
     name: ClassVar[str] = "auto"
-    changes_ir: ClassVar[bool] = True
-    options: PropagationOptions = dataclasses.field(default_factory=PropagationOptions)
+    preserves: ClassVar[frozenset[type]] = SAME_OPS
+    options: AutoOptions = dataclasses.field(default_factory=AutoOptions)
+    propagation: PropagationOptions = dataclasses.field(default_factory=PropagationOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        from ..propagation.driver import propagate
-        from .auto_sharding import AutoShardingPass
-
         o = self.options
+        snapshot = ctx.result(AutoKept) or AutoKept()
         auto = AutoShardingPass(
-            memory_budget=o.memory_budget,
+            memory_budget=o.budget,
             axis_cost=o.axis_cost,
-            time_limit=float(o.auto_time_limit),
-            solver=o.auto_solver,
-            headroom=o.auto_headroom / 100,
+            time_limit=o.time_limit,
+            solver=o.solver,
+            headroom=o.headroom / 100,
             explain=True,
-        ).run(module, ctx.auto_kept)  # type: ignore[arg-type]
-        if ctx.auto_note is not None:
-            auto.notes.insert(0, ctx.auto_note)
-        again = dataclasses.replace(o, debug_origins=False, dump_rounds=False, auto=False)
+        ).run(module, snapshot.kept)
+        if snapshot.note is not None:
+            auto.notes.insert(0, snapshot.note)
+        again = dataclasses.replace(self.propagation, debug_origins=False, dump_rounds=False, auto=False)
         warnings = propagate(module, again).warnings
-        report = ctx.report
+        report = ctx.result(PropagationReport)
         if report is None:
             return
         report.auto = auto
         report.warnings.extend(w for w in warnings if w not in report.warnings)
-        if o.debug_origins:
+        if self.propagation.debug_origins:
             report.explanation.extend(auto.lines())

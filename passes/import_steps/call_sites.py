@@ -14,7 +14,7 @@ from typing import ClassVar
 from shardc.dialect.ir import Module, Operation, callee_name
 from shardc.dialect.op_views import Func
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, OpList, PassContext
 from ..propagation.call_sites import split_call_sites
 from .data_flow_edges import FUNC_DATA_FLOW_EDGE
 
@@ -24,20 +24,20 @@ class SplitCallSites:
     """The call-site cloning pass; no options."""
 
     name: ClassVar[str] = "split-call-sites"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         # (callees already shared through func data-flow edges stay shared: Shardy's
         # dedup-functions-fully form)
         if not ctx.has_op(module, "func.call") or ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
             return
         calls: list[Operation] = []
-        if split_call_sites(module, ctx.ops(module), calls):
+        if split_call_sites(module, ctx.analysis(OpList, module), calls):
             seed_call_results(module, calls)
         else:  # (every callee has one call site: no op was added)
-            seed_call_results(module, ctx.ops(module))
-            ctx.keep_ops()
+            seed_call_results(module, ctx.analysis(OpList, module))
+            ctx.preserve(*SAME_OPS)
 
 
 def seed_call_results(module: Module, ops: list[Operation] | None = None) -> None:

@@ -29,7 +29,8 @@ from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import SPLIT_COPY
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, OpList, OpNames, PassContext
+from ..propagation.report import PropagationReport
 
 CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
 CONSTANT_EXPR_OPS = (
@@ -43,15 +44,16 @@ class SplitConstants:
     """The constant splitting pass (Shardy's constant-or-scalar splitter); no options."""
 
     name: ClassVar[str] = "split-constants"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ops = ctx.ops(module)
+        ops = ctx.analysis(OpList, module)
         after: list[Operation] = []
         if not split_constants(module, ops, after):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
         else:
-            ctx.replace_ops(after)
+            ctx.preserve(OpNames)
+            ctx.provide(OpList, after)
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,12 @@ class MergeConstants:
     """Folds `split-constants`' copies back into their originals (after propagation)."""
 
     name: ClassVar[str] = "merge-constants"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        folded = merge_constants(module, ctx.ops(module))
-        origins = ctx.report.origins if ctx.report is not None else None
+        folded = merge_constants(module, ctx.analysis(OpList, module))
+        report = ctx.result(PropagationReport)
+        origins = report.origins if report is not None else None
         if folded and origins is not None:
             origins.fold(folded)  # an origin traced to a copy traces to its original
 

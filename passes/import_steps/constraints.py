@@ -29,7 +29,7 @@ from shardc.dialect.op_views import (
 )
 from shardc.dialect.shardings import TensorSharding
 
-from ..context import PassContext
+from ..context import SAME_OPS, OpList, PassContext
 
 
 @dataclass(frozen=True)
@@ -37,12 +37,11 @@ class ApplyShardingConstraints:
     """The closed-constraint application pass; no options."""
 
     name: ClassVar[str] = "apply-sharding-constraints"
-    changes_ir: ClassVar[bool] = True
-    keeps_ops: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = SAME_OPS
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if ctx.has_op(module, SHARDING_CONSTRAINT) or ctx.has_op(module, MANUAL_COMPUTATION):
-            apply_closed_constraints(module, ctx.ops(module))
+            apply_closed_constraints(module, ctx.analysis(OpList, module))
 
 
 def apply_closed_constraints(module: Module, ops: list[Operation] | None = None) -> None:

@@ -38,7 +38,7 @@ from shardc.dialect.sharding_syntax import parse_tensor_sharding
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, PassContext
 from ..propagation.call_sites import call_graph_post_order
 from .sharding_groups import set_held_sharding
 
@@ -51,11 +51,11 @@ class AbsorbDataFlowEdges:
     """`sdy.data_flow_edge` ops of the input: their shardings go onto their owners."""
 
     name: ClassVar[str] = "absorb-data-flow-edges"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if not ctx.has_op(module, DATA_FLOW_EDGE):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
             return
         for op in list(module.ops_named(DATA_FLOW_EDGE)):
             absorb_edge(op)
@@ -77,11 +77,11 @@ class AddFuncDataFlowEdges:
     """`dedup_functions_fully`: func data-flow edges on callee arguments and call results."""
 
     name: ClassVar[str] = "add-func-data-flow-edges"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if not ctx.has_op(module, "func.call") or ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
             return
         add_func_data_flow_edges(module)
 
@@ -142,11 +142,11 @@ class SinkFuncDataFlowEdges:
     results; the edges go."""
 
     name: ClassVar[str] = "sink-func-data-flow-edges"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if not ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
             return
         sink_func_data_flow_edges(module)
 

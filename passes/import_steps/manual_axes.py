@@ -9,7 +9,7 @@ from typing import ClassVar
 from shardc.dialect.ir import Module, Operation
 from shardc.dialect.op_views import ManualComputation
 
-from ..context import PassContext
+from ..context import SAME_OPS, OpList, PassContext
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,11 @@ class ManualAxesCleanup:
     """The manual-axes cleanup pass; no options."""
 
     name: ClassVar[str] = "manual-axes-cleanup"
-    changes_ir: ClassVar[bool] = True
-    keeps_ops: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = SAME_OPS
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if ctx.has_op(module, "sdy.manual_computation"):
-            cleanup_manual_axes(module, ctx.ops(module))
+            cleanup_manual_axes(module, ctx.analysis(OpList, module))
 
 
 def cleanup_manual_axes(module: Module, ops: list[Operation] | None = None) -> None:

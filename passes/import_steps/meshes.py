@@ -20,7 +20,7 @@ from shardc.dialect.ir import AttrDict, Module, Operation, symbol_name
 from shardc.dialect.op_views import MeshOp, rewrite_shardings
 from shardc.dialect.shardings import Mesh, TensorSharding
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, OpList, PassContext
 
 
 @dataclass(frozen=True)
@@ -28,15 +28,15 @@ class DedupMeshes:
     """The mesh de-duplication pass; no options."""
 
     name: ClassVar[str] = "dedup-meshes"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ops = ctx.ops(module)
+        ops = ctx.analysis(OpList, module)
         renamed = dedup_meshes(module, ops)
         # (erasing a duplicate changed the op list: the lift walks the module again then)
         lifted = lift_inlined_meshes(module, None if renamed else ops)
         if not renamed and not lifted:
-            ctx.keep_ops()  # (no mesh erased, none added)
+            ctx.preserve(*SAME_OPS)  # (no mesh erased, none added)
 
 
 def dedup_meshes(module: Module, ops: list[Operation] | None = None) -> dict[str, str]:

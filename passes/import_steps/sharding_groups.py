@@ -30,7 +30,7 @@ from shardc.dialect.op_views import (
 from shardc.dialect.shardings import DimSharding, TensorSharding
 from shardc.dialect.types import TensorType
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, ImportNotes, OpList, PassContext
 
 
 class _Held(Protocol):
@@ -44,15 +44,15 @@ class ImportShardingGroups:
     """The sharding-group import pass; no options."""
 
     name: ClassVar[str] = "import-sharding-groups"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         added = False
         if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, "stablehlo.while"):
-            warnings, added = import_sharding_groups(module, ctx.ops(module))
-            ctx.warnings.extend(warnings)
+            warnings, added = import_sharding_groups(module, ctx.analysis(OpList, module))
+            ImportNotes.of(ctx).warnings.extend(warnings)
         if not added:
-            ctx.keep_ops()  # (the op list outlives the pass unless constraints were added)
+            ctx.preserve(*SAME_OPS)  # (the op list outlives the pass unless constraints were added)
 
 
 def import_sharding_groups(

@@ -13,7 +13,7 @@ from shardc.dialect.ir import Module
 from shardc.dialect.op_views import rewrite_shardings
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
-from ..context import PassContext
+from ..context import SAME_OPS, PassContext
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,7 @@ class RemoveSizeOneAxes:
     """The size-one-axis removal pass; no options."""
 
     name: ClassVar[str] = "remove-size-one-axes"
-    changes_ir: ClassVar[bool] = True
-    keeps_ops: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = SAME_OPS
 
     def run(self, module: Module, ctx: PassContext) -> None:
         remove_size_one_axes(module)

@@ -14,7 +14,8 @@ from typing import ClassVar
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module
 
-from ..context import PassContext
+from ..context import ALL, PassContext
+from .analyses import ValueVariance
 from .regions import axes_text
 from .variance import VarianceResult, View, analyze_variance
 
@@ -24,10 +25,10 @@ class PartitionIdCheck:
     """The partition_id placement check; no options."""
 
     name: ClassVar[str] = "check-partition-id"
-    changes_ir: ClassVar[bool] = False
+    preserves: ClassVar[frozenset[type]] = ALL
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        check_partition_ids(module, ctx.value_variance(module))
+        check_partition_ids(module, ctx.analysis(ValueVariance, module))
 
 
 def check_partition_ids(module: Module, variance: VarianceResult | None = None) -> None:

@@ -24,7 +24,7 @@ from shardc.dialect.ir import AttrDict, Block, Module, Operation, Region, Value
 from shardc.dialect.shardings import ManualAxes, ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
 
-from ..context import PassContext
+from ..context import NONE, PassContext
 from .collectives import Collective
 from .regions import MANUAL_OP, ManualRegion, axes_text
 from .variance import View, analyze_variance
@@ -49,15 +49,13 @@ class Report:
 
 @dataclass(frozen=True)
 class RemoveRedundantCollectives:
-    """The pass object; no options. What it removed and kept goes into the context."""
+    """The pass object; no options. Its `Report` (what it removed and kept) is the run's result."""
 
     name: ClassVar[str] = "remove-redundant-collectives"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        report = remove_redundant_collectives(module)
-        ctx.removed_collectives.extend(report.removed)
-        ctx.kept_collectives.extend(report.kept)
+        ctx.put(remove_redundant_collectives(module))
 
 
 

@@ -20,7 +20,8 @@ from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
-from ..context import PassContext
+from ..context import ALL, PassContext
+from .analyses import ValueVariance
 from .regions import MANUAL_OP, ManualRegion, axes_text, spec_text
 from .variance import VarianceResult, View, analyze_variance
 
@@ -30,11 +31,11 @@ class ReplicationCheck:
     """The replication-check pass (JAX's `check_vma`); no options."""
 
     name: ClassVar[str] = "check-replication"
-    changes_ir: ClassVar[bool] = False
+    preserves: ClassVar[frozenset[type]] = ALL
 
     def run(self, module: Module, ctx: PassContext) -> None:
         off = ctx.caller.switch("--no-check-replication", "check_replication=False")
-        check_replication(module, ctx.value_variance(module), off_switch=off)
+        check_replication(module, ctx.analysis(ValueVariance, module), off_switch=off)
 
 
 @dataclass(frozen=True)

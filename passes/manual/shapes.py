@@ -17,7 +17,8 @@ from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
-from ..context import PassContext
+from ..context import ALL, PassContext
+from .analyses import ManualRegions
 from .regions import ManualRegion, manual_regions
 
 
@@ -159,10 +160,10 @@ class ManualShapesCheck:
     """The local-shape check of every manual region; no options."""
 
     name: ClassVar[str] = "check-manual-shapes"
-    changes_ir: ClassVar[bool] = False
+    preserves: ClassVar[frozenset[type]] = ALL
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        check_shapes(module, ctx.manual_regions(module))
+        check_shapes(module, ctx.analysis(ManualRegions, module))
 
 
 def check_shapes(module: Module, regions: list[ManualRegion] | None = None) -> list[RegionShapes]:

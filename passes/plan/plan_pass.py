@@ -1,8 +1,8 @@
 """The plan as a pipeline pass: after propagation, the collectives and memory of the layout.
 
 `PipelineOptions(plan=PlanOptions(...))` adds it (and records propagation origins, which the
-plan's causes read); the pass leaves the IR as it is and puts the `Plan` and the IR position of
-each reshard (for `explicit.py`) on the pipeline's context.
+plan's causes read); the pass leaves the IR as it is; its results are the `Plan` and the IR
+position of each reshard (`PlanRewrites`, for `explicit.py`).
 """
 
 from __future__ import annotations
@@ -12,23 +12,34 @@ from typing import ClassVar
 
 from shardc.dialect.ir import Module
 
-from ..context import PassContext
-from .plan import PlanOptions, plan_with_rewrites
+from ..context import ALL, PassContext
+from ..propagation.report import PropagationReport
+from .plan import PlanOptions, Rewrite, plan_with_rewrites
+
+
+@dataclass
+class PlanRewrites:
+    """Where each reshard of the plan sits in the IR (what `--explicit` writes there)."""
+
+    rewrites: list[Rewrite] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class PlanPass:
-    """Plan the communication of the propagated layout (`ctx.plan`, `ctx.plan_rewrites`)."""
+    """Plan the communication of the propagated layout (results: `Plan`, `PlanRewrites`)."""
 
     name: ClassVar[str] = "plan"
-    changes_ir: ClassVar[bool] = False
+    preserves: ClassVar[frozenset[type]] = ALL
     options: PlanOptions = field(default_factory=PlanOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        origins = ctx.report.origins if ctx.report is not None else None
-        ctx.plan, ctx.plan_rewrites = plan_with_rewrites(module, origins, self.options)
-        if ctx.report is not None:  # the ops propagation found no rule for, as it names them
-            ctx.plan.ruleless = dict(ctx.report.ops_without_rules)
-        auto = ctx.report.auto if ctx.report is not None else None
+        report = ctx.result(PropagationReport)
+        origins = report.origins if report is not None else None
+        plan, rewrites = plan_with_rewrites(module, origins, self.options)
+        if report is not None:  # the ops propagation found no rule for, as it names them
+            plan.ruleless = dict(report.ops_without_rules)
+        auto = report.auto if report is not None else None
         if auto is not None:
-            ctx.plan.auto = auto.lines()
+            plan.auto = auto.lines()
+        ctx.put(plan)
+        ctx.put(PlanRewrites(rewrites))

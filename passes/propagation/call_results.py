@@ -17,7 +17,7 @@ from shardc.dialect.ir import Module, Operation, callee_name, func_body
 from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, TensorSharding
 
-from ..context import PassContext
+from ..context import NONE, SAME_OPS, OpList, PassContext
 
 
 @dataclass(frozen=True)
@@ -25,13 +25,13 @@ class InsertCallResultReshards:
     """The call-result reshard pass; no options."""
 
     name: ClassVar[str] = "insert-call-result-reshards"
-    changes_ir: ClassVar[bool] = True
+    preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if not ctx.has_op(module, "func.call") or not insert_call_result_reshards(
-            module, ctx.ops(module)
+            module, ctx.analysis(OpList, module)
         ):
-            ctx.keep_ops()
+            ctx.preserve(*SAME_OPS)
 
 
 def insert_call_result_reshards(module: Module, ops: list[Operation] | None = None) -> int:

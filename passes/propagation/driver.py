@@ -23,12 +23,11 @@ from shardc.dialect.ir import (
     Operation,
     Value,
     func_body,
-    suspended_gc,
 )
 from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
-from ..context import PassContext
+from ..context import SAME_OPS, ImportNotes, OpList, PassContext
 from .explain import Namer, dump_lines, explain_lines
 from .factor_propagation import STRATEGIES, Direction, Directions, StepInput
 from .options import PropagationOptions
@@ -446,17 +445,59 @@ class Propagator:
 
 @dataclass(frozen=True)
 class PropagatePass:
-    """The propagation pass: Shardy's propagation with `options`; its report goes into the
-    context (`ctx.report`)."""
+    """The propagation pass: Shardy's propagation with `options`; its `PropagationReport` (with
+    the import steps' notes) is the run's result."""
 
     name: ClassVar[str] = "propagate"
-    changes_ir: ClassVar[bool] = True
-    keeps_ops: ClassVar[bool] = True  # (it writes shardings, never ops)
+    preserves: ClassVar[frozenset[type]] = SAME_OPS  # (it writes shardings, never ops)
     options: PropagationOptions = field(default_factory=PropagationOptions)
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        ctx.report = propagate(module, self.options, ctx.ops(module))
-        ctx.report.warnings.extend(ctx.warnings)
+        report = propagate(module, self.options, ctx.analysis(OpList, module))
+        notes = ctx.result(ImportNotes)
+        if notes is not None:
+            report.warnings.extend(notes.warnings)
+        ctx.put(report)
+
+
+@dataclass(frozen=True)
+class BasicPropagatePass(PropagatePass):
+    """Shardy's `sdy-basic-propagate`: the basic strategy, no op or user priorities."""
+
+    name: ClassVar[str] = "basic-propagate"
+    options: PropagationOptions = field(
+        default_factory=lambda: PropagationOptions(
+            strategy="basic", op_priorities=False, user_priorities=False
+        )
+    )
+
+
+@dataclass(frozen=True)
+class AggressivePropagatePass(PropagatePass):
+    """Shardy's `sdy-aggressive-propagate`: the aggressive strategy, no op or user priorities."""
+
+    name: ClassVar[str] = "aggressive-propagate"
+    options: PropagationOptions = field(
+        default_factory=lambda: PropagationOptions(op_priorities=False, user_priorities=False)
+    )
+
+
+@dataclass(frozen=True)
+class OpPriorityPropagatePass(PropagatePass):
+    """Shardy's `sdy-op-priority-propagate`: op priorities, no user priorities."""
+
+    name: ClassVar[str] = "op-priority-propagate"
+    options: PropagationOptions = field(
+        default_factory=lambda: PropagationOptions(user_priorities=False)
+    )
+
+
+@dataclass(frozen=True)
+class UserPriorityPropagatePass(PropagatePass):
+    """Shardy's `sdy-user-priority-propagate`: user priorities in rounds, then op priorities
+    (what `propagate` runs by default)."""
+
+    name: ClassVar[str] = "user-priority-propagate"
 
 
 def propagate(
@@ -467,10 +508,9 @@ def propagate(
     """Run the propagation on `module` (mutates it) and report what happened; the import steps
     (passes/import_steps/) are the pipeline's, run before. `ops`: `list(module.walk())`, when
     the caller has it."""
-    with suspended_gc():
-        prop = Propagator(module, options or PropagationOptions(), ops)
-        prop.build()
-        return prop.run()
+    prop = Propagator(module, options or PropagationOptions(), ops)
+    prop.build()
+    return prop.run()
 
 
 def all_shardings(module: Module) -> Iterable[tuple[str, TensorSharding | None]]:

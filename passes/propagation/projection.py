@@ -127,8 +127,8 @@ def _project_dim(
         while cur is not None:
             size = cur.size(mesh)
             g = gcd(r, size)
-            if g <= 1:
-                break
+            if g <= 1 and size > 1:
+                break  # (an axis of size 1 divides any factor: the factor takes it)
             if size > g:
                 major, cur = _split(cur, g, mesh)
                 acc.append(major)

@@ -1,10 +1,10 @@
-// RUN: shardc propagate --split-input-file --dump-after dedup-meshes %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=dedup-meshes %s | filecheck %s
 // `dedup-meshes`: identical meshes are one mesh to propagation (reference G48): shardings on a
 // duplicate name its first twin, and the duplicate is erased unless a non-sdy op names it; an
 // inlined mesh becomes an `sdy.mesh` symbol (cases checked against jaxlib 0.10.2's
 // `sdy-lift-inlined-meshes`, which differs only in the `stablehlo.mesh` attribute it adds).
 
-// CHECK-LABEL: IR Dump After dedup-meshes
+// CHECK-LABEL: module
 // CHECK: sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-NOT: sdy.mesh @mesh2
 // CHECK: sdy.mesh @other = <["x"=2, "y"=4]>
@@ -21,7 +21,7 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{
 // -----
 
 // A duplicate that a non-sdy op names stays in the module; no sharding names it any more.
-// CHECK-LABEL: IR Dump After dedup-meshes
+// CHECK-LABEL: module
 // CHECK: sdy.mesh @mesh = <["x"=4]>
 // CHECK: sdy.mesh @copy = <["x"=4]>
 // CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, test.mesh_ref = @copy}
@@ -37,8 +37,7 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 // Inlined meshes are lifted: an equal existing mesh is named (after de-duplication), a new one
 // is added after the last mesh as Shardy names it (`@mesh_N` past a taken name, a maximal mesh
 // `@maximal_mesh_<device>`), in the order first met: args, results, ops, constraints, manual.
-// CHECK-LABEL: IR Dump After dedup-meshes
-// CHECK-NEXT: module {
+// CHECK-LABEL: module {
 // CHECK-NEXT: sdy.mesh @mesh = <["x"=2, "y"=4]>
 // CHECK-NEXT: sdy.mesh @mesh_0 = <["x"=2], device_ids=[1, 0]>
 // CHECK-NEXT: sdy.mesh @mesh_1 = <["x"=8]>
@@ -66,8 +65,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["x"=2
 // -----
 
 // A module without meshes: the lifted ones open it; an empty inlined mesh is `@empty_mesh`.
-// CHECK-LABEL: IR Dump After dedup-meshes
-// CHECK-NEXT: module {
+// CHECK-LABEL: module {
 // CHECK-NEXT: sdy.mesh @empty_mesh = <[]>
 // CHECK-NEXT: sdy.mesh @mesh = <["x"=4]>
 // CHECK-NEXT: func.func @only_inlined(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@empty_mesh, [{}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>})

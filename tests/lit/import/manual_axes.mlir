@@ -1,8 +1,8 @@
-// RUN: shardc propagate --split-input-file --dump-after manual-axes-cleanup %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=remove-size-one-axes,manual-axes-cleanup %s | filecheck %s
 // `manual-axes-cleanup`: a manual computation's manual axes lose those of size 1 (the
 // size-one-axis step already took them out of its shardings).
 
-// CHECK-LABEL: IR Dump After manual-axes-cleanup
+// CHECK-LABEL: module
 // CHECK: sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"}
 sdy.mesh @mesh = <["u"=1, "x"=4]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
@@ -15,7 +15,7 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 // -----
 
 // Nothing to clean: the axes stay as written.
-// CHECK-LABEL: IR Dump After manual-axes-cleanup
+// CHECK-LABEL: module
 // CHECK: manual_axes={"x", "y"}
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {

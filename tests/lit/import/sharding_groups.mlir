@@ -1,9 +1,10 @@
-// RUN: shardc propagate --split-input-file --dump-after import-sharding-groups %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=import-sharding-groups %s | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=import-sharding-groups %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 // `import-sharding-groups`: the members of a sharding group (all groups with one id, merged
 // where they share a value) start from the one sharding a member has; members that disagree are
 // reported and each gets an open constraint after it.
 
-// CHECK-LABEL: IR Dump After import-sharding-groups
+// CHECK-LABEL: module
 // CHECK: %0 = stablehlo.exponential %cst {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @group(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<8x16xf32> {
@@ -17,7 +18,7 @@ func.func @group(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 // -----
 
 // Members that disagree: each is followed by a fully open constraint that takes its place.
-// CHECK-LABEL: IR Dump After import-sharding-groups
+// CHECK-LABEL: module
 // CHECK: func.func @disagree(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
 // CHECK-NEXT: %0 = sdy.sharding_constraint %arg0 <@mesh, [{?}, {?}]>
 // CHECK-NEXT: sdy.sharding_group %0 group_id=3
@@ -25,7 +26,7 @@ func.func @group(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 // CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{?}, {?}]>
 // CHECK-NEXT: sdy.sharding_group %2 group_id=3
 // CHECK-NEXT: return %2
-// CHECK: note: sharding group 3: its members' shardings do not match (<@mesh, [{"x"}, {}]>, <@mesh, [{}, {"y"}]>): each member is followed by an open sharding constraint
+// NOTE: note: sharding group 3: its members' shardings do not match (<@mesh, [{"x"}, {}]>, <@mesh, [{}, {"y"}]>): each member is followed by an open sharding constraint
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @disagree(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
   sdy.sharding_group %arg0 group_id=3 : tensor<8x16xf32>

@@ -1,9 +1,9 @@
-// RUN: shardc propagate --split-input-file --dump-after split-call-sites %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=split-call-sites %s | filecheck %s
 // `split-call-sites`: every call site but the first of a callee calls its own private, marked
 // copy, so the two call sites propagate independently (reference G32); a call result without
 // a sharding starts from its callee's result sharding.
 
-// CHECK-LABEL: IR Dump After split-call-sites
+// CHECK-LABEL: module
 // CHECK: func.func @main(
 // CHECK: %0 = call @f(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
 // CHECK-NEXT: %1 = call @f_0(%arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}
@@ -23,7 +23,7 @@ func.func private @f(%arg0: tensor<8x16xf32>) -> (tensor<8x16xf32> {sdy.sharding
 // -----
 
 // One call site: nothing is cloned.
-// CHECK-LABEL: IR Dump After split-call-sites
+// CHECK-LABEL: module
 // CHECK: %0 = call @g(%arg0)
 // CHECK-NOT: @g_0
 // CHECK: func.func private @g(

@@ -1,4 +1,4 @@
-// RUN: shardc propagate --split-input-file --dump-after split-constants %s -o /dev/null 2>&1 | filecheck %s
+// RUN: shardc opt --split-input-file --pass-pipeline=split-constants %s | filecheck %s
 // RUN: shardc propagate --split-input-file %s | filecheck %s --check-prefix=MERGED
 // `split-constants` (Shardy's sdy-constant-or-scalar-splitter, checked against jaxlib 0.10.2's):
 // every user of a constant expression but the first gets its own copy of the whole expression
@@ -7,7 +7,7 @@
 // constant merger); one whose use was given another layout stays, unmarked.
 
 // A constant chain used twice: the second use gets a copy of the broadcast and of the constant.
-// CHECK-LABEL: IR Dump After split-constants
+// CHECK-LABEL: module
 // CHECK: %cst = stablehlo.constant dense<1.000000e+00> : tensor<16xf32>
 // CHECK-NEXT: %cst_0 = stablehlo.constant {shardc.split_copy} dense<1.000000e+00> : tensor<16xf32>
 // CHECK-NEXT: %0 = stablehlo.broadcast_in_dim %cst, dims = [1] :
@@ -34,7 +34,7 @@ func.func @chain(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 // -----
 
 // A broadcast of a scalar is copied per use; the scalar itself is shared.
-// CHECK-LABEL: IR Dump After split-constants
+// CHECK-LABEL: module
 // CHECK: %0 = stablehlo.broadcast_in_dim %arg2, dims = [] :
 // CHECK-NEXT: %1 = stablehlo.broadcast_in_dim %arg2, dims = [] {shardc.split_copy} :
 // CHECK-NEXT: %2 = stablehlo.add %arg0, %0 :
@@ -56,7 +56,7 @@ func.func @scalar(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [
 
 // A return is a user like any other: the returned iota is a copy, so the add's layout does not
 // reach the func result.
-// CHECK-LABEL: IR Dump After split-constants
+// CHECK-LABEL: module
 // CHECK: %0 = stablehlo.iota dim = 0 :
 // CHECK-NEXT: %1 = stablehlo.iota dim = 0 {shardc.split_copy} :
 // CHECK-NEXT: %2 = stablehlo.add %arg0, %0 :
@@ -78,7 +78,7 @@ func.func @returned(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh,
 
 // A value that is not a constant expression is not copied, nor is a constraint's result (a
 // constraint is not constant-preserving: Shardy splits only its operand's users).
-// CHECK-LABEL: IR Dump After split-constants
+// CHECK-LABEL: module
 // CHECK: %0 = stablehlo.negate %arg0 :
 // CHECK-NEXT: %1 = stablehlo.add %0, %0 :
 // CHECK-NOT: split_copy
@@ -106,7 +106,7 @@ func.func @constrained(%arg0: tensor<8x16xf32>, %arg1: tensor<8x16xf32>) -> (ten
 
 // A copy joins the sharding groups of what it copies (Shardy clones the group ops along); the
 // merge drops the copied group op.
-// CHECK-LABEL: IR Dump After split-constants
+// CHECK-LABEL: module
 // CHECK: %0 = stablehlo.exponential %cst :
 // CHECK-NEXT: %1 = stablehlo.exponential %cst_0 {shardc.split_copy} :
 // CHECK-NEXT: sdy.sharding_group %1 group_id=0 {shardc.split_copy} :

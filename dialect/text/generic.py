@@ -12,33 +12,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from .brackets import balanced, split_top_level
-from .brackets import match_close as _match_close
-from .errors import ParseError
-from .ir import (
+from ..brackets import balanced, split_top_level
+from ..brackets import match_close as _match_close
+from ..errors import ParseError
+from ..ir import (
     AttrDict,
-    AttrList,
     Block,
-    BlockArgument,
     FuncOp,
     Module,
     Operation,
     OpResult,
     Region,
     Value,
-    func_num_results,
-    parse_dict_list,
-    suspended_gc,
 )
-from .op_views import SDY_COLLECTIVES
-from .sharding_syntax import (
-    parse_manual_axes,
-    parse_mesh,
-    parse_sharding_per_value,
-    parse_tensor_sharding,
+from ..types import Type, parse_type, split_function_type
+from .sharding_attrs import (
+    INTERPRETED_PROPERTIES,
+    absorb_op,
+    func_properties,
+    result_sharding_attrs,
 )
-from .shardings import ShardingPerValue, TensorSharding
-from .types import TensorType, Type, parse_type, split_function_type
 
 # the signature runs to the first ` loc(` (possessive: no backtracking over it, a third of
 # the parse's time with a lazy `.*?`); a line where that is not the location's start takes the
@@ -110,7 +103,7 @@ class _Parser:
         result_types = self.result_types
         new_op = Operation.fast
         to_absorb = self.to_absorb
-        interpreted = _INTERPRETED_PROPERTIES
+        interpreted = INTERPRETED_PROPERTIES
         block: Block | None
         lineno = 0
         for lineno, raw in enumerate(_lines(self.text), 1):
@@ -405,7 +398,7 @@ def op_line_reader(
 ) -> Callable[[str], tuple[Operation, list[tuple[str, int]], bool]]:
     """The generic parser's reading of one op line (`"name"(%a) <{..}> {..} : (T) -> T`, or its
     head ending in `({` when it opens regions) over the caller's value and text tables: the op,
-    its result names with counts, and whether regions follow. For mlir_pretty_parse's generic
+    its result names with counts, and whether regions follow. For the pretty parser's generic
     lines; it raises `ParseError` on what it cannot read."""
     parser = _Parser("", None)
     parser.values = values
@@ -438,15 +431,13 @@ def parse_generic(text: str, source_name: str | None = None, absorb: bool = Fals
     if absorb:
         parser.to_absorb = []
     try:
-        with suspended_gc():
-            module = parser.parse()
+        module = parser.parse()
     except ValueError as e:
         raise parser.error(str(e)) from None
     module.source_name = source_name
     if parser.to_absorb is not None:
-        with suspended_gc():
-            for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
-                _absorb(op)
+        for op in parser.to_absorb:  # (in walk order, as `absorb_sharding_attrs` goes)
+            absorb_op(op)
     return module
 
 
@@ -514,10 +505,10 @@ class _Printer:
         parts = [f'{indent}{head}"{op.name}"({operands})']
         if op.successors:
             parts.append(" " + op.successors)
-        props = _func_properties(op) if isinstance(op, FuncOp) else op.properties
+        props = func_properties(op) if isinstance(op, FuncOp) else op.properties
         if props:
             parts.append(" <{" + props.body() + "}>")
-        attrs = _result_sharding_attrs(op)
+        attrs = result_sharding_attrs(op)
         nested: list[str | tuple[Operation | Block, str]] = []
         if op.regions:
             parts.append(" ({")
@@ -559,32 +550,8 @@ class _Printer:
             self.out.append(f"{indent}^{label}" + (f"({', '.join(args)})" if args else "") + ":")
 
 
-def _result_sharding_attrs(op: Operation) -> str:
-    """The op's attributes, with `sdy.sharding` rebuilt from its results' shardings."""
-    body = op.attributes.body() if op.attributes else ""
-    ref = None
-    for r in op.results:
-        if r.sharding is not None:
-            ref = r.sharding
-            break
-    if ref is None or op.name == "func.func":
-        return body
-    full = tuple(
-        r.sharding if r.sharding is not None else TensorSharding.open(ref.mesh, r.type.rank)
-        if isinstance(r.type, TensorType) else TensorSharding.open(ref.mesh, 0)
-        for r in op.results
-    )
-    entry = f"sdy.sharding = {ShardingPerValue(full)}"
-    return f"{body}, {entry}" if body else entry
-
-
 def print_generic(module: Module, with_locs: bool = True) -> str:
     """Print `module` in MLIR generic op form (jaxlib parses it back)."""
-    with suspended_gc():
-        return _print_module(module, with_locs)
-
-
-def _print_module(module: Module, with_locs: bool) -> str:
     p = _Printer(with_locs)
     if with_locs:
         for alias in module.loc_alias_order:
@@ -594,124 +561,4 @@ def _print_module(module: Module, with_locs: bool) -> str:
     return "\n".join(p.out)
 
 
-def _func_properties(func: FuncOp) -> AttrDict:
-    """A func's properties as printed: its argument and result shardings written into
-    `arg_attrs` / `res_attrs` (the func itself keeps them on its values and `result_shardings`)."""
-    args = func.regions[0].entry.args if func.regions and func.regions[0].blocks else []
-    arg_shardings = [a.sharding for a in args]
-    res_shardings = func.result_shardings
-    if all(s is None for s in arg_shardings) and all(s is None for s in res_shardings):
-        return func.properties
-    props = func.properties.copy()
-    for key, shardings in (("arg_attrs", arg_shardings), ("res_attrs", res_shardings)):
-        if all(s is None for s in shardings):
-            continue
-        raw = props.get(key)
-        attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
-        n = len(shardings) if key == "arg_attrs" else func_num_results(func)
-        if attrs is None:
-            attrs = AttrList([AttrDict() for _ in range(n)])
-        for s, d in zip(shardings, attrs.items, strict=False):
-            if s is not None:
-                d["sdy.sharding"] = s
-        props[key] = attrs
-    return props
-
-
-def _interpret_manual(op: Operation) -> None:
-    props = op.properties
-    for key in ("in_shardings", "out_shardings"):
-        raw = props.get(key)
-        if isinstance(raw, str):
-            props[key] = parse_sharding_per_value(raw)
-    raw = props.get("manual_axes")
-    if isinstance(raw, str):
-        props["manual_axes"] = parse_manual_axes(raw)
-
-
-def _interpret_sharding_prop(op: Operation) -> None:
-    raw = op.properties.get("sharding")
-    if isinstance(raw, str):
-        op.properties["sharding"] = parse_tensor_sharding(raw)
-
-
-def _interpret_out_sharding(op: Operation) -> None:
-    raw = op.properties.get("out_sharding")
-    if isinstance(raw, str):
-        op.properties["out_sharding"] = parse_tensor_sharding(raw)
-
-
-def _interpret_mesh(op: Operation) -> None:
-    raw = op.properties.get("mesh")
-    if isinstance(raw, str):
-        op.properties["mesh"] = parse_mesh(raw)
-
-
-def _interpret_func(func: Operation) -> None:
-    """Argument shardings onto the entry block's arguments, result shardings into the FuncOp."""
-    assert isinstance(func, FuncOp)
-    for key in ("arg_attrs", "res_attrs"):
-        raw = func.properties.get(key)
-        if raw is None or "sdy.sharding" not in str(raw):
-            continue
-        attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
-        shardings = []
-        for d in attrs.items:
-            s = d.pop("sdy.sharding")
-            shardings.append(parse_tensor_sharding(str(s)) if s is not None else None)
-        if key == "arg_attrs":
-            if func.regions and func.regions[0].blocks:
-                for a, s in zip(func.regions[0].entry.args, shardings, strict=True):
-                    a.sharding = s
-        else:
-            func.result_shardings = shardings
-        if all(not d for d in attrs.items):
-            func.properties.pop(key)
-        else:
-            func.properties[key] = attrs
-
-
-# the sdy attributes shardc interprets, by op: parsed once, at import, into shardings.py objects
-_INTERPRETED_PROPERTIES = {
-    "func.func": _interpret_func,
-    "sdy.mesh": _interpret_mesh,
-    "sdy.sharding_constraint": _interpret_sharding_prop,
-    "sdy.reshard": _interpret_sharding_prop,
-    "sdy.manual_computation": _interpret_manual,
-    **{name: _interpret_out_sharding for name in SDY_COLLECTIVES},
-}
-
-
-def absorb_sharding_attrs(module: Module) -> None:
-    """The import's interpretation step: every sdy attribute shardc reads is parsed once into
-    the frozen objects of `shardings.py` (see `op_views.py` for where each one lives); an op's
-    `sdy.sharding` moves onto the values it describes. Other attributes stay text."""
-    for op in module.walk():
-        _absorb(op)
-
-
-def _absorb(op: Operation) -> None:
-    """`absorb_sharding_attrs` on one op."""
-    step = _INTERPRETED_PROPERTIES.get(op.name)
-    if step is not None:
-        step(op)
-        if op.name == "func.func":
-            return
-    if not op.results:
-        # a zero-result op (a side-effecting callback) keeps its one sharding as written:
-        # it says which device runs the op, and XLA reads it there
-        return
-    raw = op.attributes.pop("sdy.sharding")  # a substring test while the text is raw
-    if raw is None:
-        return
-    per_value = parse_sharding_per_value(str(raw))
-    if len(per_value.shardings) != len(op.results):
-        raise ParseError(
-            f"'{op.name}' op result shardings don't match number of values: "
-            f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
-        )
-    for r, s in zip(op.results, per_value.shardings, strict=True):
-        r.sharding = s
-
-
-__all__ = ["BlockArgument", "absorb_sharding_attrs", "parse_generic", "print_generic"]
+__all__ = ["parse_generic", "print_generic"]

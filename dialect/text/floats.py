@@ -1,6 +1,6 @@
 """MLIR's spelling of float literals, and the test that a literal is spelled that way.
 
-The pretty-text importer (mlir_pretty_parse.py) keeps a constant's literal as raw text, so it may
+The pretty-text importer (pretty_parser.py) keeps a constant's literal as raw text, so it may
 only keep text that jaxlib's print of the parsed module would spell the same. MLIR prints a float
 as `APFloat::toString(6, 0, false)` (`3.200000e+01`) when that reads back to the same bits,
 else as the default `APFloat::toString()` (`0.353553385`, `9.99999974E-6`) when that contains a
