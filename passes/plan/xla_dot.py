@@ -598,13 +598,14 @@ class _Partitioner:
             return None
         # grouped on `dims`: those dims' axes become the group's (aligned), then replicated
         # within the group (gathered)
-        fixed = {}
+        fixed: dict[int, tuple[AxisRef, ...]] = {}
         dims_axes = [a for d in dims for a in self.act(t, d, active)]
         if set(dims_axes) != gset:
             # the dims' axes are permuted to the group's devices
-            fixed = self._assign(dims, group, t, active)
-            if fixed is None:
+            assigned = self._assign(dims, group, t, active)
+            if assigned is None:
                 return None
+            fixed = assigned
         events: tuple[_Event, ...] = ()
         if fixed:
             ev, t = self.reshard(which, t, active, self.swap_into(t, active, fixed))
