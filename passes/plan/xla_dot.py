@@ -319,9 +319,9 @@ class _Partitioner:
         l2o, r2o = self.transpose(lhs, LHS, OUT, active), self.transpose(rhs, RHS, OUT, active)
         o2l, o2r = self.transpose(out, OUT, LHS, active), self.transpose(out, OUT, RHS, active)
 
-        def dot(ev: tuple[_Event, ...], l: Atoms, r: Atoms) -> _Done:
-            made_ev, made = create(l, r, active)
-            return self.finish(ev + made_ev, made, out, l, r)
+        def dot(ev: tuple[_Event, ...], lo: Atoms, r: Atoms) -> _Done:
+            made_ev, made = create(lo, r, active)
+            return self.finish(ev + made_ev, made, out, lo, r)
 
         if lb == rb == n and l2r == ar:
             return dot((), lhs, rhs)
@@ -332,59 +332,59 @@ class _Partitioner:
                     return dot(ev, lhs, r)
             if rb == n and ob == n and r2o == ao:
                 if allow_gather or self.moves_only(LHS, lhs, active, r2l):
-                    ev, l = self.reshard(LHS, lhs, active, r2l)
-                    return dot(ev, l, rhs)
+                    ev, lo = self.reshard(LHS, lhs, active, r2l)
+                    return dot(ev, lo, rhs)
         if lc == rc == n:
             if not may_reshard and not self.replicated(out, active) and self.size(
                 list(self.used(out, active))
             ) != n:
                 return None
             if self.group_bytes(LHS, lhs, active) < self.group_bytes(RHS, rhs, active):
-                ev, l = self.reshard(LHS, lhs, active, r2l)
+                ev, lo = self.reshard(LHS, lhs, active, r2l)
                 r = rhs
             else:
                 ev, r = self.reshard(RHS, rhs, active, l2r)
-                l = lhs
-            made_ev, made = create(l, r, active)
-            ar_ev = self.all_reduce(made, self.contracting_axes(l, active))
-            return self.finish(ev + made_ev + ar_ev, made, out, l, r)
+                lo = lhs
+            made_ev, made = create(lo, r, active)
+            ar_ev = self.all_reduce(made, self.contracting_axes(lo, active))
+            return self.finish(ev + made_ev + ar_ev, made, out, lo, r)
         if lf == n and olf == n and l2o == ao:
             ev, r = self.replicate(RHS, rhs, active)
             return dot(ev, lhs, r)
         if rf == n and orf == n and r2o == ao:
-            ev, l = self.replicate(LHS, lhs, active)
-            return dot(ev, l, rhs)
+            ev, lo = self.replicate(LHS, lhs, active)
+            return dot(ev, lo, rhs)
         if may_reshard:
             if ob == n:
-                ev1, l = self.reshard(LHS, lhs, active, o2l)
+                ev1, lo = self.reshard(LHS, lhs, active, o2l)
                 ev2, r = self.reshard(RHS, rhs, active, o2r)
-                return dot(ev1 + ev2, l, r)
+                return dot(ev1 + ev2, lo, r)
             if olf == n:
-                ev1, l = self.reshard(LHS, lhs, active, o2l)
+                ev1, lo = self.reshard(LHS, lhs, active, o2l)
                 ev2, r = self.replicate(RHS, rhs, active)
-                return dot(ev1 + ev2, l, r)
+                return dot(ev1 + ev2, lo, r)
             if orf == n:
-                ev1, l = self.replicate(LHS, lhs, active)
+                ev1, lo = self.replicate(LHS, lhs, active)
                 ev2, r = self.reshard(RHS, rhs, active, o2r)
-                return dot(ev1 + ev2, l, r)
+                return dot(ev1 + ev2, lo, r)
         if not self.replicated(out, active):
             return None
         out_elems = self.group_elements(OUT, out, active)
         if rc == n and self.replicated(lhs, active) and self.group_elements(
             RHS, rhs, active
         ) > out_elems:
-            ev, l = self.reshard(LHS, lhs, active, r2l)
+            ev, lo = self.reshard(LHS, lhs, active, r2l)
             r = rhs
         elif lc == n and self.replicated(rhs, active) and self.group_elements(
             LHS, lhs, active
         ) > out_elems:
             ev, r = self.reshard(RHS, rhs, active, l2r)
-            l = lhs
+            lo = lhs
         else:
             return None
-        made_ev, made = create(l, r, active)
-        ar_ev = self.all_reduce(made, self.contracting_axes(l, active))
-        return self.finish(ev + made_ev + ar_ev, made, out, l, r)
+        made_ev, made = create(lo, r, active)
+        ar_ev = self.all_reduce(made, self.contracting_axes(lo, active))
+        return self.finish(ev + made_ev + ar_ev, made, out, lo, r)
 
     def group_bytes(self, which: int, t: Atoms, active: Active) -> int:
         return self.group_elements(which, t, active) * self.elem[which]
@@ -727,8 +727,8 @@ class _Partitioner:
                             inner_out = self.with_active(out, active, self.swap_into(out, active, fixed_o))
                         break
 
-        def inner_create(l: Atoms, r: Atoms, act: Active) -> tuple[tuple[_Event, ...], Atoms]:
-            ev, made = create(l, r, act)
+        def inner_create(lo: Atoms, r: Atoms, act: Active) -> tuple[tuple[_Event, ...], Atoms]:
+            ev, made = create(lo, r, act)
             return ev + self.all_reduce(made, [a for a in group]), made
 
         inner_for = inner_out
@@ -775,10 +775,10 @@ class _Partitioner:
                           create: Creator) -> _Done:
         """XLA's last resort (`ReshardLHSRHSToMatchOutputSharding`): each operand resharded to
         what the output implies for it (contracting dims whole)."""
-        ev1, l = self.reshard(LHS, lhs, active, self.transpose(out, OUT, LHS, active))
+        ev1, lo = self.reshard(LHS, lhs, active, self.transpose(out, OUT, LHS, active))
         ev2, r = self.reshard(RHS, rhs, active, self.transpose(out, OUT, RHS, active))
-        made_ev, made = create(l, r, active)
-        return self.finish(ev1 + ev2 + made_ev, made, out, l, r)
+        made_ev, made = create(lo, r, active)
+        return self.finish(ev1 + ev2 + made_ev, made, out, lo, r)
 
 
 def _merged(t: Atoms, mesh: Mesh) -> Dims:
