@@ -58,14 +58,22 @@ def plan_propagated(
     debug: PipelineDebug | None = None,
 ) -> Plan:
     """Run the pipeline on `module` in place up to the plan (propagation records origins for
-    the causes); `checks` also runs verify and the shard_map shape checks first; `debug` adds
-    the command line's `--dump-after`, `--disable-pass` and `--timing`."""
-    pipeline = _pipeline(options, plan_options, checks, debug=debug)
+    the causes), propagating as the compiled form does (`as_compiled`); `checks` also runs
+    verify and the shard_map shape checks first; `debug` adds the command line's
+    `--dump-after`, `--disable-pass` and `--timing`."""
+    pipeline = _pipeline(as_compiled(options), plan_options, checks, debug=debug)
     ctx = _run(module, pipeline, caller or _CALLER, debug)
     return ctx.require(Plan)
 
 
 _CALLER = Caller(function="shardc.plan")
+
+
+def as_compiled(options: PropagationOptions | None) -> PropagationOptions:
+    """`options` as the compiled form propagates (`.compile()`, `--pin`): what XLA deletes
+    before its own propagation decides no layout (`xla_dead_code`), so that the plan is of the
+    layout that runs."""
+    return replace(options or PropagationOptions(), xla_dead_code=True)
 
 
 def plan_compiled_form(
@@ -82,8 +90,7 @@ def plan_compiled_form(
     XLA's own propagation would lay a value out otherwise). Where it pins anything,
     `Plan.xla_own` is the plan of XLA's own layout of the module as written (no pin), so that
     the plan says what shardc's layout costs against the one XLA would have chosen."""
-    options = replace(options or PropagationOptions(), xla_dead_code=True)
-    pipeline = _pipeline(options, plan_options, checks, export="pin")
+    pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin")
     oracle = ShardyOracle(keep_first=True)
     given = [written] if written is not None else []
     ctx = run_pipeline(module, pipeline, _CALLER, oracle=oracle, given=given)
@@ -306,8 +313,7 @@ def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
         if xla_own:
             result = plan_compiled_form(module, options, written=written)
         else:
-            result = plan_propagated(module, replace(options or PropagationOptions(),
-                                                     xla_dead_code=True))  # fmt: skip
+            result = plan_propagated(module, options)
     evaluate_fixes(result, build, options)
     return module, result
 
