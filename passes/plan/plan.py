@@ -84,6 +84,7 @@ _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
 _XLA_GATHERS_NEED_REPLICATION = frozenset(
     {"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
 )
+_RETURNS = frozenset({"func.return", "stablehlo.return"})
 # the collectives that sum partial results (a reshard back to the partial form is no layout)
 _REDUCING = frozenset({"all-reduce", "reduce-scatter"})
 _INT_CONSTANT = re.compile(r"dense<(-?\d+)>")
@@ -738,7 +739,11 @@ class _Planner:
         each counted as often as XLA runs it (`runs.Runs`)."""
         trips = self.runs.runs(at if at is not None else op, [value])
         where = id(at if at is not None else op)
-        self.buffers[where] = self.buffers.get(where, 0) + sum(s.bytes for s in steps)
+        # an all-reduce sums in place, in the temporary buffer of the value it reduces (a
+        # returned value's partial sums are a temporary, summed into the output)
+        returned = any(u.name in _RETURNS for u in value.users)
+        moved = sum(s.bytes for s in steps if s.kind != ALL_REDUCE or returned)
+        self.buffers[where] = self.buffers.get(where, 0) + moved
         self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
