@@ -95,9 +95,9 @@ def stack(n_layers: int) -> None:
     import jax
 
     import shardc
-    from shardc.api_propagate import propagate_module
-    from shardc.frontend import trace_function
-    from shardc.importer import import_module
+    from shardc.api.propagate import propagate_module
+    from shardc.backend.importer import import_module
+    from shardc.frontend.tracing import trace_function
     from shardc.passes.propagation.options import PropagationOptions
 
     shapes = {"wq": (TE, TH, TD), "wk": (TE, TH, TD), "wv": (TE, TH, TD), "wo": (TH, TD, TE),

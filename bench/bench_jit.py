@@ -150,11 +150,11 @@ def time_once(make, args, clock, steps: dict[str, float] | None = None) -> float
 # shardc's steps: (label, module, attribute) of the functions `--breakdown` times
 STEPS = (
     ("JAX trace+lower", "jax.stages", "Traced.lower"),
-    ("import", "shardc.importer", "import_generic"),
-    ("pipeline", "shardc.jitted", "Jitted.run_pipeline"),
-    ("pin export", "shardc.exported", "export_copy"),
-    ("pin export", "shardc.exported", "export_in_place"),
-    ("module for XLA", "shardc.jax_compile", "_module_for_xla"),
+    ("import", "shardc.backend.importer", "import_generic"),
+    ("pipeline", "shardc.api.jitted", "Jitted.run_pipeline"),
+    ("pin export", "shardc.api.exported", "export_copy"),
+    ("pin export", "shardc.api.exported", "export_in_place"),
+    ("module for XLA", "shardc.api.jax_compile", "_module_for_xla"),
     ("XLA compile", "jax.stages", "Lowered.compile"),
 )
 
@@ -186,12 +186,16 @@ def instrument(clock, steps: dict[str, float]) -> None:
                 active.discard(_label)
 
         setattr(owner, name, timed)
-    # shardc.jitted imports the export functions by name
-    import shardc.exported
-    import shardc.jitted
+    # the API modules import these functions by name: point their names at the timed ones
+    import shardc.api.exported
+    import shardc.api.jax_compile
+    import shardc.api.jitted
+    import shardc.backend.importer
 
-    shardc.jitted.export_copy = shardc.exported.export_copy
-    shardc.jitted.export_in_place = shardc.exported.export_in_place
+    shardc.api.jitted.export_copy = shardc.api.exported.export_copy
+    shardc.api.jitted.export_in_place = shardc.api.exported.export_in_place
+    shardc.api.jitted.import_generic = shardc.backend.importer.import_generic
+    shardc.api.jax_compile.import_generic = shardc.backend.importer.import_generic
 
 
 def main(argv: list[str] | None = None) -> int:

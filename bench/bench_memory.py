@@ -26,11 +26,11 @@ import json, sys
 sys.path.insert(0, {here!r})
 import common  # imports jax, sets the 8 virtual devices
 import shardc
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
 text = open({path!r}).read()
 mlir_bridge.context()
 shardc.propagate  # resolve the lazy import
-from shardc.api_propagate import propagate
+from shardc.api.propagate import propagate
 def status(field):
     for line in open("/proc/self/status"):
         if line.startswith(field + ":"):

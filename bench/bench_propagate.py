@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _breakdown(text: str, args: argparse.Namespace) -> str:
     """shardc's best time per step (parse, each pass, print) over k runs."""
-    from shardc.api_propagate import propagate_text
+    from shardc.api.propagate import propagate_text
 
     best: dict[str, float] = {}
     for _ in range(args.k):

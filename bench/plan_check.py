@@ -30,7 +30,7 @@ def main() -> int:
     import numpy as np
 
     import shardc
-    from shardc.api_plan import explicit
+    from shardc.api.plan import explicit
     from shardc.passes.plan.plan import PlanOptions
     from tests import programs as golden
     from tests.differential import harness as H

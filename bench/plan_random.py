@@ -7,7 +7,7 @@ Per program (`tests/differential/plan_targets.py`): the planned total bytes with
 256 B) of the collective bytes of XLA's compiled program, the planned memory (arguments +
 results + peak temporaries) within 20% of XLA's `memory_analysis` (arguments + outputs + temps -
 aliased), and with `--explicit` whether `shardc propagate --explicit` verifies and writes the
-collectives Shardy's explicit pipeline writes. Prints the counts against the plan issue's
+collectives Shardy's explicit pipeline writes. Prints the counts against the plan's
 targets (bytes >= 90%, memory >= 80%, explicit >= 95%). Run from the repository root.
 """
 

@@ -31,7 +31,7 @@ TARGETS = ("flax_dp", "flax_fsdp", "flax_megatron", "llama")  # the plan issue's
 def measure(name: str) -> tuple[dict[str, int], str | None]:
     """Planned and compiled bytes and memory of the suite's step `name`, and the plan's line
     on XLA's own layout (None where shardc's is XLA's)."""
-    from shardc.hlo_collectives import total_bytes
+    from shardc.backend.hlo_collectives import total_bytes
     from tests.steps.catalog import MODELS
     from tests.steps.harness import memory_bytes
 

@@ -12,7 +12,7 @@ shardy/dialect/sdy/transforms/propagation/test/, the file's RUN line is read and
   (the python `filecheck` package); `-verify-diagnostics`' expected warnings are matched
   against the diagnostics (Shardy's unknown-op warning is printed once per process, so a
   missing one of those is not held against it).
-* shardc: the same case through `shardc.api_propagate.propagate_text` with the closest options
+* shardc: the same case through `shardc.api.propagate.propagate_text` with the closest options
   (a pass run alone keeps open dims: `keep_open`; `sdy-basic-propagate` is the basic strategy
   without op or user priorities, `sdy-aggressive-propagate` the aggressive one,
   `sdy-op-priority-propagate` adds op priorities, `sdy-user-priority-propagate` user priorities,
@@ -213,9 +213,9 @@ def run_jaxlib(chunk: str, pipeline: str) -> Output:
 def run_shardc(chunk: str, how: ShardcRun, check_replication: bool = True) -> Output:
     """`chunk` through shardc's pipeline with `how.options`, or through the passes of
     `how.spec` alone (as `shardc opt --pass-pipeline` runs them)."""
-    from shardc.api_propagate import propagate_text
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
+    from shardc.api.propagate import propagate_text
+    from shardc.backend.exporter import export_text
+    from shardc.backend.importer import import_text
     from shardc.passes.pipeline import parse_pipeline, run_passes
     from shardc.passes.propagation.report import PropagationReport
 
@@ -267,9 +267,9 @@ def jaxlib_rules(tagged: str, pipeline: str) -> tuple[dict[str, str], str]:
 def shardc_rules(tagged: str, conservative: bool) -> tuple[dict[str, str], str]:
     """shardc's rule of every tagged op (`shardc rules`), and the input module with those rules
     written on its ops (for FileCheck)."""
+    from shardc.backend.importer import import_text
+    from shardc.dialect.rules.model import print_rule
     from shardc.dialect.rules.registry import rule_for
-    from shardc.dialect.rules.syntax import print_rule
-    from shardc.importer import import_text
 
     _, ir, _ = H._jax_mlir()
     rules: dict[str, str] = {}

@@ -14,7 +14,7 @@ from typing import Any
 
 from .brackets import split_top_level
 from .shardings import Mesh, TensorSharding
-from .types import Type
+from .types import Type, split_function_type
 
 # ---------------------------------------------------------------------------------------------
 # Attribute dictionaries
@@ -751,7 +751,6 @@ def func_num_results(func: Operation) -> int:
     body = func_body(func)
     if body is not None and body.terminator is not None:
         return len(body.terminator.operands)
-    from .types import split_function_type
 
     _, results = split_function_type(str(func.properties["function_type"]))
     return len(results)

@@ -30,7 +30,7 @@ Where shardings live (and nowhere else):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .ir import AttrDict, FuncOp, Module, Operation, Value, func_num_results, symbol_name
 from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
@@ -195,6 +195,16 @@ class Func(_View):
     @property
     def num_results(self) -> int:
         return func_num_results(self.op)
+
+    @property
+    def is_private(self) -> bool:
+        """Declared `private`: only the module's own calls reach it."""
+        return '"private"' in str(self.op.properties.get("sym_visibility", ""))
+
+    def is_entry(self, called: Collection[str]) -> bool:
+        """An entry of the module: public and called by none of its funcs (`called`: the
+        names `func.call`s name; `data_flow.called_funcs`)."""
+        return self.name not in called and not self.is_private
 
     def arg_sharding(self, index: int) -> TensorSharding | None:
         return self.op.regions[0].entry.args[index].sharding

@@ -236,12 +236,6 @@ class DimSharding:
 
     __repr__ = __str__
 
-    def sharded_size(self, mesh: Mesh) -> int:
-        n = 1
-        for a in self.axes:
-            n *= a.size(mesh)
-        return n
-
 
 OPEN = DimSharding((), is_closed=False)
 CLOSED = DimSharding((), is_closed=True)

@@ -22,8 +22,8 @@ axes are left alone.
 from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, OpResult, Value
-from shardc.dialect.op_views import ManualComputation, ShardingConstraint
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.op_views import MANUAL_COMPUTATION, ManualComputation, ShardingConstraint
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -31,13 +31,11 @@ from .import_steps.constraints import redirects_manual_operand, redirects_uses
 from .plan.common_axes import common_axes
 from .propagation.projection import FactorSharding, TensorFactorShardings, back_project, project
 
-_MANUAL = "sdy.manual_computation"
-
 
 def _in_manual_body(op: Operation) -> bool:
     p = op.parent_op
     while p is not None:
-        if p.name == _MANUAL:
+        if p.name == MANUAL_COMPUTATION:
             return True
         p = p.parent_op
     return False
@@ -119,11 +117,8 @@ def concat_common_sharding(
         shardings.append(s)
     if all(_axes(s) == _axes(rs) for s in shardings):
         return None
-    try:
-        rule = rule_for(op)
-    except Exception:  # noqa: BLE001 - no rule, nothing to recompute (as the plan does)
-        return None
-    if len(rule.operand_dims) != len(shardings) or len(rule.result_dims) != 1:
+    rule = usable_rule(op)
+    if rule is None or len(rule.operand_dims) != len(shardings) or len(rule.result_dims) != 1:
         return None
     all_dims = (*rule.operand_dims, *rule.result_dims)
     tensors = [*shardings, rs]

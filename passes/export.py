@@ -1,10 +1,10 @@
-"""Export: write a propagated module's shardings in the form XLA keeps (design.md, contracts).
+"""Export: write a propagated module's shardings in the form XLA keeps (docs/xla_boundary.md §1).
 
 Every func argument/result and every op result gets a sharding (replicated ones too, on the
 module's mesh), closed unless `keep_open`, priorities dropped. I/O shardings are cut to their
 largest evenly dividing prefix and open main-function dims lose sub-axes, as Shardy's export
-does (reference/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
-gets no op-level sharding (XLA rejects it). Mode `pin` also puts a closed constraint after each
+does (docs/propagation.md §9). Constraints stay `sdy.sharding_constraint`; `stablehlo.while`
+gets no op-level sharding (XLA drops it). Mode `pin` also puts a closed constraint after each
 op result outside manual regions whose layout XLA could derive otherwise by itself: every value
 but constants, iotas, scalar broadcasts, values already constrained to their layout, and values
 whose producer and users all agree with shardc's layouts factor by factor and that a tensor XLA
@@ -22,6 +22,15 @@ from dataclasses import dataclass, field
 from math import gcd
 from typing import ClassVar, Literal
 
+from shardc.dialect.data_flow import (
+    CALL,
+    CONTROL_FLOW_OPS,
+    DATA_FLOW_EDGE,
+    WHILE,
+    called_funcs,
+    entry_funcs,
+)
+from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
     Block,
     Module,
@@ -31,9 +40,19 @@ from shardc.dialect.ir import (
     callee_name,
     func_body,
 )
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import (
+    FUNC,
+    MANUAL_COMPUTATION,
+    MESH,
+    RESHARD,
+    SHARDING_CONSTRAINT,
+    SHARDING_GROUP,
+    Func,
+    ManualComputation,
+    ShardingConstraint,
+)
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -59,7 +78,6 @@ from .pin import (
     XlaLayouts,
     XlaOracle,
     constrain_after,
-    entry_funcs,
     restore_written,
     sharding_key,
     splice_after,
@@ -69,19 +87,21 @@ from .pin import (
 Mode = Literal["annotate", "pin"]
 # (value, its op, the layout a pin gives it, whether the pin is forced: a hazard or a redirect)
 Candidate = tuple[Value, Operation, TensorSharding, bool]
-# ops whose results are always pinned: XLA's own propagation was seen to lay a gather's result
-# out otherwise than shardc's propagation would (differential fuzzer seed 1313, program 35:
-# 8,196 B left to XLA vs 4,868 B pinned)
+# ops whose results are always pinned: XLA's own propagation can lay a gather's result out
+# otherwise than shardc's propagation does, and moves more for it (measured on a random
+# program: 8,196 B left to XLA vs 4,868 B pinned)
 ALWAYS_PINNED = frozenset({"stablehlo.gather", "stablehlo.scatter"})
 
 # readers that may send a value's other readers through a constraint of their own (`_redirected`)
-REDIRECTING_USERS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
+REDIRECTING_USERS = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION})
 
-NO_OP_SHARDING = frozenset({"stablehlo.while", "sdy.manual_computation", "sdy.sharding_constraint"})
-SKIP_OPS = frozenset({"builtin.module", "func.func", "sdy.mesh"})
+# ops the export writes no op-level sharding on: a constraint's and a manual computation's
+# layouts live on the op itself, a while's XLA drops (docs/xla_boundary.md §2)
+NO_OP_SHARDING = frozenset({WHILE, MANUAL_COMPUTATION, SHARDING_CONSTRAINT})
+SKIP_OPS = frozenset({"builtin.module", FUNC, MESH})
 BROADCASTS = frozenset({"stablehlo.broadcast_in_dim"})  # (`_scalar_broadcast`'s op)
 # ops `export_op` treats otherwise than writing each result's final layout
-SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {"sdy.reshard", "func.call"}
+SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {RESHARD, CALL}
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
 # comparator, a scatter's update): not data flow; Shardy writes a sharding on their ops only
 # where propagation gave one (from a constraint in the body), and so does shardc's export
@@ -104,17 +124,16 @@ ShardcLayouts = tuple[
     dict[int, tuple[Operation, tuple[TensorSharding, ...], tuple[TensorSharding, ...]]],
 ]
 # ops whose results XLA lays out as written (or that have no layout of their own to derive)
-NOT_DERIVED = frozenset(
-    {"sdy.sharding_constraint", "sdy.manual_computation", "sdy.sharding_group", "sdy.mesh"}
-)
-# ops under which a pinned constraint may go (outside manual regions and reduction bodies)
-PIN_SCOPES = frozenset({"func.func", "stablehlo.while", "stablehlo.case", "stablehlo.if"})
+NOT_DERIVED = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION, SHARDING_GROUP, MESH})
+# ops under which a pinned constraint may go: funcs and control flow (not manual regions or
+# reduction bodies)
+PIN_SCOPES = frozenset({FUNC, *CONTROL_FLOW_OPS})
 # ops whose result each device makes in any layout without communication (XLA's Shardy splits
 # constants and scalar broadcasts per use, so each copy takes its user's layout)
 LOCAL_OPS = CONSTANT_OPS
 # ops whose results' layouts XLA keeps as written: a closed constraint (every constraint is
 # closed once exported), a manual computation's out_shardings
-KEPT_BY_XLA = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
+KEPT_BY_XLA = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION})
 # element-wise ops a layout passes through unchanged (no communication of their own): inside a
 # run of them whose every neighbour carries one layout, XLA has no other layout to give a value
 CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
@@ -128,7 +147,7 @@ CHAIN_OPS = ELEMENTWISE_OPS - frozenset(
 )
 
 # ops that extend a constant sub-computation when all their operands are in one (with
-# LOCAL_OPS at its roots; reference/propagation.md, import step 5): split-constants' set, less
+# LOCAL_OPS at its roots; docs/propagation.md §7.7): split-constants' set, less
 # the collectives and `map`
 CONSTANT_SUB_OPS = CONSTANT_EXPR_OPS - (ELEMENTWISE_OPS - CHAIN_OPS)
 
@@ -256,7 +275,7 @@ class _Exporter:
         self.keep_open = keep_open
         self.meshes = _meshes(module)
         self.mesh = default_mesh(module)
-        self.callees = {callee_name(op) for op in module.ops_named("func.call")}
+        self.callees = called_funcs(module)
         # layouts of results that carry no op-level sharding (while): pins still need them
         self.unwritten: dict[int, TensorSharding] = {}
         self._final: dict[TensorSharding, TensorSharding] = {}
@@ -378,16 +397,16 @@ class _Exporter:
             return
         if op.name in SKIP_OPS:
             return
-        if op.name == "sdy.reshard":
+        if op.name == RESHARD:
             # XLA (through jaxlib) rejects sdy.reshard; a closed constraint asks for the same
-            # layout at the same point (reference/sharding-representation.md §5.3).
-            op.name = "sdy.sharding_constraint"
-        if op.name == "sdy.sharding_constraint":
+            # layout at the same point (docs/xla_boundary.md §2).
+            op.name = SHARDING_CONSTRAINT
+        if op.name == SHARDING_CONSTRAINT:
             c = ShardingConstraint(op)
             c.sharding = finalize(c.sharding, self.keep_open)
             op.results[0].sharding = None
             return
-        if op.name == "sdy.manual_computation":
+        if op.name == MANUAL_COMPUTATION:
             self.export_manual(op)
             return
         if op.name in NO_OP_SHARDING:
@@ -403,7 +422,7 @@ class _Exporter:
             s = r.sharding if r.sharding is not None or not fill else self.default(r.type)
             if s is None:
                 continue
-            if op.name == "func.call" and not self.keep_open:
+            if op.name == CALL and not self.keep_open:
                 mesh = self.resolve(s)
                 if mesh is not None and mesh.axes and isinstance(r.type, TensorType):
                     s = cut_to_divisible(s, r.type.shape, mesh)
@@ -452,7 +471,7 @@ class _Exporter:
                 bounds[name] = ([a.sharding for a in body.args], list(Func(func).result_shardings))
         manuals = {
             id(op): (op, ManualComputation(op).in_shardings, ManualComputation(op).out_shardings)
-            for op in self.module.ops_named("sdy.manual_computation")
+            for op in self.module.ops_named(MANUAL_COMPUTATION)
         }
         return bounds, manuals
 
@@ -675,7 +694,7 @@ class _Exporter:
     def constant_values(self, pinned: set[Value]) -> set[Value]:
         """The results of constant sub-computations not in `pinned`: constants, iotas
         and the broadcasts, reshapes, slices and element-wise ops of them, which XLA's Shardy
-        clones per use (reference/propagation.md, import step 5), each copy in its user's
+        clones per use (docs/propagation.md §7.7), each copy in its user's
         layout: never pinned, and no neighbour of theirs reads a layout from them."""
         # from the constants `run` found, forward through their users (the closure a walk in
         # program order finds, without visiting every op)
@@ -693,9 +712,7 @@ class _Exporter:
 
     def is_main(self, name: str, func: Operation) -> bool:
         """Whether `func` is an entry (not called, not private): XLA keeps its I/O layouts."""
-        return name not in self.callees and '"private"' not in str(
-            func.properties.get("sym_visibility", "")
-        )
+        return Func(func).is_entry(self.callees)
 
     def pin_candidates(self) -> list[Candidate]:
         """Every op result a pin may go after, with its layout and whether a hazard forces the
@@ -710,7 +727,7 @@ class _Exporter:
             ops = block.ops
             new_ops: list[Operation] | None = None  # (a copy only once a reshard goes in)
             for k, op in enumerate(ops):
-                if op.name == "func.call":
+                if op.name == CALL:
                     made = self.reshard_call_operands(op, block)
                     if made and new_ops is None:
                         new_ops = ops[:k]
@@ -721,13 +738,13 @@ class _Exporter:
                 if op.name in PIN_SCOPES:
                     for region in op.regions:
                         work.extend(region.blocks)
-                if op.name in ("sdy.sharding_constraint", "sdy.sharding_group", "sdy.mesh"):
+                if op.name in (SHARDING_CONSTRAINT, SHARDING_GROUP, MESH):
                     continue
                 for r in op.results:
                     if not r.num_uses or not isinstance(r.type, TensorType):
                         continue
                     s = r.sharding or self.unwritten.get(id(r))
-                    if s is None and op.name == "sdy.manual_computation":
+                    if s is None and op.name == MANUAL_COMPUTATION:
                         s = self.manual_out(op, r.index)
                     if s is None:
                         s = self.default(r.type)
@@ -780,8 +797,7 @@ class _Exporter:
             # as in Shardy's output: the constraint right after the op and every other use
             # reading its result, so XLA sees one value where a second constraint (or the pin)
             # would be another of the same layout (XLA reshards each HLO value apart: a
-            # concatenate of the two read them through two identical all-to-alls, fuzzer
-            # seed 3535 #57)
+            # concatenate of the two would read them through two identical all-to-alls)
             moved.add(id(target))  # (`splice_after` takes it out of its old place)
             for user, idx in others:
                 user.set_operand(idx, target.results[0])
@@ -856,8 +872,6 @@ def export_module(
     for `pin` the pin pass (`pin_exported`, which says how the pins were chosen). `pin_all`
     (or `pin` without an oracle) pins every value but those XLA cannot lay out otherwise."""
     if mode not in ("annotate", "pin"):
-        from shardc.dialect.errors import ShardcError
-
         raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
     if mode == "annotate":
         export_annotate(module, keep_open)
@@ -931,7 +945,7 @@ def drop_unread_op_shardings(module: Module) -> None:
 def _drop_data_flow_edges(module: Module) -> None:
     """`sdy.data_flow_edge` is an identity that only Shardy's own pipeline uses internally; XLA
     (through jaxlib) rejects it, so its uses read its operand instead."""
-    for op in list(module.ops_named("sdy.data_flow_edge")):
+    for op in list(module.ops_named(DATA_FLOW_EDGE)):
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
 
@@ -957,10 +971,7 @@ def _xla_rules(ops: list[Operation]) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, op in enumerate(ops):
         if op.name.startswith(XLA_REWRITTEN_PREFIXES) and "sdy.sharding_rule" not in op.attributes:
-            try:
-                rule = rule_for(op)
-            except Exception:  # noqa: BLE001 - a rule that cannot be built: XLA's then unknown
-                rule = None
+            rule = usable_rule(op)  # (an unusable one: XLA's then unknown)
             if rule is not None:
                 out[k] = str(rule)
     return out
@@ -1014,10 +1025,10 @@ def _rederived_here(op: Operation, r: Value, s: TensorSharding) -> bool:
     every use is already a closed constraint to `s`, `op` makes its result on every device
     without operands (a constant, an iota) or broadcasts a scalar, or `op` is a manual
     computation (its closed out_shardings are its results' layouts)."""
-    if op.name in LOCAL_OPS or op.name == "sdy.manual_computation":
+    if op.name in LOCAL_OPS or op.name == MANUAL_COMPUTATION:
         return True  # (a manual computation's results have its out_shardings, which XLA keeps)
     for u in r.users:
-        if u.name != "sdy.sharding_constraint":
+        if u.name != SHARDING_CONSTRAINT:
             break
         c = ShardingConstraint(u).sharding
         if c is not s and c != s:
@@ -1048,7 +1059,7 @@ def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
         if v.type != r.type or _layout(v) != s:
             return False
     for user, _ in r.uses:
-        if user.name == "sdy.sharding_constraint":
+        if user.name == SHARDING_CONSTRAINT:
             if ShardingConstraint(user).sharding != s:
                 return False
         elif (
@@ -1063,6 +1074,6 @@ def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
 
 def _layout(v: Value) -> TensorSharding | None:
     """The layout XLA sees on `v`: a constraint's result its constraint's, else its own."""
-    if isinstance(v, OpResult) and v.owner.name == "sdy.sharding_constraint":
+    if isinstance(v, OpResult) and v.owner.name == SHARDING_CONSTRAINT:
         return ShardingConstraint(v.owner).sharding
     return v.sharding

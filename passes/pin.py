@@ -20,8 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, callee_name, func_body
-from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, func_body
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    SHARDING_CONSTRAINT,
+    Func,
+    ShardingConstraint,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 from .context import ALL, PassContext
@@ -45,7 +50,7 @@ class XlaLayouts:
     # walk index of a manual computation -> the keys of its in_shardings and out_shardings
     manuals: dict[int, tuple[tuple[Key, ...], tuple[Key, ...]]] = field(default_factory=dict)
 
-# ops whose op-level sharding XLA reads on import (reference/export-and-xla.md, 1): it drops
+# ops whose op-level sharding XLA reads on import (docs/xla_boundary.md §1): it drops
 # every other op-level sharding and derives those values itself
 KEEPS_OP_SHARDING = frozenset(
     {"stablehlo.custom_call", "stablehlo.send", "stablehlo.recv", "stablehlo.after_all"}
@@ -88,13 +93,13 @@ class XlaOracle(Protocol):
 
 
 # op families XLA rewrites before its Shardy runs (`chlo` ops: `chlo.top_k` into `mhlo.topk`,
-# `chlo.square` into a multiply, ...: reference/op-sharding-rules.md 3.9), where Shardy run on
+# `chlo.square` into a multiply, ...: docs/op_rules.md §3.9), where Shardy run on
 # the module as written knows no rule: the oracle is told the rule shardc gives them
 XLA_REWRITTEN_PREFIXES = ("chlo.",)
 
 
 # ops whose shardings the compiled form keeps as the author wrote them (XLA keeps them as written)
-WRITTEN_OPS = frozenset({"sdy.sharding_constraint", "sdy.manual_computation"})
+WRITTEN_OPS = frozenset({SHARDING_CONSTRAINT, MANUAL_COMPUTATION})
 
 
 @dataclass
@@ -108,16 +113,6 @@ class Written:
     # func -> its arguments' and results' shardings
     entries: dict[str, tuple[tuple[TensorSharding | None, ...], tuple[TensorSharding | None, ...]]]
     ops: dict[str, list[tuple[str, AttrDict]]]  # func -> (op name, properties) in walk order
-
-
-def entry_funcs(module: Module) -> dict[str, Operation]:
-    """The funcs XLA keeps the boundaries of: neither called nor private."""
-    callees = {callee_name(op) for op in module.ops_named("func.call")}
-    return {
-        name: func
-        for name, func in module.funcs.items()
-        if name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
-    }
 
 
 def _written_ops(func: Operation) -> list[Operation]:

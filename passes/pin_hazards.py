@@ -1,7 +1,7 @@
 """Layouts XLA is known to partition wrongly when pinned: the op/dim patterns `pin` must not force.
 
 Each entry maps an op name to a function giving the dims of that op's result that the pinned
-layout keeps replicated (reference/export-and-xla.md, 19; each pattern has a test in
+layout keeps replicated (docs/xla_boundary.md §6, item 3; each pattern has a test in
 `tests/test_pin_hazards.py` that compiles and runs it). Such a result is pinned with those dims
 closed and empty, so XLA reshards around the op instead of partitioning it along them; its other
 dims keep their axes. Data, not control flow: a new pattern is one entry and one test.

@@ -11,7 +11,7 @@ the API's keywords are sugar over the same passes):
     ctx = run_pipeline(module, options, Caller(function="shardc.propagate"))
     ctx.require(PropagationReport)          # the propagate pass's report
 
-Order (design.md): verify -> manual-region checks (local shapes, partition_id placement,
+Order: verify -> manual-region checks (local shapes, partition_id placement,
 replication) -> Shardy's import steps (passes/import_steps/) -> propagate ->
 sink-func-data-flow-edges -> merge-constants -> insert-call-result-reshards (with an export)
 -> auto (with `PropagationOptions.auto`) -> plan -> remove-redundant-collectives -> export ->

@@ -8,9 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
-from shardc.dialect.ir import Module, Operation, Value, callee_name, symbol_name
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.ir import (
+    BlockArgument,
+    Module,
+    Operation,
+    OpResult,
+    Value,
+    callee_name,
+    symbol_name,
+)
+from shardc.dialect.op_views import MANUAL_COMPUTATION, Func, ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import OpaqueType, TensorType, split_function_type
 
@@ -211,12 +220,12 @@ def _scan(
                 if name in ("sdy.sharding_constraint", "sdy.reshard"):
                     sc = ShardingConstraint(op).sharding
                     checked.check(module, sc, op.results[0].type, f"{name} sharding", op)
-                elif name == "sdy.manual_computation":
+                elif name == MANUAL_COMPUTATION:
                     _verify_manual(module, op, checked.meshes)
             if name == "sdy.sharding_group":
                 gid = str(op.properties.get("group_id", "0")).split(":")[0].strip()
                 groups.setdefault(gid, []).append((op.operands[0], op))
-            elif name == "func.call":
+            elif name == CALL:
                 calls.append(op)
         if op.regions and not_static is None:
             for region in op.regions:
@@ -241,8 +250,8 @@ def _scan(
 
 # the ops `_scan` looks at by name
 _SPECIAL = frozenset({
-    "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation", "sdy.sharding_group",
-    "func.call",
+    "sdy.sharding_constraint", "sdy.reshard", MANUAL_COMPUTATION, "sdy.sharding_group",
+    CALL,
 })  # fmt: skip
 
 
@@ -258,9 +267,9 @@ def _dynamic_allowed(t: object, op: Operation, inside: bool = False) -> bool:
     of `op`'s regions)."""
     if not isinstance(t, TensorType):
         return False  # (a tuple)
-    if inside and op.name == "sdy.manual_computation":
+    if inside and op.name == MANUAL_COMPUTATION:
         return False
-    return op.name != "sdy.manual_computation" and _enclosing_manual(op) is None
+    return op.name != MANUAL_COMPUTATION and _enclosing_manual(op) is None
 
 
 def _check_static_tensor(t: object, op: Operation, module: Module, dynamic: bool) -> None:
@@ -292,15 +301,13 @@ def _check_static_tensor(t: object, op: Operation, module: Module, dynamic: bool
 
 def _enclosing_manual(op: Operation) -> Operation | None:
     cur = op.parent_op
-    while cur is not None and cur.name != "sdy.manual_computation":
+    while cur is not None and cur.name != MANUAL_COMPUTATION:
         cur = cur.parent_op
     return cur
 
 
 def _value_scope(v: Value) -> Operation | None:
     """The innermost manual computation a value lives in (its defining op's or its block's)."""
-    from shardc.dialect.ir import BlockArgument, OpResult
-
     if isinstance(v, OpResult):
         return _enclosing_manual(v.owner)
     if not isinstance(v, BlockArgument) or v.block.parent is None:
@@ -308,7 +315,7 @@ def _value_scope(v: Value) -> Operation | None:
     op = v.block.parent.parent
     if op is None:
         return None
-    return op if op.name == "sdy.manual_computation" else _enclosing_manual(op)
+    return op if op.name == MANUAL_COMPUTATION else _enclosing_manual(op)
 
 
 def _check_group(module: Module, gid: str, members: list[tuple[Value, Operation]]) -> None:
@@ -339,7 +346,7 @@ def _check_no_recursion(module: Module, call_ops: list[Operation] | None = None)
     calls: dict[str, list[tuple[str, Operation]]] = {}
     if call_ops is None:
         for name, f in funcs.items():
-            calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == "func.call"]
+            calls[name] = [(callee_name(op), op) for op in f.walk() if op.name == CALL]
     else:
         for op in call_ops:
             func = op.parent_op

@@ -4,7 +4,7 @@ each both ways. `UNCOVERED` lists the formats it leaves out and why."""
 
 from __future__ import annotations
 
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
 from shardc.dialect.text.formats import CHLO_UNARY, ELEMENTWISE, FUNCTIONAL
 
 # formats checked elsewhere, or that cannot be in a module the printer writes whole

@@ -201,7 +201,7 @@ def test_options_strategy() -> None:
 
 def test_compiled_outputs_carry_the_propagated_shardings() -> None:
     """`.compile()` returns jax arrays laid out as the lowered module's out shardings say."""
-    from shardc.specs import to_partition_spec
+    from shardc.backend.xla import to_partition_spec
 
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 4), np.float32)

@@ -1,5 +1,5 @@
-"""The compile path of `shardc.jit` rewrites redundant collectives (design.md: on by default in
-the compile paths, off in `propagate`), and the rewrite keeps the numbers."""
+"""The compile path of `shardc.jit` rewrites redundant collectives (on by default in the
+compile paths, off in `propagate`), and the rewrite keeps the numbers."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@
 import pytest
 
 import shardc
+from shardc.api.grid import device_blocks, grid_cells
 from shardc.dialect.shardings import Mesh
-from shardc.grid import device_blocks, grid_cells
-from shardc.placements import (
+from shardc.frontend.placements import (
     Partial,
     Replicate,
     Shard,
@@ -13,7 +13,7 @@ from shardc.placements import (
     placements_to_sharding,
     sharding_to_placements,
 )
-from shardc.specs import format_spec, parse_spec, to_sharding
+from shardc.frontend.specs import format_spec, parse_spec, to_sharding
 
 MESH = Mesh.of(x=4, y=2)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from shardc.dialect.errors import ShardcError
+from shardc.dialect.layout_math import sharded_local_bytes
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.passes.auto.cost import (
-    local_bytes,
     parse_axis_costs,
     parse_size,
     partial_reduce_bytes,
@@ -41,10 +41,10 @@ def test_parse_axis_costs() -> None:
 
 
 def test_local_bytes_divides_and_pads() -> None:
-    assert local_bytes((8, 16), 4, sh(("x",), ()), MESH) == 2 * 16 * 4
-    assert local_bytes((8, 16), 4, sh(("x", "y"), ()), MESH) == 1 * 16 * 4
-    assert local_bytes((6, 16), 4, sh(("x",), ()), MESH) == 2 * 16 * 4  # ceil(6/4) = 2
-    assert local_bytes((8, 16), 2, None, MESH) == 8 * 16 * 2
+    assert sharded_local_bytes((8, 16), 4, sh(("x",), ()), MESH) == 2 * 16 * 4
+    assert sharded_local_bytes((8, 16), 4, sh(("x", "y"), ()), MESH) == 1 * 16 * 4
+    assert sharded_local_bytes((6, 16), 4, sh(("x",), ()), MESH) == 2 * 16 * 4  # ceil(6/4) = 2
+    assert sharded_local_bytes((8, 16), 2, None, MESH) == 8 * 16 * 2
 
 
 def test_reshard_bytes_by_kind() -> None:

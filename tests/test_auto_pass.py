@@ -24,8 +24,8 @@ def _batch_only() -> str:
 
 
 def _run(text: str, **kw: object) -> tuple[shardc.Lowered, object]:  # type: ignore[name-defined]
-    from shardc.api_propagate import propagate_module
-    from shardc.importer import import_text
+    from shardc.api.propagate import propagate_module
+    from shardc.backend.importer import import_text
 
     module = import_text(text, "<test>")
     report = propagate_module(module, PropagationOptions(auto=True, **kw))  # type: ignore[arg-type]
@@ -74,7 +74,7 @@ def test_axis_cost_must_name_mesh_axes() -> None:
 
 
 def test_jit_auto_keywords_reach_the_options() -> None:
-    from shardc.jitted import _auto_options
+    from shardc.api.jitted import _auto_options
 
     o = _auto_options(None, True, "1MiB", "data=4")
     assert o.auto and o.memory_budget == "1MiB" and o.axis_cost == "data=4"
@@ -163,6 +163,6 @@ def test_lowered_plan_is_the_plan_of_the_auto_layout() -> None:
     plan = lowered.plan()
     assert plan.auto == lowered.auto_explanation() and plan.auto
     # the plan reads the layout auto chose (the exported shardings), not a re-run of it
-    from shardc.api_plan import plan_module
+    from shardc.api.plan import plan_module
 
     assert plan.total_bytes == plan_module(lowered.ir.clone(), None).total_bytes

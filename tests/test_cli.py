@@ -26,12 +26,8 @@ def test_version_and_help() -> None:
     assert top.returncode == 0 and "opt" in top.stdout
     from shardc.tools.cli import SUBCOMMANDS, build_parser
 
-    build_parser()  # every registered subcommand module imports cleanly
+    build_parser()
     for name in SUBCOMMANDS:
-        try:
-            __import__(f"shardc.tools.{SUBCOMMANDS[name]}")
-        except ModuleNotFoundError:
-            continue
         r = shardc(name, "--help")
         assert r.returncode == 0 and "usage: shardc " + name in r.stdout, name
 

@@ -19,8 +19,8 @@ PROGRAMS = [(8484, 3), (8484, 10), (8484, 12)]
 
 
 def _every_value_pinned(text: str) -> str:
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
+    from shardc.backend.exporter import export_text
+    from shardc.backend.importer import import_text
     from shardc.passes.export import export_module
 
     module = import_text(shardc.propagate(text, options=shardc.PropagationOptions(keep_open=True)))
@@ -59,9 +59,9 @@ def test_cli_pin_writes_the_module_compile_hands_xla() -> None:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from shardc.importer import import_text
-    from shardc.jax_compile import _module_for_xla
-    from shardc.xla_form import text_for_xla
+    from shardc.api.jax_compile import _module_for_xla
+    from shardc.backend.importer import import_text
+    from shardc.backend.xla_form import text_for_xla
 
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
@@ -83,8 +83,7 @@ def test_cli_pin_writes_the_module_compile_hands_xla() -> None:
     for_xla = _module_for_xla(low, exported).operation.get_asm(
         print_generic_op_form=True, enable_debug_info=False
     )
-    from shardc import mlir_bridge
-
+    from shardc.backend import mlir_bridge
     cli_for_xla = mlir_bridge.parse_module(text_for_xla(import_text(cli))).operation.get_asm(
         print_generic_op_form=True, enable_debug_info=False
     )

@@ -6,7 +6,7 @@ from dataclasses import fields
 
 import pytest
 
-from shardc.importer import import_text
+from shardc.backend.importer import import_text
 from shardc.passes.propagation.driver import Propagator, all_shardings
 from shardc.passes.propagation.options import PropagationOptions
 
@@ -48,7 +48,7 @@ def test_fixed_point_basic() -> None:
 
 def test_report_names_ops_without_rules() -> None:
     text = open(os.path.join(HERE, "lit", "propagate", "ops.mlir")).read()
-    from shardc.api_propagate import propagate_module
+    from shardc.api.propagate import propagate_module
 
     reports = [propagate_module(import_text(chunk)) for chunk in text.split("\n// -----\n")]
     assert any("stablehlo.custom_call" in r.ops_without_rules for r in reports)
@@ -56,7 +56,7 @@ def test_report_names_ops_without_rules() -> None:
 
 
 def test_origins_recorded() -> None:
-    from shardc.api_propagate import propagate_module
+    from shardc.api.propagate import propagate_module
 
     report = propagate_module(import_text(open(MLP).read()), PropagationOptions(debug_origins=True))
     assert report.origins is not None
@@ -77,7 +77,7 @@ def test_explain_names_match_the_output() -> None:
     import re
 
     import shardc
-    from shardc.api_propagate import propagate_module
+    from shardc.api.propagate import propagate_module
 
     text = open(os.path.join(HERE, "lit", "propagate", "control_flow.mlir")).read()
     for case in [open(MLP).read(), *text.split("// -----")]:
@@ -92,7 +92,7 @@ def test_explain_names_match_the_output() -> None:
 
 
 def test_dump_rounds() -> None:
-    from shardc.api_propagate import propagate_module
+    from shardc.api.propagate import propagate_module
 
     report = propagate_module(import_text(open(MLP).read()), PropagationOptions(dump_rounds=True))
     titles = [line for line in report.round_dumps if line.startswith("after ")]

@@ -43,8 +43,8 @@ def _what_xla_derives(text: str, pinned: str | None = None) -> str:
     """jaxlib's Shardy pipeline (what XLA runs on import) on `text`'s pin export (or on
     `pinned`, an export of it) as XLA reads it (the op-level shardings it drops left out),
     compared with shardc's layout (the annotate export): the mismatches, "" when none."""
-    from shardc.importer import import_text
-    from shardc.xla_form import text_for_xla
+    from shardc.backend.importer import import_text
+    from shardc.backend.xla_form import text_for_xla
     from tests.differential import harness as H
 
     tagged = H.tag_module(text)
@@ -202,8 +202,8 @@ def test_pin_moves_no_more_than_every_value_pinned() -> None:
 
 def _pin_every_value(text: str) -> str:
     """shardc's propagated layout with every value pinned (`export_module(pin_all=True)`)."""
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
+    from shardc.backend.exporter import export_text
+    from shardc.backend.importer import import_text
     from shardc.passes.export import export_module
 
     module = import_text(shardc.propagate(text, options=shardc.PropagationOptions(keep_open=True)))
@@ -212,7 +212,7 @@ def _pin_every_value(text: str) -> str:
 
 
 def test_pin_compiles_through_jaxlib() -> None:
-    from shardc.importer import import_text
+    from shardc.backend.importer import import_text
 
     import_text(shardc.propagate(TEXT, mode="pin"))  # jaxlib parses and verifies it
 

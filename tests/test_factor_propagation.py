@@ -1,4 +1,4 @@
-"""Factor strategies on hand-built projections: no IR (reference/propagation.md §4-§5)."""
+"""Factor strategies on hand-built projections: no IR (docs/propagation.md §4-§5)."""
 
 from shardc.dialect.shardings import AxisRef, Mesh
 from shardc.passes.propagation.factor_propagation import (

@@ -52,17 +52,17 @@ def test_oracle_flags_internal_errors_and_unverifiable_output(monkeypatch) -> No
     assert M.run_command(("propagate",), b"\xff").signature == "error"
     assert M.run_command(("propagate",), b"module {}").signature == "output"
 
-    import shardc.exporter as exporter
+    import shardc.tools.cmd_opt as cmd_opt
 
     unverifiable = '"builtin.module"() ({\n}) : () -> ()\n'  # a region with no block
-    monkeypatch.setattr(exporter, "export_text", lambda *a, **k: unverifiable)
+    monkeypatch.setattr(cmd_opt, "export_text", lambda *a, **k: unverifiable)
     o = M.run_command(("opt",), b"module {}")
     assert not o.ok and o.signature.startswith("output does not verify")
 
 
 def test_failures_shrink_to_a_small_reproducer(monkeypatch) -> None:
     import shardc.tools.cmd_rules as cmd_rules
-    from shardc.importer import import_text
+    from shardc.backend.importer import import_text
 
     def broken_on_abs(args: object) -> int:  # a "bug" that any stablehlo.abs triggers
         from shardc.tools.io import read_input

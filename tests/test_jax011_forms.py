@@ -7,9 +7,9 @@ in generic form, so no jaxlib parse is needed to test how shardc reads it.
 
 from __future__ import annotations
 
-from shardc.api_check import check_module
-from shardc.api_propagate import propagate_module
-from shardc.backend import _hlo_shardings
+from shardc.api.check import check_module
+from shardc.api.propagate import propagate_module
+from shardc.backend.xla import _hlo_shardings
 from shardc.dialect.text import absorb_sharding_attrs, parse_generic, print_generic
 from shardc.passes.export import export_module
 from shardc.passes.manual.collectives import parse_mesh_axes_groups

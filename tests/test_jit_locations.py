@@ -1,5 +1,5 @@
 """shardc.jit imports JAX's module without locations and reads each op's from JAX's module when
-asked (compiler/xla_module.py `JaxLocations`): the locations must be those JAX's print shows."""
+asked (compiler/backend/xla_module.py `JaxLocations`): the locations must be those JAX's print shows."""
 
 import re
 
@@ -10,11 +10,11 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import shardc
-from shardc import mlir_bridge
+from shardc.api.jax_compile import _import_located
+from shardc.backend import mlir_bridge
+from shardc.backend.importer import import_generic
+from shardc.backend.xla_module import JaxLocations
 from shardc.dialect.text import print_generic
-from shardc.importer import import_generic
-from shardc.jax_compile import _import_located
-from shardc.xla_module import JaxLocations
 
 MESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
@@ -25,7 +25,7 @@ def step(x, w):
     return jnp.tanh(shardc.constrain(h, "x?, ?")), y
 
 
-def _lowered() -> shardc.jitted.Lowered:
+def _lowered() -> shardc.Lowered:
     x, w = np.ones((8, 16), np.float32), np.ones((16, 4), np.float32)
     return shardc.jit(step, mesh=MESH, in_shardings=("x, _", "_, y")).lower(x, w)
 

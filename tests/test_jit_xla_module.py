@@ -1,5 +1,5 @@
 """`.compile()` writes the `pin` export onto a copy of JAX's own module through jaxlib's bindings
-(compiler/xla_module.py) instead of printing it and parsing it again: the module XLA gets must be
+(compiler/backend/xla_module.py) instead of printing it and parsing it again: the module XLA gets must be
 the one the text route parses, op for op and attribute for attribute."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from jax.experimental import io_callback
 from jax.sharding import PartitionSpec as P
 
 import shardc
-from shardc.xla_form import text_for_xla
-from shardc.xla_module import build_xla_module
+from shardc.backend.xla_form import text_for_xla
+from shardc.backend.xla_module import build_xla_module
 
 from . import programs
 

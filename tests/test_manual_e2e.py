@@ -15,9 +15,9 @@ from jax.sharding import AxisType
 from jax.sharding import PartitionSpec as P
 
 import shardc
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.errors import ManualComputationError
-from shardc.exporter import export_text
-from shardc.importer import import_text
 from shardc.passes.manual.redundant import remove_redundant_collectives
 from shardc.passes.manual.variance import View, analyze_variance
 

@@ -31,10 +31,10 @@ from jax import lax
 from jax.sharding import AxisType
 from jax.sharding import PartitionSpec as P
 
-from shardc.api_check import check
+from shardc.api.check import check
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.errors import ManualComputationError
-from shardc.exporter import export_text
-from shardc.importer import import_text
 from shardc.passes.manual.redundant import remove_redundant_collectives
 
 from .test_manual_e2e import run_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.text import absorb_sharding_attrs, parse_generic
 from shardc.passes.manual.shapes import check_shapes

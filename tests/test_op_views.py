@@ -3,12 +3,12 @@ read and write them (the printer writes them back as sdy text)."""
 
 from __future__ import annotations
 
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.ir import FuncOp, Module
 from shardc.dialect.op_views import Func, ManualComputation, MeshOp, ShardingConstraint
 from shardc.dialect.sharding_syntax import parse_tensor_sharding
 from shardc.dialect.shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
-from shardc.exporter import export_text
-from shardc.importer import import_text
 
 TEXT = """
 sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>

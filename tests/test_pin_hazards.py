@@ -49,8 +49,8 @@ def test_pad_with_negative_edge_and_interior_compiles_and_is_right(axis, lo, hi,
 
 
 def test_pad_hazard_dims_and_the_pinned_layout() -> None:
+    from shardc.backend.importer import import_text
     from shardc.dialect.sharding_syntax import parse_tensor_sharding
-    from shardc.importer import import_text
     from shardc.passes.pin_hazards import pad_negative_edge_with_interior, pinnable
 
     text = (

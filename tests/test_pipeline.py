@@ -130,7 +130,7 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{
 
 
 def test_an_import_step_can_be_left_out() -> None:
-    from shardc.api_propagate import propagate_text
+    from shardc.api.propagate import propagate_text
 
     merged, _ = propagate_text(MESHES)
     assert "@mesh2" not in merged and '<@mesh, [{"x"}, {}]>' in merged
@@ -145,8 +145,8 @@ def test_building_units_leaves_the_ir_alone() -> None:
     constraints and groups are the import steps' business (the inputs are theirs, steps not run
     here), and the working shardings of constraint results and of shard_map regions' body
     arguments and results live in the units until the run writes them back."""
+    from shardc.backend.importer import import_text
     from shardc.dialect.text import print_generic
-    from shardc.importer import import_text
     from shardc.passes.propagation.driver import Propagator
 
     files = [LIT / "import" / f"{n}.mlir" for n in ("size_one_axes", "constraints",
@@ -200,8 +200,8 @@ def test_split_constants_are_merged_back_after_propagation() -> None:
     """split-constants copies the chain for the multiply; merge-constants folds a copy back
     where it got its original's layout and keeps it (unmarked) where its use was given another;
     split_constants=False runs neither, and then the two uses meet in the constant."""
+    from shardc.backend.importer import import_text
     from shardc.dialect.value_names import SPLIT_COPY
-    from shardc.importer import import_text
     from shardc.passes.pipeline import run_pipeline
 
     def run(**kw: object) -> tuple[list[str], int, object]:
@@ -231,9 +231,9 @@ def test_verify_reports_a_bad_sharding_before_a_type_propagation_refuses() -> No
     """The verifier looks at every op once: a sharding error anywhere comes before a dynamic
     dimension or a tuple, whichever op comes first; those come in op order (a dynamic dim where
     the pin export needs static shapes: propagation alone accepts it)."""
+    from shardc.backend.importer import import_text
     from shardc.dialect.errors import ShardingError, VerificationError
     from shardc.dialect.shardings import TensorSharding
-    from shardc.importer import import_text
     from shardc.passes.pipeline import run_pipeline
 
     head = 'sdy.mesh @mesh = <["X"=2]>\nfunc.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n'
@@ -260,8 +260,8 @@ def test_passes_that_keep_the_op_list_add_remove_and_move_no_op(subdir: str) -> 
     """A pass whose `preserves` holds the op list (`OpList`), or that says `ctx.preserve` in a
     run, leaves the shared op list valid: the module's ops are the same objects in the same
     order."""
+    from shardc.backend.importer import import_text
     from shardc.dialect.errors import ShardcError
-    from shardc.importer import import_text
     from shardc.passes.context import OpList, PassContext
 
     keeping = {p.name for p in build_pipeline(PipelineOptions()) if OpList in p.preserves}
@@ -295,8 +295,8 @@ def test_passes_that_keep_the_op_list_add_remove_and_move_no_op(subdir: str) -> 
 def test_split_constants_hands_on_the_op_list_it_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
     """split-constants copies ops: the op list the passes share afterwards is the module's
     walk as it is then (each copy right after its original), handed on by the pass (no walk)."""
+    from shardc.backend.importer import import_text
     from shardc.dialect.ir import Module
-    from shardc.importer import import_text
     from shardc.passes.context import OpList, PassContext
     from shardc.passes.import_steps.constants import SplitConstants
 

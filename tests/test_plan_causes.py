@@ -50,7 +50,7 @@ def test_a_fix_is_offered_only_where_it_lowers_the_total() -> None:
         m = re.search(r"moves (.+) instead of (.+) \((.+) less\)", c.fix)
         assert m and m.group(2) != m.group(1), c.fix
     # the stated total is the total of the program planned again with the change
-    from shardc.api_plan import plan_propagated
+    from shardc.api.plan import plan_propagated
     from shardc.passes.plan.fixes import apply
     from shardc.passes.plan.report import fmt_bytes
 

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 
 import shardc
-from shardc.api_plan import plan_lowered
-from shardc.hlo_collectives import group_axes, parse_groups, read_collectives
+from shardc.api.plan import plan_lowered
+from shardc.backend.hlo_collectives import group_axes, parse_groups, read_collectives
 from shardc.passes.plan.check import CompiledEntry, match
 from shardc.passes.plan.report import Collective
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from shardc.dialect.layout_math import local_bytes, local_shape
 from shardc.dialect.rules.builder import RuleBuilder
 from shardc.dialect.rules.model import FactorKind
 from shardc.dialect.shardings import AxisRef, Mesh
 from shardc.passes.plan.common_axes import common_axes, compatible_axes
 from shardc.passes.plan.cost import (
-    local_bytes,
-    local_shape,
     peak_live,
     reduction_steps,
     reshard_bytes,

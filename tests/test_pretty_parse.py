@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
+from shardc.backend.importer import import_generic, import_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.text import absorb_sharding_attrs, parse_pretty, print_generic, print_pretty
 from shardc.dialect.text.floats import canonical_float
-from shardc.importer import import_generic, import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
 from .every_format import every_format_text

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
+from shardc.backend.exporter import export_text, to_jax_module
+from shardc.backend.importer import import_text
 from shardc.dialect.ir import Module
 from shardc.dialect.text import Unsupported, print_pretty
 from shardc.dialect.text.formats import FORMATS
-from shardc.exporter import export_text, to_jax_module
-from shardc.importer import import_text
 from shardc.passes.pipeline import PipelineOptions, run_pipeline
 
 from .every_format import UNCOVERED, every_format_text

@@ -1,4 +1,4 @@
-"""Projection and back-projection on plain data (reference/propagation.md §2)."""
+"""Projection and back-projection on plain data (docs/propagation.md §2)."""
 
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.passes.propagation.projection import back_project, is_strict_prefix, project

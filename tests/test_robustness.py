@@ -1,4 +1,4 @@
-"""Inputs that used to crash shardc: invalid UTF-8, deep nesting, an empty module.
+"""Inputs at the edges of what a parser meets: invalid UTF-8, deep nesting, an empty module.
 
 Each runs the CLI in-process (`shardc.tools.cli.main`): exit 1 with one line `error: ...` and no
 output, or exit 0 with output that parses and verifies.
@@ -31,8 +31,7 @@ def assert_clean_error(rc: int, out: str, err: str, *needles: str) -> None:
 
 
 def assert_verifies(text: str) -> None:
-    from shardc import mlir_bridge
-
+    from shardc.backend import mlir_bridge
     mlir_bridge.verify(mlir_bridge.parse_module(text, "<test>"))
 
 
@@ -111,7 +110,7 @@ def test_nesting_past_the_parser_limit_is_refused_before_jaxlib(tmp_path, capsys
 
 
 def test_brackets_inside_strings_do_not_count() -> None:
-    from shardc.mlir_bridge import nesting_depths
+    from shardc.backend.mlir_bridge import nesting_depths
 
     text = 'x = "' + "[" * 9000 + '" {a = [[1]]}'
     assert nesting_depths(text)[:2] == (1, 3)
@@ -127,7 +126,7 @@ def test_brackets_inside_strings_do_not_count() -> None:
     ],
 )
 def test_the_fast_nesting_scan_agrees_with_the_exact_one(tail: str) -> None:
-    from shardc.mlir_bridge import _exact_nesting_depths, nesting_depths
+    from shardc.backend.mlir_bridge import _exact_nesting_depths, nesting_depths
 
     text = "{a = " + "(" * 2100 + ")" * 2100 + "}" + "[[]]" * 600 + tail
     assert nesting_depths(text)[:2] == _exact_nesting_depths(text)[:2]

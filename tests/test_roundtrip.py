@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shardc import mlir_bridge
+from shardc.backend import mlir_bridge
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
 from shardc.dialect.text import print_generic
-from shardc.exporter import export_text
-from shardc.importer import import_text
 
 from .programs import PROGRAMS, lowered_text
 from .xla_util import compile_text

@@ -12,6 +12,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
+from shardc.backend.importer import import_text  # noqa: E402
 from shardc.dialect.rules import NO_RULE, registered_ops, rule_for  # noqa: E402
 from shardc.dialect.rules.custom_call import (  # noqa: E402
     ELEMENTWISE_TARGETS,
@@ -19,7 +20,6 @@ from shardc.dialect.rules.custom_call import (  # noqa: E402
     call_target,
 )
 from shardc.dialect.rules.registry import RULE_ATTR  # noqa: E402
-from shardc.importer import import_text  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,27 +1,33 @@
-"""The `shardc` command line: one module per subcommand, imported only when it runs.
+"""The `shardc` command line: one module per subcommand.
 
-Each subcommand module defines `HELP`, `add_arguments(parser)` and `run(args) -> int`, and imports
-nothing heavy at module level so that `shardc --help` stays fast. Every `ShardcError` becomes one
-line `error: ...` on stderr and a non-zero exit; no traceback ever reaches the user.
+Each subcommand module defines `HELP`, `add_arguments(parser)` and `run(args) -> int`; none
+imports jax or jaxlib before a command that needs them runs, so `shardc --help` starts no JAX.
+Every `ShardcError` becomes one line `error: ...` on stderr and a non-zero exit; no traceback
+ever reaches the user.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
-# subcommand name -> module under shardc.tools
-SUBCOMMANDS: dict[str, str] = {
-    "opt": "cmd_opt",
-    "propagate": "cmd_propagate",
-    "check": "cmd_check",
-    "compile": "cmd_compile",
-    "rules": "cmd_rules",
-    "plan": "cmd_plan",
-    "diff": "cmd_diff",
+from shardc import __version__
+from shardc.dialect.errors import ShardcError
+
+from . import cmd_check, cmd_compile, cmd_diff, cmd_opt, cmd_plan, cmd_propagate, cmd_rules
+
+# subcommand name -> its module
+SUBCOMMANDS: dict[str, ModuleType] = {
+    "opt": cmd_opt,
+    "propagate": cmd_propagate,
+    "check": cmd_check,
+    "compile": cmd_compile,
+    "rules": cmd_rules,
+    "plan": cmd_plan,
+    "diff": cmd_diff,
 }
 
 
@@ -37,19 +43,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from shardc import __version__
-
     parser = _Parser(
         prog="shardc",
         description="shardc: sharding-annotation compiler for JAX/XLA (StableHLO + sdy).",
     )
     parser.add_argument("--version", action="version", version=f"shardc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, modname in SUBCOMMANDS.items():
-        try:
-            mod = importlib.import_module(f"shardc.tools.{modname}")
-        except ModuleNotFoundError:
-            continue
+    for name, mod in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
@@ -57,8 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from shardc.dialect.errors import ShardcError
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.api.check import check
+from shardc.backend.importer import import_text
+from shardc.dialect.errors import ShardcError
+from shardc.passes.pipeline import CLI
+
+from .io import read_input, split_chunks, write_output
+
 HELP = (
     "Check the sdy.manual_computation (shard_map) regions of a module: local shapes, "
     "collectives and their mesh axes, device variance, and the replication of unmapped outputs."
@@ -29,10 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import sys
-
-    from shardc.dialect.errors import ShardcError
-
-    from .io import read_input, split_chunks, write_output
 
     text, name = read_input(args.input)
     if not args.split_input_file:
@@ -60,10 +63,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_one(text: str, name: str, args: argparse.Namespace) -> str:
     """The report of one module, as lines ending in a newline."""
-    from shardc.api_check import check
-    from shardc.importer import import_text
-    from shardc.passes.pipeline import CLI
-
     module = import_text(text, name)
     report = check(module, check_replication=not args.no_check_replication, caller=CLI)
     return "\n".join(report.lines()) + "\n"

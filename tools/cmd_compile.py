@@ -14,6 +14,13 @@ import sys
 import time
 from typing import Any
 
+from shardc.backend.exporter import export_text
+from shardc.dialect.errors import ShardcError
+from shardc.passes.pipeline import CLI
+from shardc.passes.propagation.options import STRATEGIES
+
+from .io import write_output
+
 HELP = "Run a Python script and write the propagated StableHLO + sdy module of its entry functions."
 
 
@@ -24,7 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument("--mesh", default=None, metavar="x=4,y=2",
                         help="compile for this mesh instead of the entry's own (same axis names)")
-    from shardc.passes.propagation.options import STRATEGIES
 
     parser.add_argument("--strategy", choices=STRATEGIES, default=None,
                         help="propagation factor strategy (default: the options' default)")
@@ -51,8 +57,6 @@ def _user_error(script: str, exc: BaseException) -> Any:
     """A one-line ShardcError naming the script's line that raised."""
     import traceback
 
-    from shardc.dialect.errors import ShardcError
-
     where = script
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if os.path.abspath(frame.filename) == os.path.abspath(script):
@@ -65,8 +69,6 @@ def _user_error(script: str, exc: BaseException) -> Any:
 def load_entries(script: str) -> dict[str, Any]:
     """Run `script` and return its entries by name."""
     import runpy
-
-    from shardc.dialect.errors import ShardcError
 
     if not os.path.exists(script):
         raise FileNotFoundError(2, "no such file", script)
@@ -98,12 +100,6 @@ def load_entries(script: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.dialect.errors import ShardcError
-    from shardc.exporter import export_text
-    from shardc.passes.pipeline import CLI
-
-    from .io import write_output
-
     entries = load_entries(args.script)
     names = args.entry or list(entries)
     for name in names:

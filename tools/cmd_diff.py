@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.api.plan import diff
+
 from .io import read_input, write_output
 
 HELP = (
@@ -21,8 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_plan import diff
-
     a, _ = read_input(args.a)
     b, _ = read_input(args.b)
     result = diff(a, b, verify=not args.no_verify)

@@ -4,6 +4,20 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.api.propagate import dump_to_stderr
+from shardc.backend.exporter import export_text
+from shardc.backend.importer import import_text
+from shardc.backend.xla_form import ShardyOracle
+from shardc.passes.context import ImportNotes
+from shardc.passes.manual.redundant import Report as RedundantReport
+from shardc.passes.pipeline import (
+    CLI,
+    PipelineOptions,
+    parse_pipeline,
+    run_passes,
+    run_pipeline,
+)
+from shardc.passes.propagation.report import PropagationReport
 from shardc.runtime import suspended_gc
 
 from .io import (
@@ -48,21 +62,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
     import time
-
-    from shardc.api_propagate import dump_to_stderr
-    from shardc.exporter import export_text
-    from shardc.importer import import_text
-    from shardc.passes.context import ImportNotes
-    from shardc.passes.manual.redundant import Report as RedundantReport
-    from shardc.passes.pipeline import (
-        CLI,
-        PipelineOptions,
-        parse_pipeline,
-        run_passes,
-        run_pipeline,
-    )
-    from shardc.passes.propagation.report import PropagationReport
-    from shardc.xla_form import ShardyOracle
 
     text, name = read_input(args.input)
     passes = parse_pipeline(args.pass_pipeline) if args.pass_pipeline is not None else None

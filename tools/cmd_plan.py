@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from shardc.api.plan import plan
+
+from .cmd_propagate import add_option_arguments, options_from_args
 from .io import pipeline_debug, read_input, run_chunks, write_output, write_timing
 
 HELP = (
@@ -14,8 +17,6 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cmd_propagate import add_option_arguments
-
     parser.add_argument("input", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument("--json", action="store_true", help="write the plan as JSON")
@@ -30,10 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_plan import plan
-
-    from .cmd_propagate import options_from_args
-
     text, name = read_input(args.input)
     options = options_from_args(args)
     debug = pipeline_debug(args)

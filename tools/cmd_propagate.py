@@ -6,6 +6,11 @@ import argparse
 import sys
 from dataclasses import MISSING, fields
 
+from shardc.api.plan import explicit
+from shardc.api.propagate import propagate_text
+from shardc.passes.pipeline import CLI
+from shardc.passes.propagation.options import STRATEGIES, PropagationOptions
+
 from .io import (
     add_io_arguments,
     add_pipeline_arguments,
@@ -23,8 +28,6 @@ _EXTRA = {"debug_origins": "--explain"}
 
 
 def _option_fields() -> list:
-    from shardc.passes.propagation.options import PropagationOptions
-
     return list(fields(PropagationOptions))
 
 
@@ -51,8 +54,6 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
         default = f.default if f.default is not MISSING else None
         doc = f.metadata["help"]
         if f.name == "strategy":
-            from shardc.passes.propagation.options import STRATEGIES
-
             parser.add_argument(flag, choices=STRATEGIES, default=default, help=doc)
         elif f.name in _EXTRA:
             parser.add_argument(
@@ -82,20 +83,14 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from shardc.passes.propagation.options import PropagationOptions
 
     return PropagationOptions(**{f.name: getattr(args, f.name) for f in _option_fields()})
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.api_propagate import propagate_text
-    from shardc.passes.pipeline import CLI
-
     options = options_from_args(args)
     text, name = read_input(args.input)
     if args.explicit:
-        from shardc.api_plan import explicit
-
         debug = pipeline_debug(args)
 
         def explicit_one(chunk: str) -> str:

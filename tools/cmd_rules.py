@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from shardc.backend.importer import import_text
+from shardc.dialect.rules.model import print_rule
+from shardc.dialect.rules.registry import rule_for
+
 from .io import read_input, run_chunks, write_output
 
 HELP = "Print the sharding rule (#sdy.op_sharding_rule) of every op of a module, in order."
@@ -30,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardc.dialect.rules.registry import rule_for
-    from shardc.dialect.rules.syntax import print_rule
-    from shardc.importer import import_text
-
     text, name = read_input(args.input)
 
     def run_one(chunk: str) -> str:

@@ -12,11 +12,13 @@ import sys
 import tempfile
 from collections.abc import Callable
 
+from shardc.api.plan import PipelineDebug
+from shardc.dialect.errors import ParseError, ShardcError
+from shardc.passes.pipeline import format_timing
+
 
 def read_input(path: str) -> tuple[str, str]:
     """(text, name for messages) of `path`, or of stdin for `-`."""
-    from shardc.dialect.errors import ParseError
-
     if path == "-":
         data, name = sys.stdin.buffer.read(), "<stdin>"
     else:
@@ -40,7 +42,6 @@ def write_output(path: str | None, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from shardc.dialect.errors import ShardcError
 
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -104,7 +105,6 @@ def run_chunks(text: str, split: bool, run_one: Callable[[str], str]) -> tuple[s
     and the other chunks still run. Returns (output, number of chunks that failed)."""
     if not split:
         return run_one(text), 0
-    from shardc.dialect.errors import ShardcError
 
     outs: list[str] = []
     failed = 0
@@ -150,10 +150,8 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser, split_help: str) -> 
 
 
 def pipeline_debug(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The `--dump-after`, `--disable-pass` and `--timing` flags as `shardc.api_plan.PipelineDebug`
+    """The `--dump-after`, `--disable-pass` and `--timing` flags as `shardc.api.plan.PipelineDebug`
     (its `timings` list is filled only with `--timing`)."""
-    from shardc.api_plan import PipelineDebug
-
     return PipelineDebug(
         dump_after=tuple(args.dump_after),
         disable=tuple(args.disable_pass),
@@ -164,6 +162,4 @@ def pipeline_debug(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def write_timing(args: argparse.Namespace, timings: list[tuple[str, float]] | None) -> None:
     """With `--timing`, the execution time report of `timings` on stderr."""
     if args.timing and timings is not None:
-        from shardc.passes.pipeline import format_timing
-
         sys.stderr.write(format_timing(timings))

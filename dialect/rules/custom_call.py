@@ -1,4 +1,4 @@
-"""`stablehlo.custom_call`: the targets Shardy knows (reference/op-sharding-rules.md §3.8).
+"""`stablehlo.custom_call`: the targets Shardy knows (docs/op_rules.md §3.8).
 
 An `sdy.sharding_rule` attribute on the call wins (the registry's lookup does that); unknown
 targets get no rule.
@@ -170,7 +170,7 @@ def topk(op: Operation) -> OpShardingRule:
     """Batch dims pass through; the top-k dim is one NR, blocked factor of the operand size.
 
     Also `chlo.top_k`, which JAX emits: Shardy's standalone pipeline has no rule for it, but XLA
-    turns it into `mhlo.topk` before its own Shardy run (op-sharding-rules.md §3.9), so this is
+    turns it into `mhlo.topk` before its own Shardy run (docs/op_rules.md §3.9), so this is
     the rule the compiled program is partitioned with."""
     shape = shape_of(op.operands[0])
     last = len(shape) - 1

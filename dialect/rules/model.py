@@ -7,8 +7,10 @@ a reshape splits or merges, none for a dim of size 1 that carries no factor.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 
 
 class FactorKind(Enum):
@@ -40,8 +42,6 @@ class OpShardingRule:
         return len(self.factor_sizes)
 
     def __str__(self) -> str:
-        from .syntax import print_rule
-
         return print_rule(self)
 
     @property
@@ -57,3 +57,48 @@ class OpShardingRule:
 
     def is_blocked(self, factor: int) -> bool:
         return factor in self.blocked
+
+
+# ---------------------------------------------------------------------------------------------
+# the rule's text (`syntax.py` parses it)
+
+# the clause naming each factor kind other than pass-through, in the order Shardy prints them
+KIND_CLAUSES = (
+    ("reduction", FactorKind.REDUCTION),
+    ("need_replication", FactorKind.NEED_REPLICATION),
+    ("permutation", FactorKind.PERMUTATION),
+)
+
+
+@cache
+def factor_symbol(index: int) -> str:
+    """`i`, `j`, ..., `z`, `z_1`, `z_2`, ... for factor 0, 1, ..."""
+    return chr(ord("i") + index) if index < 18 else f"z_{index - 17}"
+
+
+def _tensor_maps(maps: Sequence[Sequence[Sequence[int]]]) -> str:
+    return ", ".join(
+        "[" + ", ".join("".join(factor_symbol(f) for f in dim) for dim in m) + "]" for m in maps
+    )
+
+
+def print_rule(rule: OpShardingRule) -> str:
+    """The exact `#sdy.op_sharding_rule<...>` text Shardy prints for `rule`."""
+    parts = [
+        f"#sdy.op_sharding_rule<({_tensor_maps(rule.operand_dims)})"
+        f"->({_tensor_maps(rule.result_dims)})"
+    ]
+    if rule.factor_sizes:
+        sizes = ", ".join(f"{factor_symbol(f)}={s}" for f, s in enumerate(rule.factor_sizes))
+        parts.append(f" {{{sizes}}}")
+    for clause, kind in KIND_CLAUSES:
+        members = [f for f, k in enumerate(rule.kinds) if k is kind]
+        if members:
+            parts.append(f" {clause}={{{', '.join(factor_symbol(f) for f in members)}}}")
+    if rule.blocked:
+        syms = ", ".join(factor_symbol(f) for f in sorted(rule.blocked))
+        parts.append(f" blocked_propagation={{{syms}}}")
+    if rule.is_custom:
+        parts.append(", custom")
+    parts.append(">")
+    return "".join(parts)

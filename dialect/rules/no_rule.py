@@ -1,5 +1,5 @@
-"""Ops that deliberately have no sharding rule, with the reason (reference/op-sharding-rules.md
-§3.9). Propagation moves nothing through them (or handles them elsewhere) and reports them."""
+"""Ops that deliberately have no sharding rule, with the reason (docs/op_rules.md §3.9).
+Propagation moves nothing through them (or handles them elsewhere) and reports them."""
 
 from __future__ import annotations
 

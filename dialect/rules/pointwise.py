@@ -21,7 +21,8 @@ POINTWISE_OPS = tuple(
 )
 
 # The element-wise ops (the one definition): the pointwise ones, select, clamp, and map (which
-# has no rule in Shardy either, reference). Propagation treats them as pass-through ops.
+# has no rule in Shardy either: docs/op_rules.md §3.9). Propagation treats them as
+# pass-through ops.
 ELEMENTWISE_OPS: frozenset[str] = frozenset(
     (*POINTWISE_OPS, "stablehlo.select", "stablehlo.clamp", "stablehlo.map")
 )

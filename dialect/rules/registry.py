@@ -10,11 +10,13 @@ there register a second builder with `register_rule(..., conservative=True)`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ShardcError
 from ..ir import Operation
 from .model import OpShardingRule
+from .syntax import parse_rule
 
 RuleFn = Callable[[Operation], OpShardingRule | None]
 
@@ -94,11 +96,54 @@ def rule_for(op: Operation, conservative: bool = False) -> OpShardingRule | None
     if attached is not None:
         if isinstance(attached, OpShardingRule):
             return attached
-        from .syntax import parse_rule
-
         return parse_rule(str(attached))
     fn = (conservative and _CONSERVATIVE_RULES.get(op.name)) or _RULES.get(op.name)
     return fn(op) if fn is not None else None
+
+
+@dataclass
+class RuleProblems:
+    """The op names of one run whose rule could not be used (it raised, or its tensor counts
+    are not the op's), each with the first reason: reported once per op name, however many ops
+    and passes met it."""
+
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def note(self, name: str, reason: str) -> None:
+        self.reasons.setdefault(name, reason)
+
+    def lines(self) -> list[str]:
+        """One line per op name, in the order they were met."""
+        return [f"sharding rule of {name} {why}" for name, why in self.reasons.items()]
+
+
+def checked_rule(
+    op: Operation, conservative: bool = False
+) -> tuple[OpShardingRule | None, str | None]:
+    """`rule_for(op, conservative)` under the one policy every pass applies: (the rule, None);
+    (None, None) for an op without one; (None, why) for a rule that cannot be used, because it
+    raised (a user's rule, a bad `sdy.sharding_rule` text) or its operand and result counts are
+    not the op's: no rule either, never a crash."""
+    try:
+        rule = rule_for(op, conservative)
+    except Exception as e:  # noqa: BLE001 - a broken rule must not stop a pass
+        return None, f"failed: {e}"
+    if rule is not None and (
+        len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results)
+    ):
+        return None, "does not match its arity"
+    return rule, None
+
+
+def usable_rule(
+    op: Operation, conservative: bool = False, problems: RuleProblems | None = None
+) -> OpShardingRule | None:
+    """The op's rule where it can be used (`checked_rule`), else None; an unusable one is noted
+    in `problems` (the run's), once per op name."""
+    rule, why = checked_rule(op, conservative)
+    if why is not None and problems is not None:
+        problems.note(op.name, why)
+    return rule
 
 
 def rule_keyed_on_signature(name: str, conservative: bool = False) -> bool:
@@ -112,20 +157,3 @@ def rule_keyed_on_signature(name: str, conservative: bool = False) -> bool:
 
 def registered_ops() -> list[str]:
     return sorted(_RULES)
-
-
-def _load_builtin_rules() -> None:
-    from . import (  # noqa: F401
-        collectives,
-        contraction,
-        custom_call,
-        gather_scatter,
-        linalg,
-        pointwise,
-        reduction,
-        sdy_ops,
-        shape,
-    )
-
-
-_load_builtin_rules()

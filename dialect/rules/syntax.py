@@ -16,14 +16,9 @@ from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 
 from ..errors import ParseError, ShardcError
-from .model import FactorKind, OpShardingRule
+from .model import KIND_CLAUSES, FactorKind, OpShardingRule, factor_symbol
 
-_KIND_CLAUSES = (
-    ("reduction", FactorKind.REDUCTION),
-    ("need_replication", FactorKind.NEED_REPLICATION),
-    ("permutation", FactorKind.PERMUTATION),
-)
-_KIND_OF_CLAUSE = dict(_KIND_CLAUSES)
+_KIND_OF_CLAUSE = dict(KIND_CLAUSES)
 _SYMBOL = re.compile(r"[i-y]|z(?:_[1-9][0-9]*)?")
 
 
@@ -37,12 +32,6 @@ def _parser(start: str) -> Lark:
 # factor symbols
 
 
-@cache
-def factor_symbol(index: int) -> str:
-    """`i`, `j`, ..., `z`, `z_1`, `z_2`, ... for factor 0, 1, ..."""
-    return chr(ord("i") + index) if index < 18 else f"z_{index - 17}"
-
-
 def symbol_index(symbol: str) -> int:
     if symbol.startswith("z_"):
         return 17 + int(symbol[2:])
@@ -51,38 +40,6 @@ def symbol_index(symbol: str) -> int:
 
 def _split_symbols(text: str) -> list[int]:
     return [symbol_index(m.group(0)) for m in _SYMBOL.finditer(text)]
-
-
-# ---------------------------------------------------------------------------------------------
-# printing
-
-
-def _tensor_maps(maps: Sequence[Sequence[Sequence[int]]]) -> str:
-    return ", ".join(
-        "[" + ", ".join("".join(factor_symbol(f) for f in dim) for dim in m) + "]" for m in maps
-    )
-
-
-def print_rule(rule: OpShardingRule) -> str:
-    """The exact `#sdy.op_sharding_rule<...>` text Shardy prints for `rule`."""
-    parts = [
-        f"#sdy.op_sharding_rule<({_tensor_maps(rule.operand_dims)})"
-        f"->({_tensor_maps(rule.result_dims)})"
-    ]
-    if rule.factor_sizes:
-        sizes = ", ".join(f"{factor_symbol(f)}={s}" for f, s in enumerate(rule.factor_sizes))
-        parts.append(f" {{{sizes}}}")
-    for clause, kind in _KIND_CLAUSES:
-        members = [f for f, k in enumerate(rule.kinds) if k is kind]
-        if members:
-            parts.append(f" {clause}={{{', '.join(factor_symbol(f) for f in members)}}}")
-    if rule.blocked:
-        syms = ", ".join(factor_symbol(f) for f in sorted(rule.blocked))
-        parts.append(f" blocked_propagation={{{syms}}}")
-    if rule.is_custom:
-        parts.append(", custom")
-    parts.append(">")
-    return "".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------

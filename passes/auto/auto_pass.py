@@ -1,4 +1,4 @@
-"""Automatic sharding as pipeline passes (design.md: propagate -> auto -> ... -> export).
+"""Automatic sharding as pipeline passes (pipeline.py: propagate -> auto -> ... -> export).
 
 `PropagationOptions(auto=True)` adds two passes around propagation:
 - `auto-snapshot` (before Shardy's import steps): records the user's annotations, which auto

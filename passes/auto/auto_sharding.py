@@ -12,13 +12,21 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from shardc.dialect.data_flow import entry_funcs
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import (
     Module,
     Operation,
     Value,
+    func_body,
 )
-from shardc.dialect.op_views import Func, ShardingConstraint
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    RESHARD,
+    SHARDING_CONSTRAINT,
+    Func,
+    ShardingConstraint,
+)
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
 from shardc.dialect.value_names import value_names
 
@@ -36,7 +44,7 @@ from .problem import Problem, build_problem
 from .solve import SOLVERS, Solution, min_peak, solve
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
-PINLESS = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
+PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
 
 
 @dataclass
@@ -120,17 +128,6 @@ def _mesh(module: Module) -> tuple[str, Mesh] | None:
     return found[0]
 
 
-def public_funcs(module: Module) -> list[str]:
-    callees = {op.attr("callee") for op in module.walk() if op.name == "func.call"}
-    callees_s = {str(c).lstrip("@") for c in callees if c is not None}
-    out = []
-    for name, func in module.funcs.items():
-        if name in callees_s or '"private"' in str(func.properties.get("sym_visibility", "")):
-            continue
-        out.append(name)
-    return out
-
-
 def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None) -> AutoReport:
     """Run the pass on a propagated module (in place); raises `ShardcError` for a budget that no
     layout meets, naming the smallest one found. `kept`: what must stay (`Kept.snapshot` of the
@@ -147,7 +144,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
     if opts.memory_budget not in (None, "", 0):
         budget = parse_size(opts.memory_budget)  # type: ignore[arg-type]
     names = value_names(module) if opts.explain else {}
-    for fname in public_funcs(module):
+    for fname in entry_funcs(module):
         t0 = time.perf_counter()
         g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
         if not g.nodes:
@@ -260,8 +257,6 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
 def _set_func_results(func: Operation, kept: list[TensorSharding | None]) -> None:
     """Dims of the function's results that no annotation decided take the returned values'
     new layouts."""
-    from shardc.dialect.ir import func_body
-
     body = func_body(func)
     ret = body.terminator if body is not None else None
     if ret is None:

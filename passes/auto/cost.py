@@ -1,6 +1,6 @@
 """The cost model of automatic sharding: pure functions of shapes, shardings and a mesh.
 
-The measure is the communication plan's (design.md): per collective, the larger of its operand
+The measure is the communication plan's (plan/cost.py): per collective, the larger of its operand
 and result local bytes. A reshard gathers the axes a value loses (all-gather: the larger side is
 its result), moves axes between dims at the same local size (all-to-all), and slices the axes it
 gains for free; an op whose reduction factor is sharded leaves partial results that an all-reduce
@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.passes.plan.cost import reshard_steps
 
 AxisWeights = Mapping[str, float]
 
@@ -79,24 +80,6 @@ def format_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
-def axes_product(axes: Iterable[AxisRef], mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
-
-
-def local_bytes(
-    shape: tuple[int, ...], elem_bytes: int, s: TensorSharding | None, mesh: Mesh
-) -> int:
-    """Per-device bytes of a tensor of `shape` laid out as `s` (None: replicated)."""
-    n = elem_bytes
-    for i, d in enumerate(shape):
-        k = axes_product(s.dims[i].axes, mesh) if s is not None and i < len(s.dims) else 1
-        n *= -(-max(d, 0) // k)
-    return n
-
-
 def collective_weight(axes: Iterable[AxisRef], weights: AxisWeights | None) -> float:
     """A collective over `axes` costs as its slowest axis (weight 1 where none is given)."""
     names = {a.name for a in axes}
@@ -125,8 +108,6 @@ def reshard_bytes(
     communication plan lists for that reshard (`passes.plan.cost.reshard_steps`: all-slices are
     free, all-to-alls move axes between dims, all-gathers what is left), each weighted by its
     slowest mesh axis."""
-    from ..plan.cost import reshard_steps
-
     rank = len(shape)
     a, b = _dim_axes(src, rank), _dim_axes(dst, rank)
     if a == b:

@@ -18,10 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, func_body
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.data_flow import CALL, DATA_FLOW_EDGE
+from shardc.dialect.ir import Block, Module, Operation, OpResult, Value, callee_name, func_body
+from shardc.dialect.layout_math import axes_size, sharded_local_bytes
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    SHARDING_CONSTRAINT,
+    Func,
+    ManualComputation,
+    ShardingConstraint,
+)
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import (
     AxisRef,
     DimSharding,
@@ -31,15 +39,15 @@ from shardc.dialect.shardings import (
 from shardc.dialect.types import TensorType, element_bytes
 
 from ..propagation.policies import ELEMENTWISE_OPS
-from .cost import AxisWeights, local_bytes, partial_reduce_bytes, reshard_bytes
+from .cost import AxisWeights, partial_reduce_bytes, reshard_bytes
 
 # ops with regions whose bodies are scalar computations (their rule covers them)
 SCALAR_BODY_OPS = frozenset(
     "stablehlo." + n
     for n in ("reduce", "reduce_window", "scatter", "sort", "select_and_scatter", "map")
 )
-FOLLOW_OPS = ELEMENTWISE_OPS - {"sdy.sharding_constraint", "sdy.propagation_barrier",
-                                "sdy.data_flow_edge", "stablehlo.all_reduce",
+FOLLOW_OPS = ELEMENTWISE_OPS - {SHARDING_CONSTRAINT, "sdy.propagation_barrier",
+                                DATA_FLOW_EDGE, "stablehlo.all_reduce",
                                 "stablehlo.collective_permute", "stablehlo.collective_broadcast",
                                 "stablehlo.cross-replica-sum"}  # fmt: skip
 MAX_STRATEGIES = 512
@@ -89,9 +97,9 @@ def current_sharding(v: Value) -> TensorSharding | None:
     """A value's sharding after propagation (constraints and manual results keep it on the op)."""
     if isinstance(v, OpResult):
         op = v.owner
-        if op.name == "sdy.sharding_constraint":
+        if op.name == SHARDING_CONSTRAINT:
             return ShardingConstraint(op).sharding
-        if op.name == "sdy.manual_computation":
+        if op.name == MANUAL_COMPUTATION:
             outs = ManualComputation(op).out_shardings
             if v.index < len(outs):
                 return outs[v.index]
@@ -163,7 +171,7 @@ def value_bytes(v: Value, s: TensorSharding | None, mesh: Mesh) -> int:
     t = v.type
     if not isinstance(t, TensorType):
         return 0
-    return local_bytes(t.shape, element_bytes(t.element_type), s, mesh)
+    return sharded_local_bytes(t.shape, element_bytes(t.element_type), s, mesh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,10 +199,7 @@ def arg_candidates(
                 continue
             lst = per_dim.setdefault(d, [])
             lst.append(AxisRef(ax.name))
-            n = 1
-            for a in lst:
-                n *= a.size(mesh)
-            if shape[d] % n:
+            if shape[d] % axes_size(lst, mesh):
                 ok = False
                 break
         if not ok:
@@ -227,10 +232,7 @@ def _dims_from_factors(
                 if incomplete:
                     return None
                 axes.extend(fa[f])
-            n = 1
-            for a in fa[f]:
-                n *= a.size(mesh)
-            if n < sizes[f]:
+            if axes_size(fa[f], mesh) < sizes[f]:
                 incomplete = True
         dims.append(DimSharding(tuple(axes)))
     return TensorSharding(mesh_ref, tuple(dims))
@@ -282,10 +284,7 @@ def op_strategies(
             if f is None:
                 continue
             fa_l[f].append(AxisRef(ax.name))
-            n = 1
-            for a in fa_l[f]:
-                n *= a.size(mesh)
-            if sizes[f] % n:
+            if sizes[f] % axes_size(fa_l[f], mesh):
                 ok = False
                 break
         if not ok:
@@ -339,7 +338,7 @@ class StrategyGraph:
 
 def _top_level(op: Operation, body: Block) -> Operation:
     while op.parent is not body and op.parent is not None:
-        parent = op.parent_op()
+        parent = op.parent_op
         if parent is None:
             break
         op = parent
@@ -450,7 +449,7 @@ class GraphBuilder:
         """Join an element-wise op to the node of its latest-made same-shape operand."""
         if op.regions or not op.results:
             return False
-        if op.name not in FOLLOW_OPS and not (op.name == "func.call" and self.pointwise_callee(op)):
+        if op.name not in FOLLOW_OPS and not (op.name == CALL and self.pointwise_callee(op)):
             return False
         if not all(is_choice_tensor(r) for r in op.results):
             return False
@@ -498,8 +497,6 @@ class GraphBuilder:
     def pointwise_callee(self, call: Operation) -> bool:
         """A call whose callee only does element-wise work (JAX's custom_jvp wrappers of relu,
         gelu, ...): it follows its operand as an element-wise op would."""
-        from shardc.dialect.ir import callee_name
-
         name = callee_name(call)
         known = self.pointwise.get(name)
         if known is None:
@@ -519,14 +516,7 @@ class GraphBuilder:
             and op.results
             and (not op.regions or op.name in SCALAR_BODY_OPS)
         ):
-            try:
-                rule = rule_for(op)
-            except Exception:  # noqa: BLE001 - a broken rule makes the op fixed, never a crash
-                rule = None
-            if rule is not None and (
-                rule.num_operands != len(op.operands) or rule.num_results != len(op.results)
-            ):
-                rule = None
+            rule = usable_rule(op)  # (an unusable rule makes the op fixed)
         strategies: list[Strategy] = []
         if rule is not None:
             curs = [self.kept.of(r) for r in op.results]
@@ -566,7 +556,7 @@ class GraphBuilder:
         self.add_node(node)
 
     def _fixed_in(self, op: Operation, i: int, v: Value) -> TensorSharding:
-        if op.name == "sdy.manual_computation":
+        if op.name == MANUAL_COMPUTATION:
             ins = ManualComputation(op).in_shardings
             if i < len(ins):
                 return as_fixed(ins[i], v.type.rank, self.mesh_ref)  # type: ignore[union-attr]

@@ -1,5 +1,5 @@
 """`split-constants` and `merge-constants`: each use of a constant expression has its own copy
-while propagating (reference G44/G45), and the output has the input's ops again.
+while propagating (docs/propagation.md §7.7), and the output has the input's ops again.
 
 Shardy's import (`sdy-constant-or-scalar-splitter`) gives every user of a constant expression (a
 constant or iota, or a broadcast, reshape, slice or element-wise op over constant expressions)

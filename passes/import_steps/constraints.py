@@ -1,5 +1,5 @@
 """`apply-sharding-constraints`: a fully closed constraint shards its unsharded input
-(reference/propagation.md §7.2), as Shardy's import does.
+(docs/propagation.md §7.2), as Shardy's import does.
 
 A manual computation's in_shardings are constraints on its operands too (Shardy applies them the
 same way): a fully closed in_sharding becomes its operand's sharding, so propagation takes it as
@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from shardc.dialect.data_flow import is_result_owner
 from shardc.dialect.ir import Module, Operation, OpResult, Value
 from shardc.dialect.op_views import (
     MANUAL_COMPUTATION,
@@ -58,18 +59,6 @@ def apply_closed_constraints(module: Module, ops: list[Operation] | None = None)
                 _apply(v, s)
 
 
-# ops whose results are data-flow edge targets when Shardy applies constraints (its
-# `sdy.data_flow_edge` ops are in place by then, calls are named computations)
-DATA_FLOW_OWNERS = frozenset(
-    {"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier", "func.call"}
-)
-
-
-def is_data_flow_target(v: Value) -> bool:
-    """`v` is a result of a while, case, optimization_barrier or call."""
-    return isinstance(v, OpResult) and v.owner.name in DATA_FLOW_OWNERS
-
-
 def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
     """`op` is a closed constraint that Shardy applies to a data-flow edge target by sending the
     target's other uses through the constraint. (`before_propagation=False`: the target may
@@ -77,7 +66,7 @@ def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
     if op.name != SHARDING_CONSTRAINT:
         return False
     v = op.operands[0]
-    if not is_data_flow_target(v):
+    if not is_result_owner(v):
         return False
     s = ShardingConstraint(op).sharding
     if not before_propagation:
@@ -96,7 +85,7 @@ def redirects_manual_operand(
         return None
     v = op.operands[index]
     ins = ManualComputation(op).in_shardings
-    if index >= len(ins) or not is_data_flow_target(v):
+    if index >= len(ins) or not is_result_owner(v):
         return None
     s = ins[index]
     if not before_propagation:
@@ -111,7 +100,7 @@ def _applies(v: Value, s: TensorSharding) -> bool:
 
 
 def _apply(v: Value, s: TensorSharding) -> None:
-    if _applies(v, s) and not is_data_flow_target(v):
+    if _applies(v, s) and not is_result_owner(v):
         v.sharding = s
 
 

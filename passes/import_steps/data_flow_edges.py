@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from shardc.dialect.data_flow import CALL, DATA_FLOW_EDGE, FUNC_DATA_FLOW_EDGE, shardy_main_func
 from shardc.dialect.ir import (
     BlockArgument,
     Module,
@@ -41,9 +42,6 @@ from shardc.dialect.types import TensorType
 from ..context import NONE, SAME_OPS, PassContext
 from ..propagation.call_sites import call_graph_post_order
 from .sharding_groups import set_held_sharding
-
-DATA_FLOW_EDGE = "sdy.data_flow_edge"
-FUNC_DATA_FLOW_EDGE = "sdy.func_data_flow_edge"
 
 
 @dataclass(frozen=True)
@@ -80,7 +78,7 @@ class AddFuncDataFlowEdges:
     preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if not ctx.has_op(module, "func.call") or ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
+        if not ctx.has_op(module, CALL) or ctx.has_op(module, FUNC_DATA_FLOW_EDGE):
             ctx.preserve(*SAME_OPS)
             return
         add_func_data_flow_edges(module)
@@ -90,7 +88,7 @@ def add_func_data_flow_edges(module: Module) -> None:
     """Edges after the arguments of every func but main and after every call result (a
     sharding already there moves onto the edge); funcs in call-graph pre-order."""
     funcs = module.funcs
-    main = main_func_name(funcs)
+    main = shardy_main_func(funcs)
     for name, func in funcs.items():
         body = func_body(func)
         if name == main or body is None:
@@ -98,7 +96,7 @@ def add_func_data_flow_edges(module: Module) -> None:
         for arg in reversed(body.args):  # (each at the start: the first argument's comes first)
             _edge_after(arg, body, 0, func.loc)
     for op in list(module.walk()):
-        if op.name == "func.call" and op.parent is not None:
+        if op.name == CALL and op.parent is not None:
             block = op.parent
             at = block.ops.index(op) + 1
             for r in reversed(op.results):
@@ -119,18 +117,11 @@ def _edge_after(v: Value, block: object, index: int, loc: str | None) -> None:
     block.insert(index, edge)  # type: ignore[attr-defined]
 
 
-def main_func_name(funcs: dict[str, Operation]) -> str | None:
-    """The func Shardy treats as the entry: `@main`, or the only func."""
-    if "main" in funcs:
-        return "main"
-    return next(iter(funcs)) if len(funcs) == 1 else None
-
-
 def pre_order_funcs(module: Module) -> list[str]:
     """Func names in reverse post-order of the call graph (callers before callees), from the
     funcs in module order."""
     calls = {
-        name: [callee_name(op) for op in func.walk() if op.name == "func.call"]
+        name: [callee_name(op) for op in func.walk() if op.name == CALL]
         for name, func in module.funcs.items()
     }
     return call_graph_post_order(calls)[::-1]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from shardc.dialect.ir import Module, Operation
-from shardc.dialect.op_views import ManualComputation
+from shardc.dialect.op_views import MANUAL_COMPUTATION, ManualComputation
 
 from ..context import SAME_OPS, OpList, PassContext
 
@@ -20,7 +20,7 @@ class ManualAxesCleanup:
     preserves: ClassVar[frozenset[type]] = SAME_OPS
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if ctx.has_op(module, "sdy.manual_computation"):
+        if ctx.has_op(module, MANUAL_COMPUTATION):
             cleanup_manual_axes(module, ctx.analysis(OpList, module))
 
 
@@ -28,7 +28,7 @@ def cleanup_manual_axes(module: Module, ops: list[Operation] | None = None) -> N
     """Sort every region's manual axes in mesh order and drop axes of size 1 (`ops`: the
     module's ops, `list(module.walk())`, when the caller has them)."""
     for op in module.walk() if ops is None else ops:
-        if op.name != "sdy.manual_computation":
+        if op.name != MANUAL_COMPUTATION:
             continue
         view = ManualComputation(op)
         mesh = view.mesh

@@ -1,5 +1,5 @@
-"""`dedup-meshes`: identical meshes are one mesh to propagation (reference G48), and inlined
-meshes become `sdy.mesh` symbols (Shardy's `sdy-lift-inlined-meshes` does both).
+"""`dedup-meshes`: identical meshes are one mesh to propagation (docs/sharding_model.md §1), and
+inlined meshes become `sdy.mesh` symbols (Shardy's `sdy-lift-inlined-meshes` does both).
 
 Every sharding naming a duplicate names the first mesh of that shape instead; the duplicate's
 `sdy.mesh` is erased unless an op other than an sdy op names it (jax 0.11 collectives refer to

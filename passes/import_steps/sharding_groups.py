@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from shardc.dialect.data_flow import CALL, SHARDY_EDGE_OPS, WALKED_FLOW_OPS, WHILE, edge_targets
 from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult, Value
 from shardc.dialect.op_views import (
     MANUAL_COMPUTATION,
@@ -48,7 +49,7 @@ class ImportShardingGroups:
 
     def run(self, module: Module, ctx: PassContext) -> None:
         added = False
-        if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, "stablehlo.while"):
+        if ctx.has_op(module, SHARDING_GROUP) or ctx.has_op(module, WHILE):
             warnings, added = import_sharding_groups(module, ctx.analysis(OpList, module))
             ImportNotes.of(ctx).warnings.extend(warnings)
         if not added:
@@ -197,9 +198,7 @@ def _free_part(s: TensorSharding, manual: frozenset[str]) -> TensorSharding:
 # ops whose results (and manual computation body arguments) are data-flow edge owners: Shardy
 # reads such a value through its `sdy.data_flow_edge`, one per result or argument in index
 # order, so the constraints after them come in index order too
-_EDGE_OWNERS = frozenset(
-    {"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier", MANUAL_COMPUTATION}
-)
+_EDGE_OWNERS = (SHARDY_EDGE_OPS & WALKED_FLOW_OPS) - {CALL}  # (calls: named computations)
 
 
 def _constrain_open(
@@ -306,11 +305,10 @@ def sharding_classes(module: Module, ops: list[Operation] | None = None) -> list
                 union(group_first[gid], id(v))
             else:
                 group_first[gid] = id(v)
-        elif op.name == "stablehlo.while":
-            cond, body = op.regions[0].entry, op.regions[1].entry
-            for i, r in enumerate(op.results):
+        elif op.name == WHILE:  # (a loop's result and its regions' arguments)
+            for r in op.results:
                 if isinstance(r.type, TensorType) and r.type.rank > 0:
-                    add([r, cond.args[i], body.args[i]])
+                    add(edge_targets(r))
     classes: dict[int, list[Value]] = {}
     for k in parent:
         classes.setdefault(find(k), []).append(objs[k])

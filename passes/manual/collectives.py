@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from shardc.dialect.ir import Operation, Value
-from shardc.dialect.op_views import SDY_COLLECTIVES, SdyCollective
+from shardc.dialect.op_views import MANUAL_COMPUTATION, SDY_COLLECTIVES, SdyCollective
 from shardc.dialect.shardings import Mesh
 from shardc.dialect.types import TensorType
 
@@ -403,7 +403,7 @@ def region_collectives(region: ManualRegion) -> list[Collective]:
             col = decode_collective(op, region, grid)
             if col is not None:
                 out.append(col)
-            if op.name == "sdy.manual_computation":
+            if op.name == MANUAL_COMPUTATION:
                 continue
             for r in op.regions:
                 for b in r.blocks:

@@ -1,4 +1,4 @@
-"""Remove collectives that act on device-invariant values (seed 002's redundant psum).
+"""Remove collectives that act on device-invariant values (a psum of a replicated value).
 
 If the operand of a collective is the same on every device of each of its groups (the `VALUE`
 view of `variance.py` proves it), the communication is unnecessary:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Block, Module, Operation
-from shardc.dialect.op_views import ManualComputation
+from shardc.dialect.op_views import MANUAL_COMPUTATION, ManualComputation
 from shardc.dialect.shardings import Mesh, TensorSharding
 
-MANUAL_OP = "sdy.manual_computation"
+MANUAL_OP = MANUAL_COMPUTATION
 
 
 @dataclass(frozen=True)

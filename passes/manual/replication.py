@@ -1,4 +1,4 @@
-"""The static replication check of shard_map outputs (seed 000; JAX's `check_vma`).
+"""The static replication check of shard_map outputs (JAX's `check_vma`).
 
 An out_sharding that leaves a manual axis of its region unmentioned promises that the body's
 result is the same on every device along that axis (only one copy is kept). Where the variance

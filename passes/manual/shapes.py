@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from shardc.dialect.errors import ManualComputationError
 from shardc.dialect.ir import Module
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType
 
@@ -64,9 +65,7 @@ def local_shape(
         )
     out = []
     for d, size in enumerate(global_type.shape):
-        n = 1
-        for ax in _dim_manual_axes(sharding, d, region):
-            n *= ax.size(region.mesh)
+        n = axes_size(_dim_manual_axes(sharding, d, region), region.mesh)
         if size >= 0 and size % n:
             names = " * ".join(f'{a} of size {a.size(region.mesh)}' for a in
                                _dim_manual_axes(sharding, d, region))

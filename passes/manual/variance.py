@@ -16,7 +16,7 @@ Two views of the collectives, because two checks want different things:
   and collective_permute results vary along them. Used by the replication check (`replication.py`)
   and by the redundant-collective removal (`redundant.py`): both need a proof that a value is
   the same everywhere, and this view is exact about that.
-* `TYPING` (seed 002, what JAX's `check_vma` types say): as above except that all_gather results
+* `TYPING` (what JAX's `check_vma` types say): as above except that all_gather results
   *vary* along the gathered axes, so that all_gather transposes to psum_scatter. `shardc check`
   reports it beside the value view; where the two differ, JAX's own check would demand
   `all_gather_invariant` (or `check_vma=False`) for an unmapped output.
@@ -29,6 +29,7 @@ from enum import Enum
 
 import numpy as np
 
+from shardc.dialect.data_flow import FlowKind, flow_kind
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, symbol_name
 
 from .collectives import (
@@ -175,13 +176,14 @@ class _Analyzer:
         if name == MANUAL_OP:
             self.region(self.by_op[op], ins)
             return
-        if name in ("stablehlo.while",):
+        kind = flow_kind(op)
+        if kind is FlowKind.LOOP:
             self.while_op(op, region, ins)
             return
-        if name in ("stablehlo.if", "stablehlo.case"):
+        if kind is FlowKind.BRANCH:
             self.branch_op(op, region, ins)
             return
-        if name == "func.call":
+        if kind is FlowKind.CALL:
             self.call_op(op, region, ins)
             return
         grid = DeviceGrid(region.mesh)
@@ -205,7 +207,7 @@ class _Analyzer:
                 self.result.axis_index[op.results[0]] = what
             var[op.results[0]] = {a: f"{what} ({op.name}{self.loc(op)})" for a in axes}
             return
-        if name in ("stablehlo.optimization_barrier",) and len(ins) == len(op.results):
+        if kind is FlowKind.BARRIER and len(ins) == len(op.results):
             for r, v in zip(op.results, ins, strict=True):
                 var[r] = dict(v)
             return

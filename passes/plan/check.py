@@ -8,7 +8,7 @@ axes alone. At one op, one compiled collective may stand for several planned one
 `{x}` and `{y}` of one value in one all-gather over `{x, y}`); otherwise a match is one to one.
 A planned all-slice is a local slice, not a collective: it is neither matched nor missing.
 
-JSON (fixed by the issue): `{"planned": [plan entries], "compiled": [{"kind", "axes", "bytes",
+JSON (a fixed schema): `{"planned": [plan entries], "compiled": [{"kind", "axes", "bytes",
 "op_name", "loc"}], "matched": [[planned_index, compiled_index]], "planned_only":
 [planned_index], "compiled_only": [compiled_index], "total_planned": int, "total_compiled":
 int}`; a compiled entry's bytes are per run of the program (times loop trip counts), as the
@@ -67,7 +67,7 @@ class PlanCheck:
         return sum(c.bytes for c in self.compiled)
 
     def to_json(self) -> dict[str, Any]:
-        """The issue's JSON document."""
+        """The JSON document (schema above)."""
         return {
             "planned": [c.to_json() for c in self.planned],
             "compiled": [c.to_json() for c in self.compiled],

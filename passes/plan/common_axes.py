@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh
 
-from ..propagation.projection import FactorSharding, TensorFactorShardings, axes_size
+from ..propagation.projection import FactorSharding, TensorFactorShardings
 
 AxesPerFactor = list[tuple[AxisRef, ...]]
 

@@ -2,7 +2,7 @@
 
 This is the cost function the plan uses and that automatic sharding may use too:
 
-* `local_shape` / `local_bytes`: a tensor's per-device shape and bytes under a sharding.
+* a tensor's per-device shape and bytes under a sharding: `dialect/layout_math.py`.
 * `reshard_steps`: the collectives that turn one sharding of a tensor into another, in Shardy's
   order (`sdy-reshard-to-collectives`: all-slice, collective-permute, all-to-all, all-gather),
   each with its bytes.
@@ -17,6 +17,7 @@ all-slice is a local dynamic-slice, not a collective: it moves nothing and costs
 
 from __future__ import annotations
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
 from .steps import (
@@ -182,7 +183,7 @@ def _rounds(
         # 2. collective-permute: the same local shape on every dim, other blocks per device.
         if (
             any(ins)
-            and all(_size(ins[d], mesh) == _size(outs[d], mesh) for d in range(rank))
+            and all(axes_size(ins[d], mesh) == axes_size(outs[d], mesh) for d in range(rank))
             and {a for d in ins for a in d} == {a for d in outs for a in d}
         ):
             moved = [a for d in ins for a in d]
@@ -230,7 +231,7 @@ def _rounds(
             gathered = ins[d]
             # the gathered blocks keep their padding: an uneven dim comes out rounded up to
             # a multiple of the blocks (XLA slices the padding off after)
-            padded = nbytes() * _size(gathered, mesh)
+            padded = nbytes() * axes_size(gathered, mesh)
             cur[d] = cur[d][: pre[d]]
             per_dim: list[list[AxisRef]] = [[] for _ in range(rank)]
             per_dim[d] = list(gathered)
@@ -258,7 +259,7 @@ def _aligned(
         return None  # pure slices and gathers: the generic path
     used = {a for d in cur for a in d}
     for d, size in enumerate(shape):
-        n_src, n_tgt = _size(cur[d], mesh), _size(tgt[d], mesh)
+        n_src, n_tgt = axes_size(cur[d], mesh), axes_size(tgt[d], mesh)
         if (n_tgt % n_src and n_src % n_tgt) or size % max(n_src, n_tgt):
             return None
     steps: list[Step] = []
@@ -266,7 +267,7 @@ def _aligned(
     fine: list[list[AxisRef]] = [list(c) for c in cur]
     slice_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
     for d in range(rank):
-        need = _size(tgt[d], mesh) // _size(cur[d], mesh)  # 0 when the dim coarsens
+        need = axes_size(tgt[d], mesh) // axes_size(cur[d], mesh)  # 0 when the dim coarsens
         for a in tgt[d]:
             if need <= 1:
                 break
@@ -291,7 +292,7 @@ def _aligned(
     # what the all-gather after the permute merges: the minor part of the fine blocks
     gather_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
     for d in range(rank):
-        g = _size(fine[d], mesh) // _size(tgt[d], mesh)
+        g = axes_size(fine[d], mesh) // axes_size(tgt[d], mesh)
         for a in reversed([a for a in fine[d] if a not in tgt[d]]):
             if g <= 1:
                 break
@@ -329,13 +330,6 @@ def _aligned(
 
 def _dims(axes: list[list[AxisRef]] | tuple[tuple[AxisRef, ...], ...], mesh: Mesh) -> Dims:
     return tuple(merge_axes(d, mesh) for d in axes)
-
-
-def _size(axes: list[AxisRef], mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
 
 
 def reshard_bytes(

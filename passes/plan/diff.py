@@ -42,7 +42,7 @@ class PlanDiff:
     bytes_delta: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """The issue's JSON document."""
+        """The JSON document: values, collectives added and removed, `bytes_delta`."""
         return {
             "values": [v.to_json() for v in self.values],
             "collectives_added": [c.to_json() for c in self.collectives_added],

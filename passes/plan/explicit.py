@@ -5,8 +5,8 @@ them: `sdy.all_gather`, `sdy.all_slice`, `sdy.all_reduce`, `sdy.all_to_all`,
 its result's gets that layout on its result, and the collectives after it bring the value back.
 
 `as_constraints` turns every explicit collective into an `sdy.sharding_constraint` to its
-out_sharding: XLA 0.10.2 does not compile the collectives themselves (reference/
-export-and-xla.md 18), and the constraint form partitions to the same layout.
+out_sharding: XLA 0.10.2 does not compile the collectives themselves
+(docs/xla_boundary.md §2), and the constraint form partitions to the same layout.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardc.dialect.ir import AttrDict, Module, Operation, Value
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
 from . import layout
@@ -123,11 +124,8 @@ def _expected(step: Step, before: Dims, mesh: Mesh) -> Dims | None:
     elif kind == COLLECTIVE_PERMUTE:
         after = [list(d) for d in step.after]
         for d in range(rank):
-            n_in = n_out = 1
-            for a in cur[d]:
-                n_in *= a.size(mesh)
-            for a in after[d] if d < len(after) else []:
-                n_out *= a.size(mesh)
+            n_in = axes_size(cur[d], mesh)
+            n_out = axes_size(after[d] if d < len(after) else (), mesh)
             if n_in != n_out:
                 return None
         cur = after

@@ -8,10 +8,11 @@ manual axes, the mesh a sharding names, an op's sharding rule.
 from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, Value, func_body
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import MANUAL_COMPUTATION, Func, ManualComputation, ShardingConstraint
 from shardc.dialect.rules.model import OpShardingRule
-from shardc.dialect.rules.registry import rule_for
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import Mesh, TensorSharding
+from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
 
 
 def value_sharding(v: Value) -> TensorSharding | None:
@@ -22,7 +23,7 @@ def value_sharding(v: Value) -> TensorSharding | None:
         owner = getattr(v, "owner", None)
         if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
             return constraint_sharding(owner)
-        if owner is not None and owner.name == "sdy.manual_computation":
+        if owner is not None and owner.name == MANUAL_COMPUTATION:
             outs = manual_out_shardings(owner)
             index = getattr(v, "index", 0)
             return outs[index] if index < len(outs) else None
@@ -90,17 +91,10 @@ def io_sharding(
 ) -> TensorSharding | None:
     """A func argument/result sharding as the export writes it and XLA keeps it: cut to its
     largest evenly dividing prefix, and on the main func open dims lose their sub-axes."""
-    from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
-
     if s is None or mesh is None or not mesh.axes or any(d < 0 for d in shape):
         return s
     s = cut_to_divisible(s, shape, mesh)
     return drop_open_sub_axes(s) if is_main else s
-
-
-def is_entry(func: Operation, callees: set[str], name: str) -> bool:
-    """A func nothing calls and that is not private (what the export treats as main)."""
-    return name not in callees and '"private"' not in str(func.properties.get("sym_visibility", ""))
 
 
 def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:
@@ -113,8 +107,6 @@ def mesh_of(module: Module, sharding: TensorSharding | None) -> Mesh | None:
 
 
 def op_rule(op: Operation) -> OpShardingRule | None:
-    """The op's sharding rule (attribute first, then the registry), None if it has none."""
-    try:
-        return rule_for(op)
-    except Exception:  # noqa: BLE001 - a broken rule plans as no rule, as propagation does
-        return None
+    """The op's sharding rule (attribute first, then the registry), None if it has none or
+    one that cannot be used (`usable_rule`: propagation names those)."""
+    return usable_rule(op)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from shardc.dialect.data_flow import BRANCH_OPS, CALL, WHILE, callee
 from shardc.dialect.ir import (
     Block,
     BlockArgument,
@@ -28,6 +29,7 @@ from shardc.dialect.ir import (
     func_body,
     symbol_name,
 )
+from shardc.dialect.op_views import FUNC, MANUAL_COMPUTATION, Func
 from shardc.dialect.types import TensorType
 
 # ops that run for their effect, whatever reads their results (XLA's HasSideEffect: host
@@ -130,7 +132,7 @@ def liveness(module: Module) -> Liveness:
 
 # ops Shardy's import keeps whatever reads their results (MLIR erases unused ops whose effects
 # it knows are none, regions included: calls and custom calls stay)
-_SHARDY_KEPT = frozenset({"func.call", "stablehlo.custom_call", "func.return"})
+_SHARDY_KEPT = frozenset({CALL, "stablehlo.custom_call", "func.return"})
 
 
 def shardy_liveness(module: Module) -> Liveness:
@@ -163,7 +165,7 @@ class _Analysis:
         effects: list[Operation] = []
         for func in self.funcs.values():
             for op in func.walk():
-                if op.name == "func.call":
+                if op.name == CALL:
                     name = callee_name(op)
                     called.add(name)
                     self.calls.setdefault(name, []).append(op)
@@ -173,7 +175,7 @@ class _Analysis:
             body = func_body(func)
             if name in called or body is None or body.terminator is None:
                 continue
-            if '"private"' in str(func.properties.get("sym_visibility", "")):
+            if Func(func).is_private:
                 continue  # nothing calls it: not an entry either
             self.op(func)
             self.op(body.terminator)
@@ -201,15 +203,15 @@ class _Analysis:
     def _result(self, op: Operation, i: int) -> None:
         self.op(op)
         name = op.name
-        if name == "stablehlo.while":
+        if name == WHILE:
             self.carry(op, i)
-        elif name in ("stablehlo.case", "stablehlo.if", "sdy.manual_computation"):
+        elif name in BRANCH_OPS or name == MANUAL_COMPUTATION:
             for region in op.regions:
                 for b in region.blocks:
                     self._returned(b, i)
-        elif name == "func.call":
-            callee = self.funcs.get(callee_name(op))
-            body = func_body(callee) if callee is not None else None
+        elif name == CALL:
+            f = callee(op, self.funcs)
+            body = func_body(f) if f is not None else None
             if body is not None:
                 self._returned(body, i)
 
@@ -217,13 +219,13 @@ class _Analysis:
         owner = block.parent.parent if block.parent is not None else None
         if owner is None:
             return
-        if owner.name == "func.func":
+        if owner.name == FUNC:
             for call in self.calls.get(symbol_name(owner), ()):
                 if id(call) in self.live.ops and i < len(call.operands):
                     self.mark(call.operands[i])
-        elif owner.name == "stablehlo.while":
+        elif owner.name == WHILE:
             self.carry(owner, i)
-        elif owner.name == "sdy.manual_computation" and i < len(owner.operands):
+        elif owner.name == MANUAL_COMPUTATION and i < len(owner.operands):
             self.mark(owner.operands[i])
 
     def _returned(self, block: Block, i: int) -> None:
@@ -250,29 +252,29 @@ class _Analysis:
             return
         self.live.ops.add(id(op))
         name = op.name
-        if name == "stablehlo.while":
+        if name == WHILE:
             cond = op.regions[0].entry if op.regions and op.regions[0].blocks else None
             if cond is not None and cond.terminator is not None:
                 self.op(cond.terminator)
                 for v in cond.terminator.operands:
                     self.mark(v)
-        elif name in ("stablehlo.case", "stablehlo.if"):
+        elif name in BRANCH_OPS:
             for v in op.operands:
                 self.mark(v)
-        elif name == "func.call":
-            callee = self.funcs.get(callee_name(op))
-            body = func_body(callee) if callee is not None else None
+        elif name == CALL:
+            f = callee(op, self.funcs)
+            body = func_body(f) if f is not None else None
             if body is not None:
                 for i, a in enumerate(body.args):
                     if id(a) in self.live.values and i < len(op.operands):
                         self.mark(op.operands[i])
-        elif name == "sdy.manual_computation":
+        elif name == MANUAL_COMPUTATION:
             body = op.regions[0].entry if op.regions and op.regions[0].blocks else None
             if body is not None:
                 for i, a in enumerate(body.args):
                     if id(a) in self.live.values and i < len(op.operands):
                         self.mark(op.operands[i])
-        elif name not in ("func.func", "func.return", "stablehlo.return", "sdy.return"):
+        elif name not in (FUNC, "func.return", "stablehlo.return", "sdy.return"):
             for v in reads(op):
                 self.mark(v)
             for region in op.regions:

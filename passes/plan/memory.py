@@ -20,13 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from shardc.dialect.data_flow import CALL, CONTROL_FLOW_OPS, WHILE
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.layout_math import local_bytes
 from shardc.dialect.shardings import Mesh, TensorSharding
-from shardc.dialect.types import TensorType
+from shardc.dialect.types import TensorType, element_bytes
 
 from . import layout
-from .cost import local_bytes, peak_live
+from .cost import peak_live
 from .liveness import Liveness
+from .op_cost import Tensor
 from .report import Memory
 
 _POINTER = 8
@@ -34,10 +37,22 @@ _POINTER = 8
 MeshOf = Callable[[TensorSharding | None], Mesh | None]
 
 
+def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
+    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
+    t = v.type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
+        return None
+    s = sharding if sharding is not None else layout.value_sharding(v)
+    rank = t.rank
+    if s is None or len(s.dims) != rank:
+        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
+    return Tensor(
+        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
+    )
+
+
 def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = None) -> int:
     """Local bytes of a value under its sharding (or `sharding`)."""
-    from .plan import tensor_of
-
     t = tensor_of(v, sharding)
     if t is None:
         return 0
@@ -166,8 +181,9 @@ _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
 # XLA's CPU buffer assignment starts every temporary buffer on a 64-byte boundary
 _ALIGN = 64
-# the ops XLA runs on a tuple of their operands and results (one pointer per element)
-_TUPLED = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
+# the ops XLA runs on a tuple of their operands and results (one pointer per element): control
+# flow
+_TUPLED = CONTROL_FLOW_OPS
 
 
 def _aligned(n: int) -> int:
@@ -193,7 +209,7 @@ def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
     makes the value it returns, as XLA inlines calls)."""
     owner = getattr(v, "owner", None)
     seen = 0
-    while owner is not None and owner.name == "func.call" and seen < 16:
+    while owner is not None and owner.name == CALL and seen < 16:
         seen += 1
         callee = funcs.get(callee_name(owner))
         body = func_body(callee) if callee is not None else None
@@ -221,7 +237,7 @@ def _own_buffer(
         return True  # a collective reads it
     users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
     if any(
-        u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != "func.call"
+        u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL
         for u in users.values()
     ):
         return True
@@ -262,7 +278,7 @@ def _block_peak(
             size = _aligned(value_bytes(r, mesh_of))
             if op.name in _FUSIBLE:
                 reuse = _dying_operand(op, k, size, held, intervals)
-            elif op.name == "stablehlo.while" and r.index < len(op.operands):
+            elif op.name == WHILE and r.index < len(op.operands):
                 # a loop updates its carries in place: a result takes the buffer of its
                 # initial value where that dies at the loop
                 reuse = _dying_operand(op, k, size, held, intervals, [op.operands[r.index]])
@@ -283,12 +299,12 @@ def _block_peak(
             own = 0
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
-            n_in = len(op.operands) if op.name == "stablehlo.while" else len(_captures(op))
+            n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
             inner += _aligned(_POINTER * n_in) + _aligned(_POINTER * len(op.results))
         for region in op.regions:
             for b in region.blocks:
                 inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers))
-        if op.name == "func.call":
+        if op.name == CALL:
             name = callee_name(op)
             if name not in memo and name not in active and name in funcs:
                 body = func_body(funcs[name])

@@ -26,20 +26,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.layout_math import axes_size, local_bytes
+from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
-from shardc.dialect.types import TensorType, element_bytes
+from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from . import layout
 from .causes import Causes
 from .common_axes import common_axes
-from .cost import ALL_REDUCE, Dims, Step, local_bytes, reshard_steps, sort_axes
+from .cost import ALL_REDUCE, Dims, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import Buffers, memory_estimate
+from .memory import Buffers, memory_estimate, tensor_of
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
@@ -64,19 +67,7 @@ _CONSTANT_EXPR_OPS = frozenset(
         "stablehlo.or",
     }
 )
-_BOUNDARY_OPS = frozenset(
-    {
-        "sdy.sharding_constraint",
-        "sdy.reshard",
-        "func.call",
-        "stablehlo.while",
-        "stablehlo.case",
-        "stablehlo.if",
-        "sdy.manual_computation",
-        "func.return",
-        "stablehlo.optimization_barrier",
-    }
-)
+_BOUNDARY_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "func.return", *WALKED_FLOW_OPS})
 # ops XLA's partitioner (jaxlib 0.10.2, CPU) runs replicated whatever their sharding: it gathers
 # every operand whole (seen on the differential suite: top_k, rfft); the "xla" model plans so
 _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
@@ -155,32 +146,12 @@ def plan_with_rewrites(
     return planner.run(), planner.rewrites
 
 
-def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
-    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
-    t = v.type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
-        return None
-    s = sharding if sharding is not None else layout.value_sharding(v)
-    rank = t.rank
-    if s is None or len(s.dims) != rank:
-        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
-    return Tensor(
-        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
-    )
-
-
 class _Planner:
     def __init__(self, module: Module, origins: object, options: PlanOptions):
         self.module = module
         self.options = options
         self.names = value_names(module)
-        callees = {
-            callee_name(op)
-            for f in module.funcs.values()
-            for op in f.walk()
-            if op.name == "func.call"
-        }
-        self.entries = {n for n, f in module.funcs.items() if layout.is_entry(f, callees, n)}
+        self.entries = set(entry_funcs(module))
         self.causes = Causes(module, self.names, origins, self.entries)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
@@ -215,7 +186,7 @@ class _Planner:
             if body is None or self.runs.func_runs(name) == 0:
                 continue
             self.func = name
-            main = layout.is_entry(func, callees, name)
+            main = Func(func).is_entry(callees)
             for a in body.args:
                 self._io_override(a, layout.value_sharding(a), main)
             self._block(body, manual=frozenset())
@@ -234,7 +205,7 @@ class _Planner:
         out: set[str] = set()
         for func in self.funcs.values():
             for op in func.walk():
-                if op.name == "func.call":
+                if op.name == CALL:
                     out.add(callee_name(op))
         return out
 
@@ -248,7 +219,7 @@ class _Planner:
             if not op.regions:
                 continue
             inner_manual = manual
-            if op.name == "sdy.manual_computation":
+            if op.name == MANUAL_COMPUTATION:
                 inner_manual = manual | set(layout.manual_axes(op))
             for region in op.regions:
                 for b in region.blocks:
@@ -267,11 +238,11 @@ class _Planner:
                 "constraint",
                 site=(op, "operand", 0),
             )
-        elif name == "func.call":
+        elif name == CALL:
             self._call(op)
-        elif name == "stablehlo.while":
+        elif name == WHILE:
             self._while(op)
-        elif name in ("stablehlo.case", "stablehlo.if"):
+        elif name in BRANCH_OPS:
             for region in op.regions:
                 ret = region.entry.terminator if region.blocks else None
                 if ret is None:
@@ -286,7 +257,7 @@ class _Planner:
                             "branch result",
                             site=(ret, "operand", i),
                         )
-        elif name == "sdy.manual_computation":
+        elif name == MANUAL_COMPUTATION:
             self._manual(op)
         elif name in _BOUNDARY_OPS or name in _CONSTANT_OPS:
             return
@@ -444,9 +415,7 @@ class _Planner:
             source = source_of(op, d, src.shape[d])
             if source is None:
                 continue
-            devices = 1
-            for a in have[d]:
-                devices *= a.size(mesh)
+            devices = axes_size(have[d], mesh)
             rows = halo_rows(source, src.shape[d], dst.shape[d], devices)
             if not rows:
                 continue
@@ -829,7 +798,7 @@ def op_cost_of(
 def layout_memory(module: Module) -> Memory:
     """The per-device memory of `module`'s current layout (see `memory.memory_estimate`)."""
     funcs = module.funcs
-    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == "func.call"}
+    called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == CALL}
     roots = [f for n, f in funcs.items() if n not in called]
     return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
 

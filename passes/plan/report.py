@@ -1,6 +1,6 @@
 """The plan as data: collectives, totals, memory; its JSON form and its table.
 
-JSON (fixed by the issue): `{"collectives": [{"kind", "axes", "bytes", "func", "value", "op",
+JSON (a fixed schema): `{"collectives": [{"kind", "axes", "bytes", "func", "value", "op",
 "loc", "cause", "fix"}], "total_bytes": int, "bytes_per_axis": {axis: int}, "memory":
 {"arguments": int, "results": int, "peak": int}}`.
 """
@@ -44,7 +44,7 @@ class Collective:
     ssa: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The issue's JSON object for this collective."""
+        """This collective's JSON object (schema above)."""
         return {
             "kind": self.kind,
             "axes": list(self.axes),
@@ -153,7 +153,7 @@ class Plan:
         return {k: out[k] for k in KINDS if k in out}
 
     def to_json(self) -> dict[str, Any]:
-        """The issue's JSON document."""
+        """The JSON document (schema above)."""
         return {
             "collectives": [c.to_json() for c in self.collectives],
             "total_bytes": self.total_bytes,

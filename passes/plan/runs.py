@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardc.dialect.data_flow import CALL, WHILE
 from shardc.dialect.ir import (
     BlockArgument,
     Module,
@@ -26,6 +27,7 @@ from shardc.dialect.ir import (
     callee_name,
     symbol_name,
 )
+from shardc.dialect.op_views import FUNC, MANUAL_COMPUTATION
 
 from .liveness import Liveness, has_side_effect
 from .trip_count import trip_count
@@ -47,7 +49,7 @@ class Runs:
         self.sites: dict[str, list[Operation]] = {}  # the calls that run, per callee
         for func in self.funcs.values():
             for op in func.walk():
-                if op.name == "func.call":
+                if op.name == CALL:
                     calls = self.sites.setdefault(callee_name(op), [])
                     if live is None or live.op_live(op):
                         calls.append(op)
@@ -153,9 +155,9 @@ def _inputs(v: Value) -> tuple[list[Value], list[int], list[int]]:
         owner = v.block.parent.parent if v.block.parent is not None else None
         if owner is None:
             return [], [], []
-        if owner.name == "func.func":
+        if owner.name == FUNC:
             return [], [], [v.index]
-        if owner.name == "stablehlo.while" and v.index < len(owner.operands):
+        if owner.name == WHILE and v.index < len(owner.operands):
             init = owner.operands[v.index]
             body = owner.regions[1].entry if len(owner.regions) > 1 else None
             ret = body.terminator if body is not None else None
@@ -165,7 +167,7 @@ def _inputs(v: Value) -> tuple[list[Value], list[int], list[int]]:
                 and ret.operands[v.index] is body.args[v.index]  # type: ignore[union-attr]
             )
             return [init], ([] if passthrough else [id(owner)]), []
-        if owner.name == "sdy.manual_computation" and v.index < len(owner.operands):
+        if owner.name == MANUAL_COMPUTATION and v.index < len(owner.operands):
             return [owner.operands[v.index]], [], []
         return [], [], []
     if not isinstance(v, OpResult):
@@ -175,7 +177,7 @@ def _inputs(v: Value) -> tuple[list[Value], list[int], list[int]]:
         return [], [], []
     extra = [id(loop) for loop in _loops(op)] if has_side_effect(op) else []
     inputs = list(op.operands)
-    if op.regions and op.name != "stablehlo.while":
+    if op.regions and op.name != WHILE:
         inputs += _captured(op)
     return inputs, extra, []
 
@@ -206,8 +208,8 @@ def _loops(op: Operation) -> list[Operation]:
     """The while loops around `op` in its func, innermost first (not `op` itself)."""
     out = []
     cur = op.parent_op
-    while cur is not None and cur.name != "func.func":
-        if cur.name == "stablehlo.while":
+    while cur is not None and cur.name != FUNC:
+        if cur.name == WHILE:
             out.append(cur)
         cur = cur.parent_op
     return out
@@ -215,6 +217,6 @@ def _loops(op: Operation) -> list[Operation]:
 
 def _func_of(op: Operation) -> str:
     cur: Operation | None = op
-    while cur is not None and cur.name != "func.func":
+    while cur is not None and cur.name != FUNC:
         cur = cur.parent_op
     return symbol_name(cur) if cur is not None else ""

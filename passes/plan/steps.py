@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shardc.dialect.layout_math import local_bytes, local_shape
 from shardc.dialect.shardings import AxisRef, Mesh
+
+__all__ = ["local_bytes", "local_shape"]  # (the layout arithmetic, for the byte models)
 
 Dims = tuple[tuple[AxisRef, ...], ...]
 
@@ -32,25 +35,6 @@ class Step:
     after: Dims
     per_dim: Dims | None = None
     move: tuple[int, int] | None = None
-
-
-def local_shape(shape: tuple[int, ...], dims: Dims, mesh: Mesh) -> tuple[int, ...]:
-    """Per-device shape of `shape` with `dims[d]` the axes of dim d (rounded up: XLA pads)."""
-    out = []
-    for d, size in enumerate(shape):
-        n = 1
-        for a in dims[d] if d < len(dims) else ():
-            n *= a.size(mesh)
-        out.append(-(-size // n) if size > 0 else 0)
-    return tuple(out)
-
-
-def local_bytes(shape: tuple[int, ...], elem_bytes: int, dims: Dims, mesh: Mesh) -> int:
-    """Per-device bytes of a tensor of `shape` and element size `elem_bytes` sharded as `dims`."""
-    n = elem_bytes
-    for s in local_shape(shape, dims, mesh):
-        n *= s
-    return n
 
 
 def merge_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from shardc.dialect.data_flow import WHILE
 from shardc.dialect.ir import BlockArgument, Operation, Value
 
 _INT = re.compile(r"dense<(-?\d+)>")
@@ -25,7 +26,7 @@ def constant_int(v: Value) -> int | None:
 
 def trip_count(op: Operation) -> int | None:
     """The trip count of a `stablehlo.while`, or None when it is not a counted loop."""
-    if op.name != "stablehlo.while" or len(op.regions) < 2:
+    if op.name != WHILE or len(op.regions) < 2:
         return None
     cond, body = op.regions[0].entry, op.regions[1].entry
     ret = cond.terminator

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.ir import Module, Operation, callee_name, func_body
 from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, TensorSharding
@@ -28,7 +29,7 @@ class InsertCallResultReshards:
     preserves: ClassVar[frozenset[type]] = NONE
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if not ctx.has_op(module, "func.call") or not insert_call_result_reshards(
+        if not ctx.has_op(module, CALL) or not insert_call_result_reshards(
             module, ctx.analysis(OpList, module)
         ):
             ctx.preserve(*SAME_OPS)
@@ -39,7 +40,7 @@ def insert_call_result_reshards(module: Module, ops: list[Operation] | None = No
     they differ; returns the constraints added (`ops`: `list(module.walk())`, when known)."""
     funcs = module.funcs
     added = 0
-    calls = [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+    calls = [op for op in (module.walk() if ops is None else ops) if op.name == CALL]
     for call in calls:
         callee = funcs.get(callee_name(call))
         if callee is None or func_body(callee) is None or call.parent is None:
@@ -73,7 +74,7 @@ def insert_call_result_reshards(module: Module, ops: list[Operation] | None = No
 
 def _takes(user: Operation, index: int, s: TensorSharding, funcs: dict[str, Operation]) -> bool:
     """Whether `user` is a call whose callee's argument `index` has sharding `s`."""
-    if user.name != "func.call":
+    if user.name != CALL:
         return False
     callee = funcs.get(callee_name(user))
     body = func_body(callee) if callee is not None else None

@@ -1,16 +1,17 @@
 """Each call site sees its own copy of the callee during propagation, as in Shardy.
 
-Shardy inlines every `func.call` as a named computation, so two call sites of one function
-propagate independently (reference G32). shardc clones a callee for every call site but the first
-and marks each clone with `shardc.call_site_copy_of`. The export decides what stays: `annotate`
-(the `propagate` contract: every input func keeps its ops, new funcs may be added) keeps a copy
-per distinct layout, as Shardy's outlining does: a clone whose exported layout equals its
-original's (or an earlier kept clone's) is dropped and its calls point there; `pin` (what XLA
-compiles) keeps every clone, so every call site runs the layout propagation chose for it.
+Shardy inlines every `func.call` as a named computation, so two call sites of one function propagate
+independently (docs/propagation.md §7.6). shardc clones a callee for every call site but the first
+and marks each clone with `shardc.call_site_copy_of`. The export decides what stays: `annotate` (the
+`propagate` contract: every input func keeps its ops, new funcs may be added) keeps a copy per
+distinct layout, as Shardy's outlining does: a clone whose exported layout equals its original's (or
+an earlier kept clone's) is dropped and its calls point there; `pin` (what XLA compiles) keeps every
+clone, so every call site runs the layout propagation chose for it.
 """
 
 from __future__ import annotations
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.ir import (
     FuncOp,
     Module,
@@ -34,7 +35,7 @@ def split_call_sites(
     seen: set[str] = set()
     made = 0
     pending = _calls_callees_first(
-        [op for op in (module.walk() if ops is None else ops) if op.name == "func.call"]
+        [op for op in (module.walk() if ops is None else ops) if op.name == CALL]
     )
     if calls is not None:
         calls.extend(pending)
@@ -62,9 +63,9 @@ def split_call_sites(
         made += 1
         has_calls = calls_in.get(name)
         if has_calls is None:
-            has_calls = calls_in[name] = any(op.name == "func.call" for op in func.walk())
+            has_calls = calls_in[name] = any(op.name == CALL for op in func.walk())
         if has_calls:
-            inner = [op for op in clone.walk() if op.name == "func.call"]
+            inner = [op for op in clone.walk() if op.name == CALL]
             pending.extend(inner)
             if calls is not None:
                 calls.extend(inner)
@@ -169,7 +170,7 @@ def dedupe_call_sites(module: Module) -> int:
             keeper[k] = name
     target = {name: keeper[klass[name]] for name in funcs if keeper[klass[name]] != name}
     for op in module.walk():
-        if op.name == "func.call" and callee_name(op) in target:
+        if op.name == CALL and callee_name(op) in target:
             op.properties["callee"] = symbol_ref(target[callee_name(op)])
     module.body.ops = [
         op for op in module.body.ops if not (op.name == "func.func" and symbol_name(op) in target)
@@ -204,7 +205,7 @@ def _callees_first(module: Module) -> list[str]:
 
 
 def _called(func: Operation) -> list[str]:
-    return [callee_name(op) for op in func.walk() if op.name == "func.call"]
+    return [callee_name(op) for op in func.walk() if op.name == CALL]
 
 
 def _layout(func: Operation, klass: dict[str, int]) -> tuple[object, ...]:
@@ -225,7 +226,7 @@ def _layout(func: Operation, klass: dict[str, int]) -> tuple[object, ...]:
         if op is func:
             continue
         name = op.name
-        props = klass.get(callee_name(op)) if name == "func.call" else op.properties.body()
+        props = klass.get(callee_name(op)) if name == CALL else op.properties.body()
         args = (
             tuple([a.sharding for r in op.regions for b in r.blocks for a in b.args])
             if op.regions

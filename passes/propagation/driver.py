@@ -1,4 +1,4 @@
-"""The propagation driver: the worklist rounds and the write-back (reference/propagation.md §3-§6).
+"""The propagation driver: the worklist rounds and the write-back (docs/propagation.md §3-§8).
 
 `unit_builder.py` turns the module once into units (ops with rules, data-flow edges, barriers,
 func-result links) that read and write shardings through slots. The driver runs the rounds of
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import ClassVar
 
+from shardc.dialect.data_flow import DATA_FLOW_EDGE
 from shardc.dialect.ir import (
     Module,
     Operation,
@@ -209,7 +210,7 @@ class Propagator:
     def _conservative(self, u: Unit) -> bool:
         """Whether a step through `u` may not split an axis (`conservative`): as in Shardy, ops
         with a rule only; data-flow edges and func-result links are never conservative."""
-        return self.options.conservative and u.kind == "op" and u.op_name != "sdy.data_flow_edge"
+        return self.options.conservative and u.kind == "op" and u.op_name != DATA_FLOW_EDGE
 
     # -- rounds --------------------------------------------------------------------------------
     def confirming_sweep(self) -> int:

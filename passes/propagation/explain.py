@@ -14,6 +14,7 @@ from typing import Any
 
 from shardc.dialect.axis_types import explicit_axes
 from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult
+from shardc.dialect.op_views import Func
 from shardc.dialect.value_names import SPLIT_COPY, func_value_names
 
 from .origins import Origin, OriginRecorder
@@ -33,7 +34,7 @@ class Namer:
             names = func_value_names(func)
             self.names.update(names)
             self.funcs.append((fname, list(names)))
-            if "private" in str(func.attr("sym_visibility", "")):
+            if Func(func).is_private:
                 self.func_of.update(dict.fromkeys(names, fname))
 
     def short(self, holder: Any) -> str:

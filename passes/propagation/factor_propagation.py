@@ -1,4 +1,4 @@
-"""Factor propagation strategies (reference/propagation.md §4-§5): pure functions on projections.
+"""Factor propagation strategies (docs/propagation.md §4-§5): pure functions on projections.
 
 A step sees the operands and results of one op projected on its factors and a direction per
 factor, and grows the factor shardings in place. Nothing here touches the IR: tests build
@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
 from .projection import AxisList, FactorSharding, TensorFactorShardings, is_strict_prefix
@@ -42,7 +43,7 @@ class StepInput:
 
 
 # ---------------------------------------------------------------------------------------------
-# Axis relations (reference/sharding-representation.md §2.3)
+# Axis relations (docs/sharding_model.md §2.3)
 
 
 def can_coexist(a: AxisRef, b: AxisRef, mesh: Mesh) -> bool:
@@ -72,7 +73,7 @@ def prefix_without_overlap(a: AxisRef, b: AxisRef, mesh: Mesh) -> AxisRef | None
 
 
 # ---------------------------------------------------------------------------------------------
-# Compatible major axes (§4.1)
+# Compatible major axes (docs/propagation.md §4.1)
 
 
 def _merge(old: AxisList, new: AxisList, can_expand: bool, mesh: Mesh) -> tuple[AxisList, bool]:
@@ -134,7 +135,7 @@ def compatible_major_axes(step: StepInput, f: int, direction: Direction, mesh: M
 
 
 # ---------------------------------------------------------------------------------------------
-# Conflicts (§4.2)
+# Conflicts (docs/propagation.md §4.2)
 
 
 def _without_overlaps(a: AxisRef | None, others: AxisList, mesh: Mesh) -> AxisRef | None:
@@ -287,17 +288,10 @@ def _order_of(
     for f in factors:
         cand = cands[f]
         size, index = source_of_factor(step, f, cand, mesh)
-        sharded = -_product(cand, mesh) if step.elementwise else 0
+        sharded = -axes_size(cand, mesh) if step.elementwise else 0
         keys.append(((-size, sharded, index, f), f))
     keys.sort()
     return [f for _, f in keys]
-
-
-def _product(axes: AxisList, mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
 
 
 def _truncate_within(

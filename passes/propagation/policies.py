@@ -1,8 +1,8 @@
 """Propagation policies as data: the op-priority schedule and the user-priority rounds.
 
-The op-priority schedule is a tuple of direction functions, one per level (reference/
-propagation.md §6.1); level p uses the union of the functions of levels 0..p. User priorities are
-an outer loop of rounds p0, p1, ... (§6.2), built by `user_priority_rounds`.
+The op-priority schedule is a tuple of direction functions, one per level (docs/propagation.md
+§6.1); level p uses the union of the functions of levels 0..p. User priorities are an outer loop
+of rounds p0, p1, ... (docs/propagation.md §6.2), built by `user_priority_rounds`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from shardc.dialect.data_flow import DATA_FLOW_EDGE
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS as ELEMENTWISE_RULE_OPS
 
@@ -17,7 +18,7 @@ from .factor_propagation import Direction, Directions
 
 # element-wise for propagation: the rule registry's element-wise ops plus the sdy identities
 ELEMENTWISE_OPS: frozenset[str] = ELEMENTWISE_RULE_OPS | frozenset(
-    {"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"}
+    {"sdy.sharding_constraint", "sdy.propagation_barrier", DATA_FLOW_EDGE}
 )
 
 SHAPE_PASS_THROUGH_OPS = frozenset({"stablehlo.reshape", "stablehlo.transpose"})

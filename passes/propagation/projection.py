@@ -1,4 +1,4 @@
-"""Dim shardings <-> per-factor axis lists (reference/propagation.md §2); pure, no IR.
+"""Dim shardings <-> per-factor axis lists (docs/propagation.md §2); pure, no IR.
 
 Projection is where sub-axes are born: a factor smaller than the axis on its dim takes the gcd
 part of it (`"x":(1)2`), and what cannot be expressed goes to the factor's overflow list.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding, make_axis_ref
 
 AxisList = tuple[AxisRef, ...]
@@ -33,13 +34,6 @@ class TensorFactorShardings:
     factors: dict[int, FactorSharding] = field(default_factory=dict)
     replicated: AxisList = ()
     unreduced: AxisList = ()
-
-
-def axes_size(axes: AxisList, mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= a.size(mesh)
-    return n
 
 
 def append_axis(axes: list[AxisRef], a: AxisRef, mesh: Mesh) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from shardc.dialect.rules.registry import RuleProblems
+
 from .origins import OriginRecorder
 
 
@@ -16,6 +18,8 @@ class PropagationReport:
     `round_dumps` (with `dump_rounds`) every sharding after every round."""
 
     ops_without_rules: dict[str, int] = field(default_factory=dict)
+    # op names whose rule could not be used (raised, or the wrong arity): each named once
+    rule_problems: RuleProblems = field(default_factory=RuleProblems)
     rounds: list[str] = field(default_factory=list)
     steps: int = 0
     updates: int = 0
@@ -26,13 +30,15 @@ class PropagationReport:
     auto: Any = None  # the auto-sharding pass's AutoReport when options.auto
 
     def notes(self) -> list[str]:
-        """What a user should hear about: one line per op kind without a rule, then warnings."""
+        """What a user should hear about: one line per op kind without a rule or with an unusable
+        one, then warnings."""
         out = []
         for name, n in sorted(self.ops_without_rules.items()):
             out.append(
                 f"no sharding rule for {name} ({n} op{'s' if n != 1 else ''}): "
                 "nothing propagates through it"
             )
+        out.extend(self.rule_problems.lines())
         out.extend(self.warnings)
         return out
 

@@ -1,4 +1,4 @@
-"""How a module becomes propagation units (reference/propagation.md §1 steps 2-12, §7, §8).
+"""How a module becomes propagation units (docs/propagation.md §1, §3, §7).
 
 `ModuleUnits.build` walks the module once, after the import steps (passes/import_steps/) have
 put it in the form propagation expects (constants split per use by `split-constants`): one unit
@@ -17,6 +17,22 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from operator import attrgetter
 
+from shardc.dialect.data_flow import (
+    CALL,
+    DATA_FLOW_EDGE,
+    FUNC_DATA_FLOW_EDGE,
+    KIND_OF,
+    OPTIMIZATION_BARRIER,
+    SHARDY_EDGE_OPS,
+    SHARDY_REGION_RESULT_OPS,
+    WALKED_FLOW_OPS,
+    FlowKind,
+    callee,
+    operand_source,
+    region_arg_sources,
+    returned_sources,
+    shardy_main_func,
+)
 from shardc.dialect.ir import (
     BlockArgument,
     Module,
@@ -26,13 +42,20 @@ from shardc.dialect.ir import (
     callee_name,
     func_body,
 )
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import (
+    MANUAL_COMPUTATION,
+    RESHARD,
+    SHARDING_CONSTRAINT,
+    Func,
+    ManualComputation,
+    ShardingConstraint,
+)
 from shardc.dialect.rules.builder import identity_rule
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import (
     RULE_ATTR,
+    checked_rule,
     registered_ops,
-    rule_for,
     rule_keyed_on_signature,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -40,7 +63,6 @@ from shardc.dialect.types import TensorType
 
 from ..import_steps.constants import CONSTANT_OPS
 from ..import_steps.constraints import redirects_manual_operand, redirects_uses
-from ..import_steps.data_flow_edges import FUNC_DATA_FLOW_EDGE, main_func_name
 from ..import_steps.sharding_groups import disagree, sharding_classes
 from .factor_propagation import Directions
 from .options import PropagationOptions
@@ -74,22 +96,15 @@ STRUCTURAL_OPS = frozenset(
     }
 )
 
-# ops whose result edges Shardy places after the op, its regions included
-_EDGES_AFTER_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+PROPAGATION_BARRIER = "sdy.propagation_barrier"
+# ops whose one result is its operand under a sharding of its own (an identity unit)
+_IDENTITY_OPS = frozenset({SHARDING_CONSTRAINT, PROPAGATION_BARRIER, DATA_FLOW_EDGE})
+
+# the data-flow ops whose edges are units (data_flow.py): those Shardy puts edges on
+_EDGE_KINDS = {n: KIND_OF[n] for n in SHARDY_EDGE_OPS & WALKED_FLOW_OPS}
 
 # ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
-_SPECIAL_OPS = STRUCTURAL_OPS | {
-    FUNC_DATA_FLOW_EDGE,
-    "stablehlo.while",
-    "stablehlo.case",
-    "stablehlo.optimization_barrier",
-    "sdy.manual_computation",
-    "func.call",
-    "sdy.reshard",
-    "sdy.sharding_constraint",
-    "sdy.propagation_barrier",
-    "sdy.data_flow_edge",
-}
+_SPECIAL_OPS = STRUCTURAL_OPS | frozenset(_EDGE_KINDS) | _IDENTITY_OPS | {FUNC_DATA_FLOW_EDGE, RESHARD}
 
 
 class ModuleUnits:
@@ -181,7 +196,7 @@ class ModuleUnits:
             return
         self.holders.extend(body.args)
         if self._func_edges:  # (as Shardy: the main func's results only)
-            if name == main_func_name(funcs):
+            if name == shardy_main_func(funcs):
                 self._add_func_result_links(name, func)
         elif name not in self._callees:
             self._add_func_result_links(name, func)
@@ -204,7 +219,7 @@ class ModuleUnits:
                     holders += op.results
                 live = id(op) not in dead
                 if op.regions:
-                    deferred = live and op.name in _EDGES_AFTER_REGIONS
+                    deferred = live and op.name in SHARDY_REGION_RESULT_OPS
                     if live and not deferred:
                         self._add_unit_for(op, funcs)
                     # its regions' ops next, then (for a while or case) its own unit
@@ -238,18 +253,18 @@ class ModuleUnits:
         callees = self._callees
         for op in self._ops:
             name = op.name
-            if name == "func.call":
+            if name == CALL:
                 callees.add(callee_name(op))
                 self._calls_of.setdefault(callee_name(op), []).append(op)
             elif name == FUNC_DATA_FLOW_EDGE:
                 self._func_edges = True
-            elif name in ("sdy.sharding_constraint", "sdy.reshard"):
+            elif name in ShardingConstraint.OP_NAMES:
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
-                (self.constraints if name == "sdy.sharding_constraint" else self.reshards).append(op)
+                (self.constraints if name == SHARDING_CONSTRAINT else self.reshards).append(op)
                 if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
                     self._redirect(op)
-            elif name == "sdy.manual_computation":
+            elif name == MANUAL_COMPUTATION:
                 self._has_manual = True
                 for i, v in enumerate(op.operands):
                     s = redirects_manual_operand(op, i)
@@ -316,7 +331,7 @@ class ModuleUnits:
             redirect = self.redirects.get(id(v))
             if redirect is not None and redirect[1] is not reader:
                 return redirect[0]
-        if isinstance(v, OpResult) and v.owner.name == "sdy.manual_computation":
+        if isinstance(v, OpResult) and v.owner.name == MANUAL_COMPUTATION:
             axes = ManualComputation(v.owner).manual_axes
             if axes:  # (size-one axes among them are dropped later: none can be added)
                 return ManualBoundarySlot(self.held(v), frozenset(axes))
@@ -359,27 +374,23 @@ class ModuleUnits:
         name = op.name
         if name in STRUCTURAL_OPS:
             return
-        if name == "stablehlo.while":
-            self._add_while(op)
-        elif name == "stablehlo.case":
-            self._add_case(op)
-        elif name == "stablehlo.optimization_barrier":
-            for i, r in enumerate(op.results):
-                self._add_edge(op, [self.operand_slot(op, i)], self.held(r))
-        elif name == "sdy.manual_computation":
+        kind = _EDGE_KINDS.get(name)
+        if kind is FlowKind.REGION:
             self._add_manual(op)
-        elif name == "func.call":
+        elif kind is FlowKind.CALL:
             if not self._func_edges:  # (else only the func data-flow edges cross it)
                 self._add_call(op, funcs)
+        elif kind is not None:  # a loop, a branch, a barrier: an edge on every result
+            self._add_result_edges(op)
         elif name == FUNC_DATA_FLOW_EDGE:
             self._add_func_edge(op, funcs)
-        elif name == "sdy.reshard":
-            return  # no rule (reference): nothing crosses it; its result is fixed above
-        elif name in ("sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.data_flow_edge"):
+        elif name == RESHARD:
+            return  # no rule (docs/op_rules.md §3.9): nothing crosses it; its result is fixed above
+        elif name in _IDENTITY_OPS:
             r = op.results[0]
             shape = r.type.shape if isinstance(r.type, TensorType) else ()
             u = Unit(
-                "barrier" if name == "sdy.propagation_barrier" else "op",
+                "barrier" if name == PROPAGATION_BARRIER else "op",
                 name,
                 identity_rule(tuple(shape)),
                 [self.operand_slot(op, 0)],
@@ -387,7 +398,7 @@ class ModuleUnits:
                 op=op,
                 elementwise=True,
             )
-            if name == "sdy.propagation_barrier":
+            if name == PROPAGATION_BARRIER:
                 raw = str(op.properties.get("allowed_direction", "0")).split(":")[0].strip()
                 u.fixed_direction = parse_direction(raw)
             self._finish_unit(u)
@@ -421,16 +432,12 @@ class ModuleUnits:
         entry = self._by_signature.get(key) if key is not None else None
         if entry is None:
             entry = self._rule_entry(op)
-            if entry is None:
-                return  # (a rule that failed: warned, not memoized)
             if key is not None:
                 self._by_signature[key] = entry
         rule, what, sizes, dims = entry
         if what is not _UNIT:
             if what is _NO_RULE:
                 self.report.ops_without_rules[name] = self.report.ops_without_rules.get(name, 0) + 1
-            elif what is _BAD_ARITY:
-                self.report.warnings.append(f"sharding rule of {name} does not match its arity")
             elif what is _TRIVIAL:
                 self.trivial += 1
             return
@@ -488,22 +495,18 @@ class ModuleUnits:
         else:
             self._index(u)
 
-    def _rule_entry(self, op: Operation) -> tuple | None:
-        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule, or one
-        that can move nothing: `_moves_nothing`), or a note in the report; None if the rule
-        failed (warned)."""
-        try:
-            rule = rule_for(op, self.options.conservative)
-        except Exception as e:  # noqa: BLE001 - a broken rule must not stop propagation
-            self.report.warnings.append(f"sharding rule of {op.name} failed: {e}")
-            return None
+    def _rule_entry(self, op: Operation) -> tuple:
+        """(rule, what to do, element counts, rule dims) of `op`: a unit, none (no rule counted
+        in the report; one that can move nothing: `_moves_nothing`; an unusable one, noted)."""
+        rule, why = checked_rule(op, self.options.conservative)
+        if why is not None:  # (ops alike have a rule alike: noted once for all of them)
+            self.report.rule_problems.note(op.name, why)
+            return (None, _NOTHING, (), ())
         if rule is None:
             counted = op.name not in CONSTANT_OPS and any(
                 isinstance(v.type, TensorType) for v in (*op.operands, *op.results)
             )
             return (None, _NO_RULE if counted else _NOTHING, (), ())
-        if len(rule.operand_dims) != len(op.operands) or len(rule.result_dims) != len(op.results):
-            return (None, _BAD_ARITY, (), ())
         rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
@@ -523,68 +526,52 @@ class ModuleUnits:
         u = Unit("edge", op.name, identity_rule(t.shape, len(sources)), sources, [target], op=op)
         self._finish_unit(u)
 
-    def _add_while(self, op: Operation) -> None:
-        body = op.regions[1].entry
-        body_ret = body.terminator
+    def _add_result_edges(self, op: Operation) -> None:
+        """The edge on every result of a loop, branch or barrier: its own operand (as `op`
+        reads it) and what its regions return are the sources (data_flow.py)."""
         for i, r in enumerate(op.results):
             if not isinstance(r.type, TensorType) or r.type.rank == 0:
                 continue
-            sources = [self.operand_slot(op, i)]
-            if body_ret is not None and i < len(body_ret.operands):
-                sources.append(self.value_slot(body_ret.operands[i]))
-            self._add_edge(op, sources, self.held(r))
-
-    def _add_case(self, op: Operation) -> None:
-        for i, r in enumerate(op.results):
-            sources = []
-            for region in op.regions:
-                ret = region.entry.terminator
-                if ret is not None and i < len(ret.operands):
-                    sources.append(self.value_slot(ret.operands[i]))
+            own = operand_source(op, i)
+            sources = [] if own is None else [self.operand_slot(op, i)]
+            sources += [self.value_slot(v) for v in returned_sources(op, i)]
             self._add_edge(op, sources, self.held(r))
 
     def _add_manual(self, op: Operation) -> None:
         view = ManualComputation(op)
         ins = view.in_shardings
         manual = frozenset(view.manual_axes)
-        body = op.regions[0].entry
         arg_slots: list[ManualArgSlot] = []
-        for i, arg in enumerate(body.args):
+        for i, (arg, operand) in enumerate(region_arg_sources(op)):
             original = ins[i] if i < len(ins) else None
-            slot = ManualArgSlot(self.held(arg), op.operands[i].type, original, manual)
+            slot = ManualArgSlot(self.held(arg), operand.type, original, manual)
             arg_slots.append(slot)
             self._add_edge(op, [self.operand_slot(op, i)], slot)
-        ret = body.terminator
         for i, r in enumerate(op.results):
-            if ret is None or i >= len(ret.operands):
-                continue
-            local = ret.operands[i]
-            self._add_edge(
+            for local in returned_sources(op, i):
+                self._add_edge(
                 op,
-                [self.held(local)],
-                ManualResultSlot(self.held(r), local.type, manual),
-            )
+                    [self.held(local)],
+                    ManualResultSlot(self.held(r), local.type, manual),
+                )
         self.manuals.append((op, arg_slots))
 
     def _add_call(self, op: Operation, funcs: dict[str, Operation]) -> None:
-        callee = funcs.get(callee_name(op))
-        body = func_body(callee) if callee is not None else None
-        if callee is None or body is None:
-            self.report.ops_without_rules["func.call"] = (
-                self.report.ops_without_rules.get("func.call", 0) + 1
-            )
+        func = callee(op, funcs)
+        body = func_body(func) if func is not None else None
+        if func is None or body is None:
+            self.report.ops_without_rules[CALL] = self.report.ops_without_rules.get(CALL, 0) + 1
             return
         for i, arg in enumerate(body.args):
             if i < len(op.operands):
                 self._add_edge(op, [self.operand_slot(op, i)], self.held(arg))
         name = callee_name(op)
         if name not in self._loaded:
-            self._load_func(name, callee, funcs)
-        ret = body.terminator
+            self._load_func(name, func, funcs)
         for i, r in enumerate(op.results):
-            if ret is not None and i < len(ret.operands):
-                self._add_edge(op, [self.value_slot(ret.operands[i])], self.held(r))
-                self.callee_returns.append((callee, i, self.held(ret.operands[i])))
+            for v in returned_sources(op, i, funcs):
+                self._add_edge(op, [self.value_slot(v)], self.held(r))
+                self.callee_returns.append((func, i, self.held(v)))
 
     def _add_func_edge(self, op: Operation, funcs: dict[str, Operation]) -> None:
         """A `sdy.func_data_flow_edge`: on a func argument, its sources are that operand of
@@ -597,14 +584,12 @@ class ModuleUnits:
                 for call in self._calls_of.get(Func(func).name, ()):
                     if v.index < len(call.operands):
                         sources.append(self.operand_slot(call, v.index))
-        elif isinstance(v, OpResult) and v.owner.name == "func.call":
-            callee = funcs.get(callee_name(v.owner))
-            body = func_body(callee) if callee is not None else None
-            ret = body.terminator if body is not None else None
-            if callee is not None and ret is not None and v.index < len(ret.operands):
-                returned = self.value_slot(ret.operands[v.index])
+        elif isinstance(v, OpResult) and v.owner.name == CALL:
+            func = callee(v.owner, funcs)
+            for ret in returned_sources(v.owner, v.index, funcs):
+                returned = self.value_slot(ret)
                 sources.append(returned)
-                self.callee_returns.append((callee, v.index, holder_of(returned)))
+                self.callee_returns.append((func, v.index, holder_of(returned)))
         if sources:  # (a func nothing calls has none: nothing to do, as in Shardy)
             self._add_edge(op, sources, self.held(op.results[0]))
 
@@ -715,7 +700,7 @@ def _rule_lookup_of(name: str, conservative: bool) -> bool | str:
     return rule_keyed_on_signature(name, conservative)
 
 # what `_rule_entry` says to do with an op
-_UNIT, _NO_RULE, _NOTHING, _BAD_ARITY, _TRIVIAL = "unit", "no rule", "nothing", "arity", "trivial"
+_UNIT, _NO_RULE, _NOTHING, _TRIVIAL = "unit", "no rule", "nothing", "trivial"
 
 
 def block_dynamic_dims(rule: OpShardingRule, types: list[object]) -> OpShardingRule:
@@ -754,13 +739,14 @@ _EFFECTFUL = frozenset({
     "stablehlo.all_to_all", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
     "stablehlo.collective_broadcast", "stablehlo.send", "stablehlo.recv", "stablehlo.infeed",
     "stablehlo.outfeed", "stablehlo.after_all", "stablehlo.create_token",
-    "stablehlo.optimization_barrier", "stablehlo.rng_bit_generator", "stablehlo.rng",
+    OPTIMIZATION_BARRIER, "stablehlo.rng_bit_generator", "stablehlo.rng",
     "stablehlo.composite",
 })  # fmt: skip
 
 
-# ops with regions that jaxlib's pipeline keeps until after propagation even when dead
-_KEPT_WITH_REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})
+# ops with regions that jaxlib's pipeline keeps until after propagation even when dead: those
+# whose results Shardy's edges own (data_flow.SHARDY_REGION_RESULT_OPS)
+_KEPT_WITH_REGIONS = SHARDY_REGION_RESULT_OPS
 
 
 def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = False) -> set[int]:
@@ -835,14 +821,14 @@ def _removable(
     if not op.results:
         return False
     if funcs is not None and pure_funcs is not None:
-        if op.name == "func.call":
+        if op.name == CALL:
             return _pure_func(callee_name(op), funcs, pure_funcs)
         if not _effect_free(op):
             return False
         return all(
             _effect_free(inner)
             or inner.name in _REGION_TERMINATORS
-            or (inner.name == "func.call" and _pure_func(callee_name(inner), funcs, pure_funcs))
+            or (inner.name == CALL and _pure_func(callee_name(inner), funcs, pure_funcs))
             for inner in op.walk()
         )
     if not _effect_free(op):
@@ -873,7 +859,7 @@ def _pure_func(name: str, funcs: dict[str, Operation], pure: dict[str, bool]) ->
     for op in func.walk():  # type: ignore[union-attr]
         if op is func or op.name in _REGION_TERMINATORS:
             continue
-        if op.name == "func.call":
+        if op.name == CALL:
             if not _pure_func(callee_name(op), funcs, pure):
                 ok = False
                 break

@@ -1,4 +1,4 @@
-"""The propagation's data model: holders, slots and units (reference/propagation.md §3, §8).
+"""The propagation's data model: holders, slots and units (docs/propagation.md §3, §8).
 
 A *unit* is one propagation step's worth of IR: an op with a rule, a data-flow edge (while, case,
 optimization_barrier, manual_computation, func.call), a propagation barrier or a function-result
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeAlias, Union
 
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.ir import BlockArgument, Operation, Value
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.shardings import DimSharding, TensorSharding
@@ -269,7 +270,7 @@ def is_call_arg_edge(u: Unit) -> bool:
     sweep, or when the callee side changes. The driver reproduces that."""
     return (
         u.kind == "edge"
-        and u.op_name == "func.call"
+        and u.op_name == CALL
         and isinstance(holder_of(u.slots[u.n_operands]), BlockArgument)
     )
 

@@ -17,7 +17,7 @@ Steps (each a function, so tests and scripts can use them separately):
 * `compare(shardy, shardc)`: every mismatch, naming the op and value and giving both shardings.
 * `compile_mlir` / `run_executable` / `collective_stats`: XLA on the host's CPU devices
   (`XLA_FLAGS=--xla_force_host_platform_device_count=8`, set by `tests/conftest.py` before jax
-  is imported), per `reference/export-and-xla.md` §4.
+  is imported), as docs/xla_boundary.md §4 describes.
 
 Only jaxlib's MLIR bindings read the outputs; nothing of shardc's IR is used to judge shardc.
 """
@@ -264,8 +264,8 @@ def read_shardings(text: str, keep_open: bool = False) -> ModuleShardings:
                 elif op.name in _SHARDING_ATTR_OPS and "sharding" in op.attributes:
                     shardings[0] = canon(op.attributes["sharding"], _rank(results[0].type))
                 elif op.name == "stablehlo.while":
-                    # XLA rejects op-level shardings on while (reference §2): shardc may leave
-                    # them off; such values are reported as skipped, not compared.
+                    # shardc's export leaves a while's op-level sharding off (XLA drops it:
+                    # docs/xla_boundary.md §2); such values are reported as skipped, not compared.
                     for i in range(len(results)):
                         res.unannotated.add(f"{tag}#{i}")
                 if op.name in ("sdy.manual_computation", "sdy.named_computation"):
@@ -379,7 +379,7 @@ def compile_mlir(text: str, num_partitions: int = 8, as_jax_jit: bool = True) ->
     gives it)."""
     import jax
 
-    from shardc.backend import compile_text
+    from shardc.backend.xla import compile_text
 
     devices = jax.devices("cpu")[:num_partitions]
     assert len(devices) == num_partitions, "set XLA_FLAGS before jax is imported"
@@ -473,8 +473,9 @@ def hlo_text(exe: Any) -> str:
 
 
 def shardy_output_for_xla(text: str) -> str:
-    """Shardy's pipeline output made compilable: `sdy.reshard` -> `sdy.sharding_constraint`,
-    and no op-level `sdy.sharding` on `stablehlo.while` (XLA rejects both, reference §2)."""
+    """Shardy's pipeline output in the form XLA compiles and shardc's export writes:
+    `sdy.reshard` -> `sdy.sharding_constraint` (XLA rejects reshards), and no op-level
+    `sdy.sharding` on `stablehlo.while` (docs/xla_boundary.md §2)."""
     _, ir, _ = _jax_mlir()
     text = text.replace("sdy.reshard", "sdy.sharding_constraint")
     with ir_context(), ir.Location.unknown():

@@ -1,12 +1,12 @@
-"""Collective bytes of XLA's partitioned HLO, by the plan's measure (`shardc.hlo_collectives`:
+"""Collective bytes of XLA's partitioned HLO, by the plan's measure (`shardc.backend.hlo_collectives`:
 per collective the larger of its operand and result local bytes, times the known trip count of
 every enclosing while loop and the calls of its computation). One measure, shared by the plan's
 `--check`, its tests and its benchmarks."""
 
 from __future__ import annotations
 
-from shardc.hlo_collectives import CompiledCollective, read_collectives
-from shardc.hlo_collectives import total_bytes as total_bytes
+from shardc.backend.hlo_collectives import CompiledCollective, read_collectives
+from shardc.backend.hlo_collectives import total_bytes as total_bytes
 
 
 def collectives(hlo: str) -> list[tuple[CompiledCollective, int]]:

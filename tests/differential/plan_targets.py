@@ -1,8 +1,8 @@
-"""The plan's accuracy on one program, as the plan issue's targets measure it.
+"""The plan's accuracy on one program, as the plan's accuracy targets measure it.
 
 * bytes: the planned total against the collective bytes of XLA's compiled program (the `pin`
   export, `shardc.propagate(text, mode="pin")`, compiled for the mesh's CPU devices; the one
-  measure of `shardc.hlo_collectives`), within max(10%, 256 B);
+  measure of `shardc.backend.hlo_collectives`), within max(10%, 256 B);
 * memory: planned arguments + results + peak temporaries against XLA's `memory_analysis`
   arguments + outputs + temps - aliased, within 20%;
 * explicit: `shardc propagate --explicit` verifies with jaxlib, and its collectives (kind and
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import shardc
-from shardc.hlo_collectives import total_bytes
+from shardc.backend.hlo_collectives import total_bytes
 from shardc.passes.plan.plan import PlanOptions
 
 from . import harness as H
@@ -72,8 +72,8 @@ def measure(text: str, num_devices: int, explicit: bool = False) -> Measured:
         xla_memory(exe.get_compiled_memory_stats()),
     )
     if explicit:
-        from shardc import mlir_bridge
-        from shardc.api_plan import explicit as explicit_text
+        from shardc.api.plan import explicit as explicit_text
+        from shardc.backend import mlir_bridge
 
         written = explicit_text(text)
         try:

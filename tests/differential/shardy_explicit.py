@@ -1,7 +1,7 @@
 """Shardy's explicit collectives for a module, to compare with the plan's kinds and axes.
 
-`EXPLICIT` is the pipeline that makes Shardy's communication explicit (reference/
-export-and-xla.md 18); `shardy_collectives` reads the `sdy.all_gather`, `sdy.all_slice`,
+`EXPLICIT` is the pipeline that makes Shardy's communication explicit (docs/xla_boundary.md
+§2); `shardy_collectives` reads the `sdy.all_gather`, `sdy.all_slice`,
 `sdy.all_reduce`, `sdy.all_to_all` and `sdy.collective_permute` ops of its output; `atoms`
 puts both sides in one comparable form: a multiset of (kind, mesh axis) pairs, a
 reduce-scatter counted as the all-reduce plus all-slice Shardy writes for it, a

@@ -1,7 +1,7 @@
 """`shardc propagate --explicit`: the plan written as explicit sdy collectives parses with
 jaxlib, and the same module with each collective written as a sharding constraint to its
-out_sharding compiles with XLA to the numbers of the unsharded program (reference/
-export-and-xla.md 18: XLA 0.10.2 rejects the collectives themselves). A few representative
+out_sharding compiles with XLA to the numbers of the unsharded program (docs/xla_boundary.md
+§2: XLA 0.10.2 rejects the collectives themselves). A few representative
 programs (dots with reduce-scatters, conflicts, a loop, a sort, a gradient); all 50 of the
 differential suite pass the same check in `bench/plan_check.py`."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shardc.api_plan import explicit
+from shardc.api.plan import explicit
 
 from . import harness as H
 from . import runs

@@ -1,4 +1,4 @@
-"""The plan issue's targets at a small budget (the full measurement: bench/plan_random.py and
+"""The plan's accuracy targets at a small budget (the full measurement: bench/plan_random.py and
 bench/plan_steps.py), on programs at a seed fixed here and never used to tune the plan.
 
 Random JAX programs as JAX lowers them (the fuzzer's generator), against XLA's compiled

@@ -15,7 +15,7 @@ tagging, running, reading and comparing). Per program:
 Failures: a crash or internal error, a valid program (one Shardy accepts) that shardc rejects,
 a pinned output that does not compile or computes wrong numbers where jax.jit's program
 compiles and computes right ones. Bytes above Shardy's and disagreements are counted (the
-issue's targets: under 1% of programs and at least 99% of values); `run_programs` reports them.
+targets: under 1% of programs and at least 99% of values); `run_programs` reports them.
 A failure shrinks (ops dropped while the same failure remains) to a small reproducer.
 """
 

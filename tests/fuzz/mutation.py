@@ -235,7 +235,7 @@ def run_command(argv: tuple[str, ...], data: bytes) -> Outcome:
     if errors:
         return Outcome(False, "error line with exit 0", stderr[:500])
     if argv[0] in MLIR_OUTPUT:
-        from shardc import mlir_bridge
+        from shardc.backend import mlir_bridge
         from shardc.dialect.errors import ShardcError
 
         try:

@@ -26,9 +26,9 @@ import numpy as np
 from jax.sharding import Mesh
 
 import shardc
+from shardc.api.grid import _blocks_of_jax, device_blocks
 from shardc.dialect.shardings import TensorSharding
-from shardc.grid import _blocks_of_jax, device_blocks
-from shardc.specs import to_mesh
+from shardc.frontend.specs import to_mesh
 from tests.differential.hlo_bytes import total_bytes
 
 from .common import named, one_device_mesh

@@ -1,6 +1,6 @@
 // RUN: shardc opt --split-input-file --pass-pipeline=apply-sharding-constraints %s | filecheck %s
 // `apply-sharding-constraints`: a fully closed constraint shards its unsharded input
-// (reference/propagation.md §7.2), unless another use of the input asks for something else.
+// (docs/propagation.md §7.2), unless another use of the input asks for something else.
 
 // CHECK-LABEL: module
 // CHECK: %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>}

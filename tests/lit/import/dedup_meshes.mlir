@@ -1,7 +1,7 @@
 // RUN: shardc opt --split-input-file --pass-pipeline=dedup-meshes %s | filecheck %s
-// `dedup-meshes`: identical meshes are one mesh to propagation (reference G48): shardings on a
-// duplicate name its first twin, and the duplicate is erased unless a non-sdy op names it; an
-// inlined mesh becomes an `sdy.mesh` symbol (cases checked against jaxlib 0.10.2's
+// `dedup-meshes`: identical meshes are one mesh to propagation (docs/sharding_model.md §1):
+// shardings on a duplicate name its first twin, and the duplicate is erased unless a non-sdy op
+// names it; an inlined mesh becomes an `sdy.mesh` symbol (cases checked against jaxlib 0.10.2's
 // `sdy-lift-inlined-meshes`, which differs only in the `stablehlo.mesh` attribute it adds).
 
 // CHECK-LABEL: module

@@ -1,7 +1,7 @@
 // RUN: shardc opt --split-input-file --pass-pipeline=split-call-sites %s | filecheck %s
-// `split-call-sites`: every call site but the first of a callee calls its own private, marked
-// copy, so the two call sites propagate independently (reference G32); a call result without
-// a sharding starts from its callee's result sharding.
+// `split-call-sites`: every call site but the first of a callee calls its own private, marked copy,
+// so the two call sites propagate independently (docs/propagation.md §7.6); a call result without a
+// sharding starts from its callee's result sharding.
 
 // CHECK-LABEL: module
 // CHECK: func.func @main(

@@ -5,7 +5,7 @@
 // RUN: shardc opt --no-verify %s | filecheck %s --check-prefix=NOVERIFY
 // Every entry point runs the one pipeline, so each rejects a partition_id straight in a
 // partially manual body (which partition a device is there depends on XLA's partitioning of
-// the free axis "y"); `shardc check` used to be the only one that did.
+// the free axis "y"), not only `shardc check`.
 // CHECK: error: {{.*}}partition_id.mlir:[[# @LINE + 6]]:{{[0-9]+}}: stablehlo.partition_id inside sdy.manual_computation (manual_axes={"x"}) where the mesh axes {"y"} are free (automatic)
 // CHECK-NOT: sdy.mesh
 // NOVERIFY: stablehlo.partition_id

@@ -1,5 +1,5 @@
 // RUN: shardc plan --json %s | filecheck %s
-// `--json` writes exactly the issue's schema: collectives (kind, axes, bytes, func, value, op,
+// `--json` writes exactly the fixed schema: collectives (kind, axes, bytes, func, value, op,
 // loc, cause, fix), total_bytes, bytes_per_axis, memory (arguments, results, peak).
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>

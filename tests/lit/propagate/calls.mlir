@@ -1,9 +1,9 @@
 // RUN: shardc propagate --split-input-file %s | filecheck %s
 // RUN: shardc propagate --split-input-file --pin %s | filecheck %s --check-prefix=PIN
 
-// Each call site propagates through its own copy of the callee (reference G32). Shardy then keeps
-// one callee per distinct layout (@f, @f_0); so does shardc's export: the input's funcs keep their
-// ops and the first call site's layout, a copy stays only where its layout differs.
+// Each call site propagates through its own copy of the callee (docs/propagation.md §7.6). Shardy
+// then keeps one callee per distinct layout (@f, @f_0); so does shardc's export: the input's funcs
+// keep their ops and the first call site's layout, a copy stays only where its layout differs.
 
 // CHECK-LABEL: func.func @g32_call_sites(
 // CHECK-SAME: %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}

@@ -1,5 +1,5 @@
 // RUN: shardc propagate --split-input-file %s | filecheck %s
-// Golden cases from reference/propagation.md (Shardy's sdy-propagation-pipeline, jaxlib 0.10.2);
+// Golden cases (docs/propagation.md §10): Shardy's sdy-propagation-pipeline, jaxlib 0.10.2;
 // the CHECK lines are the exported form of the shardings Shardy chooses.
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>

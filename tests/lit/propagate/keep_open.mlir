@@ -1,6 +1,6 @@
 // RUN: shardc propagate --split-input-file %s --keep-open | filecheck %s
 // Raw propagation results (apply-sharding-constraints, add-data-flow-edges,
-// user-priority-propagate, sink-data-flow-edges) from reference/propagation.md.
+// user-priority-propagate, sink-data-flow-edges: docs/propagation.md §10).
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 

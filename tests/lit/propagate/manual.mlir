@@ -1,6 +1,6 @@
 // RUN: shardc propagate --split-input-file %s | filecheck %s
 
-// Golden cases from reference/propagation.md (Shardy's sdy-propagation-pipeline, jaxlib 0.10.2);
+// Golden cases (docs/propagation.md §10): Shardy's sdy-propagation-pipeline, jaxlib 0.10.2;
 // the CHECK lines are the exported form of the shardings Shardy chooses.
 
 // G26: free axis "y" enters the open in/out shardings and the body
@@ -145,7 +145,7 @@ func.func public @g31_jax_partial_manual(%arg0: tensor<16x8xf32> {sdy.sharding =
 
 // -----
 
-// Issue 13 class 5: a manual axis never enters a region's boundary from outside. The result's
+// A manual axis never enters a region's boundary from outside. The result's
 // out_sharding leaves dim 0 open; the transpose/broadcast after it (and the func result) ask for
 // "y" there, but "y" is the region's manual axis: Shardy keeps out_shardings [{}] and puts "y"
 // on the ops outside only (checked against sdy-propagation-pipeline)

@@ -1,6 +1,6 @@
 // RUN: shardc propagate --split-input-file %s | filecheck %s
 
-// Golden cases from reference/propagation.md (Shardy's sdy-propagation-pipeline, jaxlib 0.10.2);
+// Golden cases (docs/propagation.md §10): Shardy's sdy-propagation-pipeline, jaxlib 0.10.2;
 // the CHECK lines are the exported form of the shardings Shardy chooses.
 
 // G39: 6 rows on "x"=4 propagate; I/O is cut to "x":(1)2, open sub-axes dropped

@@ -1,5 +1,5 @@
 // RUN: shardc propagate --split-input-file %s | filecheck %s
-// Propagation differences from Shardy found by the differential fuzzer (issue 13, class 7), each
+// Propagation differences from Shardy found by the differential fuzzer, each
 // reduced to its smallest case; the CHECK lines are what jaxlib 0.10.2's sdy-propagation-pipeline
 // outputs for the same input.
 

@@ -1,6 +1,6 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// The rule of every op kind, alphabetical, one line each (generated from the examples of
-// reference/op-sharding-rules.md; the family files check each case in detail).
+// The rule of every op kind, alphabetical, one line each (the rules Shardy prints
+// for the same ops, docs/op_rules.md §3; the family files check each case in detail).
 
 func.func @abs(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // CHECK-LABEL: stablehlo.abs: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>

@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// Collectives (reference §3.7): other dims pass through first, then an operand-only and a
+// Collectives (docs/op_rules.md §3.7): other dims pass through first, then an operand-only and a
 // result-only need-replication factor per gathered/scattered/split/concat dim.
 
 func.func @collectives(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {

@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// custom_call (reference §3.8): a rule on the op wins; then the known targets; else no rule.
+// custom_call (docs/op_rules.md §3.8): a rule on the op wins; then the known targets; else no rule.
 
 func.func @known_targets(%x: tensor<16x8xf32>, %m: tensor<4x8x8xf32>, %t: tensor<4x8xf32>, %a: tensor<8x128xf32>, %z: tensor<f32>, %zi: tensor<i32>) -> tensor<16x8xf32> {
   // CHECK-LABEL: stablehlo.custom_call: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=16, j=8}>

@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// Contractions and reductions (reference §3.3, §3.4).
+// Contractions and reductions (docs/op_rules.md §3.3, §3.4).
 
 func.func @dot_general(%a: tensor<4x8x16xf32>, %b: tensor<4x16x32xf32>, %m: tensor<8x16xf32>, %v: tensor<16xf32>) -> tensor<4x8x32xf32> {
   // Factor order: batch, lhs free, rhs free, contracting.

@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// gather and scatter (reference §3.5).
+// gather and scatter (docs/op_rules.md §3.5).
 
 func.func @gather(%x: tensor<8x16xf32>, %idx: tensor<4x1xi32>) -> tensor<4x16xf32> {
   // x[idx]: indices<->result batch factor, unsliced offset dim, collapsed dim (reduction),

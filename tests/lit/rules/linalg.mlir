@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// sort, fft, cholesky, triangular_solve, rng_bit_generator (reference §3.6).
+// sort, fft, cholesky, triangular_solve, rng_bit_generator (docs/op_rules.md §3.6).
 
 func.func @sort(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> tensor<8x16xf32> {
   // CHECK-LABEL: stablehlo.sort: #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} need_replication={j}>

@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// Element-wise ops and their relatives (reference/op-sharding-rules.md §3.1).
+// Element-wise ops and their relatives (docs/op_rules.md §3.1).
 
 func.func @add(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
   // CHECK-LABEL: stablehlo.add: #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=4}>

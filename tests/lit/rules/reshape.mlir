@@ -1,5 +1,5 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
-// reshape: compound factors from Shardy's walk over both shapes (reference §3.2).
+// reshape: compound factors from Shardy's walk over both shapes (docs/op_rules.md §3.2).
 
 func.func @reshape(%a: tensor<2x4x32xf32>, %b: tensor<8x32xf32>, %c: tensor<8x4xf32>, %d: tensor<6x4xf32>) -> tensor<8x32xf32> {
   // CHECK-LABEL: stablehlo.reshape: #sdy.op_sharding_rule<([i, j, k])->([ij, k]) {i=2, j=4, k=32}>

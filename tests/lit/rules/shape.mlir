@@ -1,6 +1,6 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
 // broadcast_in_dim, transpose, concatenate, slice, pad, reverse, dynamic_slice,
-// dynamic_update_slice (reference §3.2).
+// dynamic_update_slice (docs/op_rules.md §3.2).
 
 func.func @broadcast(%a: tensor<8x1xf32>, %s: tensor<f32>) -> tensor<2x8x4xf32> {
   // New dims get result-only factors; the expanded size-1 dim gets its own size-1 factor.

@@ -1,6 +1,6 @@
 // RUN: shardc rules --split-input-file %s | filecheck %s
 // reduce_window and select_and_scatter: a dim passes through iff its window is trivial
-// (reference §3.4).
+// (docs/op_rules.md §3.4).
 
 func.func @reduce_window(%x: tensor<8x16x16x4xf32>, %y: tensor<8x16x4xf32>, %z: tensor<f32>) -> tensor<8x8x8x4xf32> {
   // CHECK-LABEL: stablehlo.reduce_window: #sdy.op_sharding_rule<([i, j, k, l], [])->([i, j, k, l]) {i=8, j=8, k=8, l=4} permutation={j, k}>
