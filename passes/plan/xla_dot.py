@@ -23,7 +23,7 @@ compiles cases with XLA and compares.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
@@ -235,18 +235,8 @@ class _Partitioner:
         freed = [a for d, axes in fixed.items() for a in cur[d] if a not in axes]
         taken = {a for axes in fixed.values() for a in axes}
         for d in range(len(cur)):
-            if d in fixed:
-                continue
-            row = []
-            for a in cur[d]:
-                if a not in taken:
-                    row.append(a)
-                    continue
-                same = next((f for f in freed if f.size(self.mesh) == a.size(self.mesh)), None)
-                if same is not None:
-                    freed.remove(same)
-                    row.append(same)
-            cur[d] = row
+            if d not in fixed:
+                cur[d] = self._swapped(cur[d], taken, freed)
         for d, axes in fixed.items():
             cur[d] = list(axes)
         return tuple(tuple(r) for r in cur)
@@ -636,19 +626,23 @@ class _Partitioner:
         used = self.used(t, active)
         spare = [a for a in sorted(active, key=lambda a: a.sort_key(self.mesh))
                  if a not in used and a not in gset]
-        new = []
-        for d in range(len(t)):
-            row = []
-            for a in self.act(t, d, active):
-                if a not in gset:
-                    row.append(a)
-                    continue
-                same = next((s for s in spare if s.size(self.mesh) == a.size(self.mesh)), None)
-                if same is not None:
-                    spare.remove(same)
-                    row.append(same)
-            new.append(tuple(row))
+        new = [tuple(self._swapped(self.act(t, d, active), gset, spare)) for d in range(len(t))]
         return self.reshard(which, t, active, new)
+
+    def _swapped(self, axes: Iterable[AxisRef], taken: Collection[AxisRef],
+                 spare: list[AxisRef]) -> list[AxisRef]:
+        """`axes` with each one of `taken` replaced by the first axis of `spare` of its size
+        (removed from `spare`), or dropped where `spare` has none."""
+        row = []
+        for a in axes:
+            if a not in taken:
+                row.append(a)
+                continue
+            same = next((f for f in spare if f.size(self.mesh) == a.size(self.mesh)), None)
+            if same is not None:
+                spare.remove(same)
+                row.append(same)
+        return row
 
     def expected_other(self, which: int, out: Atoms, m: Atoms,
                        active: Active) -> tuple[tuple[AxisRef, ...], ...]:
