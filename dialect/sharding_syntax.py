@@ -12,7 +12,7 @@ from importlib import resources
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 
-from .errors import ParseError, ShardcError
+from .errors import ParseError, ShardcError, bad_priority, syntax_error
 from .shardings import (
     AxisRef,
     DimSharding,
@@ -99,7 +99,7 @@ class _ToAttr(Transformer):
         if prio is not None:
             text = str(prio)[1:]
             if len(text) > 1 and text[0] == "0":
-                raise ParseError(f"priorities with leading zeros are not allowed, got: {prio}")
+                raise bad_priority(str(prio))
             p = int(text)
         return DimSharding(tuple(entries), closed, p)
 
@@ -122,11 +122,7 @@ def parse_attr(text: str) -> TensorSharding | ShardingPerValue | Mesh | ManualAx
         tree = _parser().parse(text)
         return _TRANSFORMER.transform(tree)
     except UnexpectedInput as e:
-        col = getattr(e, "column", 0) or 0
-        excerpt = text if len(text) < 200 else text[: max(col + 20, 0)]
-        raise ParseError(
-            f"invalid sharding syntax at column {col}: {excerpt}\n{' ' * max(col - 1, 0)}^"
-        ) from None
+        raise syntax_error("sharding syntax", text, getattr(e, "column", 0) or 0) from None
     except LarkError as e:
         inner = getattr(e, "orig_exc", None)
         if isinstance(inner, ShardcError):

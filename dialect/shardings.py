@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .errors import ShardingError
+from .errors import ShardingError, duplicate_axis, rank_mismatch, unknown_axis
 
 # ---------------------------------------------------------------------------------------------
 # Meshes
@@ -40,7 +40,10 @@ class Mesh:
         seen: set[str] = set()
         for a in self.axes:
             if a.name in seen:
-                raise ShardingError(f'duplicate axis name: "{a.name}" in mesh {self}')
+                raise duplicate_axis(
+                    f'"{a.name}"', given=f"mesh {self}", noun="name",
+                    hint="give each mesh axis its own name",
+                )
             if a.size < 1:
                 raise ShardingError(f"axis size must be at least 1, got: {a.size} in mesh {self}")
             seen.add(a.name)
@@ -95,7 +98,7 @@ class Mesh:
         try:
             return self.axis_sizes[name]
         except KeyError:
-            raise ShardingError(f'unknown axis name: "{name}" (mesh axes: {self.body()})') from None
+            raise unknown_axis(name, self.body(), self.axis_names) from None
 
     def body(self) -> str:
         text = "<[" + ", ".join(str(a) for a in self.axes) + "]"
@@ -339,15 +342,27 @@ class TensorSharding:
     def __repr__(self) -> str:
         return self.body()
 
-    def validate(self, mesh: Mesh, shape: tuple[int, ...] | None = None, what: str = "") -> None:
-        """Raise `ShardingError` if this sharding is invalid on `mesh` for a tensor of `shape`."""
-        prefix = f"{what}: " if what else ""
-        try:
-            self._validate(mesh, shape)
-        except ShardingError as e:
-            raise ShardingError(f"{prefix}{e.message} in {self.body()}") from None
+    def validate(
+        self,
+        mesh: Mesh,
+        shape: tuple[int, ...] | None = None,
+        what: str = "",
+        given: str | None = None,
+    ) -> None:
+        """Raise `ShardingError` if this sharding is invalid on `mesh` for a tensor of `shape`.
 
-    def _validate(self, mesh: Mesh, shape: tuple[int, ...] | None) -> None:
+        The message starts with `given` (default: `what = <@mesh, [...]>`, the sharding as
+        written where it sits), then the constraint broken."""
+        if given is None:
+            given = f"{what} = {self.body()}" if what else self.body()
+        try:
+            self._validate(mesh, shape, given)
+        except ShardingError as e:
+            if e.message.startswith(given):
+                raise
+            raise ShardingError(f"{given}: {e.message}", hint=e.hint) from None
+
+    def _validate(self, mesh: Mesh, shape: tuple[int, ...] | None, given: str) -> None:
         if mesh.is_maximal:
             if self.dims or self.replicated or self.unreduced:
                 raise ShardingError(
@@ -356,9 +371,7 @@ class TensorSharding:
                 )
             return
         if shape is not None and len(shape) != len(self.dims):
-            raise ShardingError(
-                f"sharding doesn't match tensor rank: {len(self.dims)} != {len(shape)}"
-            )
+            raise rank_mismatch(given, len(self.dims), f"of shape {shape}", len(shape))
         for i, d in enumerate(self.dims):
             if d.is_closed and not d.axes and d.priority is not None:
                 raise ShardingError(f"dim {i} is empty and closed but has a priority")
@@ -369,7 +382,7 @@ class TensorSharding:
                 a.validate(mesh)
                 for b in seen:
                     if a == b:
-                        raise ShardingError(f"duplicate axis ref: {a}")
+                        raise duplicate_axis(str(a), given=given)
                     if a.name == b.name and (a.sub is None) != (b.sub is None):
                         raise ShardingError(
                             f'both sub-axis and full-axis are used for axis name: "{a.name}"'

@@ -30,7 +30,7 @@ from shardc.dialect.data_flow import (
     called_funcs,
     entry_funcs,
 )
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import not_one_of
 from shardc.dialect.ir import (
     Block,
     Module,
@@ -872,7 +872,7 @@ def export_module(
     for `pin` the pin pass (`pin_exported`, which says how the pins were chosen). `pin_all`
     (or `pin` without an oracle) pins every value but those XLA cannot lay out otherwise."""
     if mode not in ("annotate", "pin"):
-        raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+        raise not_one_of("export mode", mode, ("annotate", "pin"))
     if mode == "annotate":
         export_annotate(module, keep_open)
         return None

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from lark import Lark, LarkError, Transformer, UnexpectedInput
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, bad_value, not_one_of, syntax_error, unknown_name
 from shardc.dialect.ir import Module
 
 from .auto.auto_pass import AutoOptions, AutoPass, AutoSnapshot
@@ -165,9 +165,8 @@ def parse_pipeline(spec: str) -> tuple[Pass, ...]:
     try:
         entries = _ToEntries().transform(_spec_parser().parse(spec))
     except UnexpectedInput as e:
-        col = getattr(e, "column", 0) or 0
-        raise ShardcError(
-            f"pass pipeline {spec!r}: cannot read it at column {col}",
+        raise syntax_error(
+            "pass pipeline", spec, getattr(e, "column", 0) or 0,
             hint="write passes as name or name{option=value,...}, separated by commas",
         ) from None
     except LarkError:
@@ -179,9 +178,7 @@ def make_pass(name: str, options: dict[str, str]) -> Pass:
     """The pass `name` with `options` (texts, converted to each field's type)."""
     cls = PASSES.get(name)
     if cls is None:
-        raise ShardcError(
-            f"no pass named {name!r}", hint="name one of " + ", ".join(PASS_NAMES)
-        )
+        raise unknown_name("pass", name, PASS_NAMES)
     direct: dict[str, Any] = {}
     nested: dict[str, dict[str, Any]] = {}
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -198,10 +195,7 @@ def make_pass(name: str, options: dict[str, str]) -> Pass:
             known = [*(k for k in fields if k not in {h.name for h in holders})]
             for h in holders:
                 known += [f.name for f in dataclasses.fields(_default(h))]
-            raise ShardcError(
-                f"pass {name} has no option {key!r}",
-                hint="its options: " + (", ".join(known) or "none"),
-            )
+            raise unknown_name("option", key, known, where=f"pass {name}")
         inner = {f.name: f for f in dataclasses.fields(_default(holder))}
         nested.setdefault(holder.name, {})[key_] = _convert(
             _default(inner[key_]), text, f"{name}{{{key}}}"
@@ -227,15 +221,13 @@ def _convert(default: Any, text: str, where: str) -> Any:
             return True
         if text.lower() in ("false", "0", "no", "off"):
             return False
-        raise ShardcError(f"{where} = {text!r} is not a boolean", hint="use true or false")
+        raise bad_value(where, text, "a boolean", hint="use true or false")
     for kind in (int, float):
         if isinstance(default, kind):
             try:
                 return kind(text)
             except ValueError:
-                raise ShardcError(
-                    f"{where} = {text!r} is not a number", hint=f"give a {kind.__name__}"
-                ) from None
+                raise bad_value(where, text, "a number", hint=f"give a {kind.__name__}") from None
     return text
 
 
@@ -265,7 +257,7 @@ class PipelineOptions:
 
     def __post_init__(self) -> None:
         if self.export not in (None, "annotate", "pin"):
-            raise ShardcError(f"unknown export mode {self.export!r}", hint="use 'annotate' or 'pin'")
+            raise not_one_of("export mode", self.export, ("annotate", "pin"))
         check_pass_names(self.dump_after, self.disable)
 
 
@@ -277,10 +269,7 @@ def check_pass_names(dump_after: Iterable[str], disable: Iterable[str]) -> None:
     ):
         unknown = [n for n in names if n not in PASSES and n not in extra]
         if unknown:
-            raise ShardcError(
-                f"{flag} {unknown[0]}: no pass of that name",
-                hint="name one of " + ", ".join(PASS_NAMES) + "".join(f", or {e}" for e in extra),
-            )
+            raise unknown_name("pass", unknown[0], (*PASS_NAMES, *extra), given=flag)
 
 
 def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:

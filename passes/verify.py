@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from shardc.dialect.data_flow import CALL
-from shardc.dialect.errors import ShardcError, ShardingError, VerificationError
+from shardc.dialect.errors import (
+    ShardcError,
+    ShardingError,
+    VerificationError,
+    count_mismatch,
+    duplicate_axis,
+    unknown_axis,
+    unknown_mesh,
+    unsupported,
+)
 from shardc.dialect.ir import (
     BlockArgument,
     Module,
@@ -44,11 +53,7 @@ def resolve_mesh(module: Module, sharding: TensorSharding, meshes: dict[str, Mes
         return sharding.mesh
     mesh = meshes.get(sharding.mesh)
     if mesh is None:
-        known = ", ".join("@" + m for m in meshes) or "none"
-        raise ShardingError(
-            f"unknown mesh: @{sharding.mesh} (meshes in the module: {known})",
-            hint="declare it with `sdy.mesh @name = <[...]>` or use a declared mesh",
-        )
+        raise unknown_mesh(sharding.mesh, list(meshes))
     return mesh
 
 
@@ -141,33 +146,31 @@ def _verify_manual(module: Module, op: Operation, meshes: dict[str, Mesh]) -> No
     in_list = view.in_shardings
     out_list = view.out_shardings
     if len(in_list) != len(op.operands):
-        raise VerificationError(
-            f"sdy.manual_computation: operand shardings don't match number of values: "
-            f"{len(in_list)} shardings vs {len(op.operands)} values",
-            location=loc,
+        raise count_mismatch(
+            "sdy.manual_computation in_shardings", len(in_list), "shardings",
+            len(op.operands), "operands", cls=VerificationError, location=loc,
         )
     if len(out_list) != len(op.results):
-        raise VerificationError(
-            f"sdy.manual_computation: result shardings don't match number of values: "
-            f"{len(out_list)} shardings vs {len(op.results)} values",
-            location=loc,
+        raise count_mismatch(
+            "sdy.manual_computation out_shardings", len(out_list), "shardings",
+            len(op.results), "results", cls=VerificationError, location=loc,
         )
     manual = view.manual_axes
     dup = sorted({a for a in manual if manual.count(a) > 1})
     if dup:
-        raise VerificationError(
-            f"sdy.manual_computation: manual_axes names {_axes(dup)} more than once "
-            f"(manual_axes={{{_axes(list(manual))}}})",
-            location=loc,
-            hint="list each manual axis once",
+        raise duplicate_axis(
+            _axes(dup), given=f"sdy.manual_computation manual_axes={{{_axes(list(manual))}}}",
+            hint="list each manual axis once", cls=VerificationError, location=loc,
         )
     if manual:
         for s in in_list + out_list:
             mesh = resolve_mesh(module, s, meshes)
             for a in manual:
                 if a not in mesh.axis_sizes:
-                    raise VerificationError(
-                        f'sdy.manual_computation: unknown manual axis: "{a}"', location=loc
+                    raise unknown_axis(
+                        a, mesh.body(), mesh.axis_names,
+                        given="sdy.manual_computation manual_axes", cls=VerificationError,
+                        location=loc,
                     )
     for i, (s, v) in enumerate(zip(in_list, op.operands, strict=True)):
         check_sharding(module, s, v.type, f"sdy.manual_computation in_shardings[{i}]", op, meshes)
@@ -276,25 +279,24 @@ def _check_static_tensor(t: object, op: Operation, module: Module, dynamic: bool
     if isinstance(t, TensorType):
         if any(d < 0 for d in t.shape):
             if dynamic:  # (refused only inside a shard_map region)
-                raise VerificationError(
-                    f"{op.name}: {t} has a dynamic dimension inside a shard_map region, whose "
-                    "local shapes need static dims",
+                raise unsupported(
+                    f"{t} has a dynamic dimension", "a shard_map region", given=op.name,
+                    why="its local shapes need static dims", cls=VerificationError,
                     location=module.resolve_loc(op.loc),
                     hint="lower with static shapes (jax.jit specializes on concrete shapes)",
                 )
-            raise VerificationError(
-                f"{op.name}: {t} has a dynamic dimension; the pin export, the communication "
-                "plan and auto sharding need static shapes (propagation alone shards the "
-                "static dims around it)",
-                location=module.resolve_loc(op.loc),
+            raise unsupported(
+                f"{t} has a dynamic dimension",
+                "the pin export, the communication plan and auto sharding", given=op.name,
+                why="they need static shapes; propagation alone shards the static dims around "
+                "it", cls=VerificationError, location=module.resolve_loc(op.loc),
                 hint="lower with static shapes (jax.jit specializes on concrete shapes), or "
                 "propagate without --pin, --auto or plan",
             )
     elif isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
-        raise VerificationError(
-            f"{op.name}: tuple type {t}: sharding propagation (shardc's, as Shardy's) does not "
-            "support tuples",
-            location=module.resolve_loc(op.loc),
+        raise unsupported(
+            f"tuple type {t}", "sharding propagation (shardc's, as Shardy's)", given=op.name,
+            cls=VerificationError, location=module.resolve_loc(op.loc),
             hint="pass the tensors separately (JAX flattens pytrees this way)",
         )
 

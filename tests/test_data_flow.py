@@ -3,11 +3,11 @@ sources and targets as Shardy's data-flow-edge ops have them, and which funcs ar
 
 from __future__ import annotations
 
+from shardc.backend.importer import import_text
 from shardc.dialect import data_flow
 from shardc.dialect.data_flow import FlowKind
 from shardc.dialect.ir import Module, Operation, Value
 from shardc.dialect.op_views import Func
-from shardc.importer import import_text
 
 TEXT = """
 sdy.mesh @mesh = <["x"=2]>

@@ -82,7 +82,7 @@ def test_static_arguments_and_keywords_inside_a_trace() -> None:
 
 def test_non_dividing_shardings_raise_inside_a_trace_too() -> None:
     f = shardc.jit(lambda v: v + 1, mesh=MESH, in_shardings="x")
-    with pytest.raises(shardc.ShardcError, match=r"argument v \(in_shardings = .*\): dim 0 of size 6 .*4 does not divide 6"):
+    with pytest.raises(shardc.ShardcError, match=r"argument v \(in_shardings = .*\) splits dim 0 of size 6 .*4 does not divide 6"):
         jax.jit(f)(jnp.ones(6))
 
 

@@ -42,7 +42,7 @@ def test_non_dividing_axis_names_dim_axis_and_sizes() -> None:
         check_shapes(_unverified(text))
     msg = e.value.first_line()
     assert 'in_shardings[0] = <@mesh, [{"x"}, {"y"}]> splits dim 0 of size 6' in msg
-    assert 'manual axis "x" of size 4, which does not divide 6' in msg
+    assert 'over manual axis "x" of size 4 (4 shards), and 4 does not divide 6' in msg
     assert "pad dim 0 to a multiple of 4" in msg
 
 

@@ -224,7 +224,7 @@ INVALID = {
         "func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n  "
         + manual('{"X", "X"}', "")
         + "  return %0 : tensor<8xf32>\n}\n",
-        ':3:8: sdy.manual_computation: manual_axes names "X" more than once',
+        ':3:8: sdy.manual_computation manual_axes={"X", "X"}: duplicate axis ref: "X"',
     ),
     "dynamic_dim": (
         "func.func @main(%a: tensor<8xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {\n"

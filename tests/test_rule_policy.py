@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from shardc.backend.importer import import_text
 from shardc.dialect.ir import Module, Operation
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import (
@@ -17,7 +18,6 @@ from shardc.dialect.rules.registry import (
     usable_rule,
 )
 from shardc.dialect.rules.syntax import parse_rule
-from shardc.importer import import_text
 from shardc.passes.propagation.driver import propagate
 
 # negate gets a rule that raises, abs one with two operands; each op twice, of two shapes

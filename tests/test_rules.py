@@ -359,9 +359,9 @@ def test_einsum_kinds_compound_and_broadcast_batch() -> None:
         ("i j, j k -> i k", [(8, 16), (8, 4)], [(8, 4)], {}, "factor j has size 16"),
         ("i j -> i", [(8,)], [(8,)], {}, "spec names 2 dims"),
         ("i j, j k -> i k", [(8, 16)], [(8, 4)], {}, "has 2 operands"),
-        ("i j -> i", [(8, 16)], [(8,)], {"reduction": ["q"]}, "no factor 'q'"),
+        ("i j -> i", [(8, 16)], [(8,)], {"reduction": ["q"]}, "no factor named 'q' in sharding rule spec 'i j -> i'"),
         ("(a b) -> a b", [(8,)], [(2, 4)], {}, "give the sizes"),
-        ("i j -> i k ->", [(8, 16)], [(8,)], {}, "unexpected input"),
+        ("i j -> i k ->", [(8, 16)], [(8,)], {}, "invalid sharding rule spec 'i j -> i k ->' at column"),
         ("i ... -> i", [(8, 16)], [(8,)], {}, "'...' may appear once per tensor, first"),
         (
             "i j -> i",

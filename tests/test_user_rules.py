@@ -92,5 +92,5 @@ def test_strategy_names_come_from_the_strategy_table() -> None:
     from shardc.passes.propagation.options import STRATEGIES
 
     assert STRATEGIES == tuple(TABLE)
-    with pytest.raises(shardc.ShardcError, match="'greedy' is not a factor strategy"):
+    with pytest.raises(shardc.ShardcError, match="strategy = 'greedy' is not one of aggressive, basic"):
         shardc.PropagationOptions(strategy="greedy")

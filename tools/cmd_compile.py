@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from shardc.backend.exporter import export_text
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, unknown_name
 from shardc.passes.pipeline import CLI
 from shardc.passes.propagation.options import STRATEGIES
 
@@ -104,10 +104,7 @@ def run(args: argparse.Namespace) -> int:
     names = args.entry or list(entries)
     for name in names:
         if name not in entries:
-            raise ShardcError(
-                f"no entry named {name!r} in {args.script}",
-                hint="entries: " + ", ".join(entries),
-            )
+            raise unknown_name("entry", name, list(entries), where=args.script)
     fmt = "pretty" if args.format == "text" else args.format
     mode = "pin" if args.pin else "annotate"
     chunks = []

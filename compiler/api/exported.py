@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from shardc.backend.exporter import export_text
 from shardc.backend.xla_form import ShardyOracle
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import no_main
 from shardc.dialect.ir import Module
 from shardc.dialect.op_views import Func
 from shardc.dialect.shardings import TensorSharding
@@ -47,7 +47,7 @@ class Exported:
     def main(self) -> Func:
         funcs = self.module.funcs
         if "main" not in funcs:
-            raise ShardcError("the module has no @main function")
+            raise no_main()
         return Func(funcs["main"])
 
     @property

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, rank_mismatch
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.frontend import specs
 
@@ -30,9 +30,8 @@ def _coordinate(ref: AxisRef, mesh_coord: int, full: int) -> int:
 def device_blocks(sharding: TensorSharding, shape: tuple[int, ...], mesh: Mesh) -> dict[int, Block]:
     """Device id -> the `[start, stop)` range it holds in every dim."""
     if len(sharding.dims) != len(shape):
-        raise ShardcError(
-            f"sharding {sharding.body()} has rank {len(sharding.dims)} but shape {shape} has "
-            f"rank {len(shape)}"
+        raise rank_mismatch(
+            f"sharding {sharding.body()}", len(sharding.dims), f"of shape {shape}", len(shape)
         )
     sizes = [a.size for a in mesh.axes]
     index = mesh.axis_index

@@ -21,7 +21,7 @@ from shardc.backend.importer import import_generic
 from shardc.backend.xla import to_partition_spec
 from shardc.backend.xla_module import attach_jax_locations, record_origin
 from shardc.dialect.axis_types import EXPLICIT_AXES
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, xla_refused
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import split_function_type
@@ -238,7 +238,7 @@ def _compile(
                 hint="pass XLA debug option names without the leading --, e.g. "
                 "{'xla_embed_ir_in_executable': True}",
             ) from None
-        raise ShardcError(f"XLA could not compile the module: {first}") from None
+        raise xla_refused("compile the module", first) from None
 
 
 class _Speculation:

@@ -43,7 +43,16 @@ from shardc.backend.importer import import_generic
 from shardc.backend.xla import build_executable, mesh_devices
 from shardc.backend.xla_form import ShardyOracle, parse_for_xla
 from shardc.backend.xla_module import build_xla_module
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardcError
+from shardc.dialect.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ShardcError,
+    needs_devices,
+    no_main,
+    not_one_of,
+    unknown_name,
+    unsupported,
+)
 from shardc.dialect.ir import Module, Value, func_body
 from shardc.dialect.op_views import ManualComputation, ShardingConstraint
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
@@ -95,7 +104,7 @@ class ValueInfo:
 def _main(module: Module) -> Any:
     funcs = module.funcs
     if "main" not in funcs:
-        raise ShardcError("the module has no @main function")
+        raise no_main()
     return funcs["main"]
 
 
@@ -395,7 +404,7 @@ class Lowered:
         later export in another mode propagates the traced module again). `speculate`: given
         to the `pin` export's oracle (`ShardyOracle`)."""
         if mode not in ("annotate", "pin"):
-            raise ShardcError(f"mode = {mode!r} is not one of annotate, pin")
+            raise not_one_of("mode", mode, ("annotate", "pin"))
         key = (mode, remove_redundant)
         if key not in self._exports:
             oracle = self.xla_oracle(speculate) if mode == "pin" else None
@@ -419,11 +428,11 @@ class Lowered:
         builds it); `dialect="hlo"`: that module converted to an XLA computation, as
         `jax.stages.Lowered.compiler_ir` gives them."""
         if dialect not in (None, "stablehlo", "hlo"):
-            raise ArgumentError(f"dialect = {dialect!r} is not one of stablehlo, hlo")
+            raise not_one_of("dialect", dialect, ("stablehlo", "hlo"), cls=ArgumentError)
         if getattr(self, "jax_lowered", None) is None:
             if dialect == "hlo":
-                raise ShardcError(
-                    "compiler_ir('hlo') needs a lowering on the mesh's devices",
+                raise needs_devices(
+                    "compiler_ir('hlo')",
                     hint="lower with a mesh this machine has, or read compiler_ir() (stablehlo)",
                 )
             pinned = self.exported("pin", self.jitted.remove_redundant_collectives)
@@ -436,8 +445,8 @@ class Lowered:
         """XLA's cost estimate of the module `.compile()` hands it, before XLA's optimizations
         (flops, bytes accessed, ...), as `jax.stages.Lowered.cost_analysis` gives it."""
         if getattr(self, "jax_lowered", None) is None:
-            raise ShardcError(
-                "cost_analysis() needs a lowering on the mesh's devices",
+            raise needs_devices(
+                "cost_analysis()",
                 hint="lower with a mesh this machine has, or compile and read "
                 "compiled.cost_analysis()",
             )
@@ -522,7 +531,7 @@ class Lowered:
         if format == "text":
             format = "pretty"
         if format not in ("pretty", "generic"):
-            raise ShardcError(f"format = {format!r} is not one of pretty, generic")
+            raise not_one_of("format", format, ("pretty", "generic"))
         return self.exported(mode, remove_redundant).text(format)  # type: ignore[arg-type]
 
     @functools.cached_property
@@ -561,7 +570,9 @@ class Lowered:
             if v.name == name or v.name.split("#")[0] == name and "#" not in name:
                 return v
         known = ", ".join(v.name for v in self.values()[:8])
-        raise ShardcError(f"no value named {name} in @main", hint=f"use a name from .listing(), e.g. {known}")
+        raise unknown_name(
+            "value", name, (), where="@main", hint=f"use a name from .listing(), e.g. {known}"
+        )
 
     def show(self, name: str, print_it: bool = True) -> str:
         """A grid of which devices hold which block of value `name` (from `.listing()`)."""
@@ -593,8 +604,8 @@ class Lowered:
             self.compiled_export_done()
             return out
         if compiler_options:
-            raise ShardcError(
-                "compiler_options need a lowering on the mesh's devices",
+            raise needs_devices(
+                "compiler_options",
                 hint="lower with arrays on a mesh this machine has (the mesh's devices)",
             )
         pinned = self.exported("pin", self.jitted.remove_redundant_collectives, for_compile=True)
@@ -783,9 +794,10 @@ class Jitted:
         """Lower for a mesh this machine lacks (an `AbstractMesh`, or too few devices): JAX
         traces on the abstract mesh, for inspection only."""
         if kwargs:
-            raise ShardcError(
-                f"keyword arguments ({', '.join(kwargs)}) with an abstract mesh (an AbstractMesh, "
-                "or a mesh bigger than this machine)",
+            raise unsupported(
+                f"keyword arguments ({', '.join(kwargs)})",
+                "a lowering on an abstract mesh (an AbstractMesh, or a mesh bigger than this "
+                "machine)", cls=ShardcError,
                 hint="pass them positionally to .lower() for an abstract lowering, or give "
                 "shardc.jit a concrete jax.sharding.Mesh",
             )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from shardc.backend import hlo_collectives
 from shardc.backend.xla import compile_text
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, xla_refused
 from shardc.dialect.ir import Module
 from shardc.passes.plan.check import CompiledEntry, PlanCheck, match
 from shardc.passes.plan.naming import TAG_PREFIX, loc_name
@@ -96,9 +96,9 @@ def compiled_hlo(text: str, num_devices: int, subprocess_ok: bool = True) -> str
     )
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        raise ShardcError(
-            "XLA could not compile the module for --check: "
-            + (lines[-1] if lines else f"exit status {proc.returncode}")
+        raise xla_refused(
+            "compile the module for --check",
+            lines[-1] if lines else f"exit status {proc.returncode}",
         )
     return proc.stdout
 

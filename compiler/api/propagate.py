@@ -14,7 +14,7 @@ from typing import Literal
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
 from shardc.backend.xla_form import ShardyOracle
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import not_one_of
 from shardc.dialect.ir import Module
 from shardc.passes.pipeline import Caller, PassContext, PipelineOptions, run_pipeline
 from shardc.passes.propagation.driver import PropagationReport
@@ -151,7 +151,7 @@ def propagate_text(
 
 def _mode(mode: str) -> Literal["annotate", "pin"]:
     if mode not in ("annotate", "pin"):
-        raise ShardcError(f"unknown export mode {mode!r}", hint="use 'annotate' or 'pin'")
+        raise not_one_of("export mode", mode, ("annotate", "pin"))
     return mode  # type: ignore[return-value]
 
 

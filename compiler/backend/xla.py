@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, xla_refused
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 
@@ -90,7 +90,7 @@ def compile_text(text: str, devices: list[Any], open_io: bool = True) -> Any:
             return backend.compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
         except Exception as e:  # noqa: BLE001 - XLA raises its own runtime errors
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise ShardcError(f"XLA could not compile the module: {first}") from None
+            raise xla_refused("compile the module", first) from None
 
 
 def _open(main: Any, key: str, n: int, open_io: bool) -> list[bool]:

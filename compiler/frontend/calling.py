@@ -20,7 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shardc.dialect.errors import ArgumentError, ArgumentTypeError, ShardingError
+from shardc.dialect.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ShardingError,
+    not_an_array,
+    not_divisible,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
 
@@ -167,8 +173,8 @@ def leaf_aval(leaf: Any, path: str) -> Any:
     try:
         return jax.typeof(leaf)
     except TypeError:
-        raise ArgumentTypeError(
-            f"argument {path} = {_short(leaf)} of type {type(leaf).__name__} is not an array",
+        raise not_an_array(
+            f"{path} = {_short(leaf)}", type(leaf).__name__,
             hint="pass arrays, Python scalars or jax.ShapeDtypeStruct, or mark the argument "
             "static (static_argnums / static_argnames)",
         ) from None
@@ -226,11 +232,10 @@ def check_divisible(
             product *= a.sub[1] if a.sub is not None else mesh.size_of(a.name)
         if size % product:
             axes = ", ".join(str(a).replace('"', "") for a in dim.axes)
-            raise ShardingError(
-                f"{what}: dim {i} of size {size} (shape {tuple(shape)}) is split over axes "
-                f"{axes} of {mesh.body()}, {product} shards, and {product} does not divide {size}",
-                hint=f"pad dim {i} to a multiple of {product}, shard it over axes whose product "
-                f"divides {size}, or leave it to propagation (None / an open dim)",
+            raise not_divisible(
+                what, i, size, f"axes {axes} of {mesh.body()}", product, shape=tuple(shape),
+                hint=f"shard it over axes whose product divides {size}, or leave it to "
+                "propagation (None / an open dim)",
             )
 
 

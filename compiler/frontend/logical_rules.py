@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from shardc.dialect.errors import ShardingError
+from shardc.dialect.errors import ShardingError, unknown_axis
 from shardc.dialect.shardings import Mesh
 
 Rules = tuple[tuple[str, Any], ...]
@@ -132,9 +132,8 @@ def resolve_names(
         if mesh_axes is not None:
             for a in chosen:
                 if a not in mesh_axes:
-                    raise ShardingError(
-                        f"rule ({name!r}, {a!r}) maps to mesh axis {a!r}, which is not in the "
-                        f"mesh (axes: {', '.join(mesh_axes)})",
+                    raise unknown_axis(
+                        a, ", ".join(mesh_axes), mesh_axes, given=f"axis rule ({name!r}, {a!r})",
                         hint=f"map {name!r} to one of the mesh axes, or to None to replicate it",
                     )
         used.update(chosen)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardc.backend.xla import to_partition_spec
-from shardc.dialect.errors import ShardcError, ShardingError
+from shardc.dialect.errors import ShardcError, ShardingError, wrong_mesh
 from shardc.dialect.shardings import Mesh, TensorSharding
 
 AUTO_HINT = (
@@ -143,8 +143,7 @@ def explicit_part(sharding: TensorSharding, explicit: frozenset[str]) -> Any:
 
 def mesh_mismatch(given: Mesh, context: Mesh, fun: str) -> ShardcError:
     """The error for a `mesh=` that differs from the mesh `jax.set_mesh` set around the call."""
-    return ShardingError(
-        f"shardc.jit({fun}) has mesh {given.body()}, but it runs under jax.set_mesh with mesh "
-        f"{context.body()}",
+    return wrong_mesh(
+        f"shardc.jit({fun})", given.body(), context.body(), "the jax.set_mesh block it runs under",
         hint="call it outside that block, or leave out mesh= (it then takes the context's mesh)",
     )

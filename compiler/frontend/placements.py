@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardc.dialect.errors import ShardingError
+from shardc.dialect.errors import ShardingError, count_mismatch
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.frontend.specs import MESH_SYMBOL, Spec
 
@@ -85,10 +85,9 @@ def placements_to_sharding(
     """The tensor-dim sharding of `placements` (one per mesh axis) for a tensor of `rank`."""
     given = f"placements {tuple(placements)!r}"
     if len(placements) != len(mesh.axes):
-        raise ShardingError(
-            f"{given} has {len(placements)} entries but mesh {mesh.body()} has "
-            f"{len(mesh.axes)} axes",
-            hint="give one placement per mesh axis, in mesh order",
+        raise count_mismatch(
+            given, len(placements), "placements", len(mesh.axes), f"axes of mesh {mesh.body()}",
+            hint="give one placement per mesh axis, in mesh order", cls=ShardingError,
         )
     per_dim: dict[int, list[str]] = {}
     strided: dict[str, int] = {}

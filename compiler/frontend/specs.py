@@ -27,7 +27,17 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 
-from shardc.dialect.errors import ParseError, ShardcError, ShardingError
+from shardc.dialect.errors import (
+    ParseError,
+    ShardcError,
+    ShardingError,
+    bad_priority,
+    bad_value,
+    rank_mismatch,
+    syntax_error,
+    unknown_axis,
+    wrong_mesh,
+)
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, MeshAxis, TensorSharding
 from shardc.frontend.logical_rules import resolve_pspec_entries
 
@@ -60,7 +70,7 @@ def _priority(tok: Token | None) -> int | None:
         return None
     digits = str(tok)[1:]
     if len(digits) > 1 and digits[0] == "0":
-        raise ParseError(f"priorities with leading zeros are not allowed, got: {tok}")
+        raise bad_priority(str(tok))
     return int(digits)
 
 
@@ -118,9 +128,8 @@ def parse_spec(text: str) -> Spec:
     try:
         spec = _ToSpec().transform(_parser().parse(text))
     except UnexpectedInput as e:
-        col = getattr(e, "column", 0) or 0
-        raise ParseError(
-            f"invalid sharding spec {text!r} at column {col}\n  {text}\n  {' ' * max(col - 1, 0)}^",
+        raise syntax_error(
+            "sharding spec", text, getattr(e, "column", 0) or 0,
             hint='write one entry per dim like "x, _" or "{x,y}?p1, ?"; a priority follows '
             'braces or "?" ({x}p1, x?p1), lowercase p, no space (see shardc.frontend.specs)',
         ) from None
@@ -178,8 +187,8 @@ def to_mesh(mesh: Any) -> Mesh:
         shape = getattr(mesh, "shape", None)
         if isinstance(shape, dict):
             return Mesh(tuple(MeshAxis(str(k), int(v)) for k, v in shape.items()))
-        raise ShardingError(
-            f"mesh = {mesh!r} is not a mesh",
+        raise bad_value(
+            "mesh", mesh, "a mesh", cls=ShardingError,
             hint='pass a jax.sharding.Mesh, an AbstractMesh, a shardc Mesh or "x=4,y=2"',
         )
     if sizes is None:
@@ -294,8 +303,8 @@ def to_spec(obj: Any, mesh: Mesh, rank: int) -> Spec:
     if type(obj).__name__ == "NamedSharding":
         other = to_mesh(obj.mesh)
         if other.axis_sizes != mesh.axis_sizes:
-            raise ShardingError(
-                f"NamedSharding on mesh {other.body()} given for a function on mesh {mesh.body()}",
+            raise wrong_mesh(
+                "NamedSharding", other.body(), mesh.body(), "the function",
                 hint="use the same mesh, or pass a PartitionSpec",
             )
         return _from_partition_spec(obj.spec)
@@ -327,24 +336,25 @@ def to_sharding(
         raise ShardingError(f"{what} = {_given_text(obj)}: {e.message}", hint=e.hint) from None
     given = f"{what} = {spec}"
     if len(spec.dims) > rank:
-        raise ShardingError(
-            f"{given} has {len(spec.dims)} dims but the value has rank {rank} (shape {shape})",
-            hint=f"give at most {rank} dims",
+        raise rank_mismatch(
+            given, len(spec.dims), f"of shape {shape}", rank, hint=f"give at most {rank} dims"
         )
     dims = spec.dims + (DimSharding((), True),) * (rank - len(spec.dims))
     replicated = tuple(sorted(spec.replicated, key=lambda a: a.sort_key(mesh)))
     unreduced = tuple(sorted(spec.unreduced, key=lambda a: a.sort_key(mesh)))
     for a in [x for d in dims for x in d.axes] + list(replicated) + list(unreduced):
         if a.name not in mesh.axis_sizes:
-            raise ShardingError(
-                f'{given} names axis "{a.name}", which is not in mesh {mesh.body()}',
+            raise unknown_axis(
+                a.name, mesh.body(), mesh.axis_names, given=given,
                 hint=_unknown_axis_hint(a.name, mesh),
             )
     sharding = TensorSharding(mesh_ref, dims, replicated, unreduced)
     try:
-        sharding.validate(mesh, shape)
+        sharding.validate(mesh, shape, given=given)
     except ShardingError as e:
-        raise ShardingError(f"{given}: {e.message}", hint=e.hint or _validation_hint(e.message)) from None
+        if e.hint is None and "sub-axis" in e.message:
+            raise ShardingError(e.message, hint=_SUB_AXIS_HINT) from None
+        raise
     return sharding
 
 
@@ -360,12 +370,7 @@ def _unknown_axis_hint(name: str, mesh: Mesh) -> str:
     return hint
 
 
-def _validation_hint(message: str) -> str | None:
-    """How to fix what `TensorSharding.validate` rejects, when it says nothing itself."""
-    if "duplicate axis" in message:
-        return ("a mesh axis may appear once per tensor: in one dim, or in replicated=/unreduced="
-                ", not in two places")
-    if "sub-axis" in message:
-        return ('a sub-axis "a":(pre)size needs pre * size to divide the size of axis a, and '
-                "sub-axes of one axis must not overlap")
-    return None
+_SUB_AXIS_HINT = (
+    'a sub-axis "a":(pre)size needs pre * size to divide the size of axis a, and sub-axes of '
+    "one axis must not overlap"
+)

@@ -17,10 +17,12 @@ from typing import Any
 
 from shardc.dialect.errors import (
     ArgumentError,
-    ArgumentTypeError,
     ManualComputationError,
     ShardcError,
     ShardingError,
+    count_mismatch,
+    no_main,
+    not_an_array,
 )
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.frontend import specs
@@ -73,8 +75,8 @@ def abstractify(x: Any) -> Any:
     try:
         arr = jax.numpy.asarray(x)
     except TypeError:
-        raise ArgumentTypeError(
-            f"argument {x!r} of type {type(x).__name__} is not an array",
+        raise not_an_array(
+            repr(x), type(x).__name__,
             hint="pass arrays or jax.ShapeDtypeStruct, or mark the argument static",
         ) from None
     return jax.ShapeDtypeStruct(arr.shape, np.dtype(arr.dtype))
@@ -100,8 +102,8 @@ def flat_shardings(
         ) from None
     leaves = jax.tree.leaves(full, is_leaf=lambda x: x is None or specs.is_spec_like(x))
     if len(leaves) != len(avals):
-        raise ShardingError(
-            f"{label} gives {len(leaves)} shardings for {len(avals)} values",
+        raise count_mismatch(
+            label, len(leaves), "shardings", len(avals), "values", cls=ShardingError,
             hint=f"give one spec for all {kind}puts, or one (or None) per {kind}put",
         )
     out = []
@@ -129,7 +131,7 @@ def _main_func(module: Any) -> Any:
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
             return op
-    raise ShardcError("the lowered module has no @main function")
+    raise no_main("the lowered module")
 
 
 def _mesh_symbol(module: Any, mesh: Mesh) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 
-from ..errors import ParseError, ShardcError
+from ..errors import ParseError, ShardcError, syntax_error, unknown_name
 from .model import KIND_CLAUSES, FactorKind, OpShardingRule, factor_symbol
 
 _KIND_OF_CLAUSE = dict(KIND_CLAUSES)
@@ -159,9 +159,8 @@ def _parse_einsum(spec: str) -> tuple[tuple[tuple[tuple[str, ...], ...], ...], .
     try:
         tree: Any = _parser("einsum").parse(spec)
     except UnexpectedInput as e:
-        col = getattr(e, "column", "?")
-        raise ParseError(
-            f"invalid sharding rule spec {spec!r}: unexpected input at column {col}",
+        raise syntax_error(
+            "sharding rule spec", spec, getattr(e, "column", 0) or 0,
             hint="write it like '... i j, ... j k -> ... i k'",
         ) from None
     except LarkError as e:
@@ -298,12 +297,14 @@ def rule_from_einsum(
     ):
         for name in group:
             if name not in names:
-                raise ShardcError(f"sharding rule spec {spec!r} has no factor {name!r}")
+                raise unknown_name(
+                    "factor", name, list(names), where=f"sharding rule spec {spec!r}"
+                )
             kinds[names[name]] = kind
     blocked_set = set()
     for name in blocked:
         if name not in names:
-            raise ShardcError(f"sharding rule spec {spec!r} has no factor {name!r}")
+            raise unknown_name("factor", name, list(names), where=f"sharding rule spec {spec!r}")
         blocked_set.add(names[name])
 
     def idx(m: list[list[str]]) -> tuple[tuple[int, ...], ...]:

@@ -9,7 +9,7 @@ into the attribute text every printer writes (`result_sharding_attrs`, `func_pro
 
 from __future__ import annotations
 
-from ..errors import ParseError
+from ..errors import ParseError, count_mismatch
 from ..ir import AttrDict, AttrList, FuncOp, Module, Operation, func_num_results, parse_dict_list
 from ..op_views import SDY_COLLECTIVES
 from ..sharding_syntax import (
@@ -155,9 +155,9 @@ def absorb_op(op: Operation) -> None:
         return
     per_value = parse_sharding_per_value(str(raw))
     if len(per_value.shardings) != len(op.results):
-        raise ParseError(
-            f"'{op.name}' op result shardings don't match number of values: "
-            f"{len(per_value.shardings)} shardings vs {len(op.results)} values"
+        raise count_mismatch(
+            f"'{op.name}' op sdy.sharding", len(per_value.shardings), "shardings",
+            len(op.results), "results", cls=ParseError,
         )
     for r, s in zip(op.results, per_value.shardings, strict=True):
         r.sharding = s

@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, not_one_of
 from shardc.dialect.ir import Module
 
 from ..context import ALL, SAME_OPS, PassContext
@@ -55,9 +55,8 @@ class AutoOptions:
             budget = parse_size(budget)
         object.__setattr__(self, "memory_budget", budget)
         if self.solver not in SOLVERS:
-            raise ShardcError(
-                f"auto solver {self.solver!r} is not one of {', '.join(SOLVERS)}",
-                hint="use highs (the default) or cp-sat",
+            raise not_one_of(
+                "auto solver", self.solver, SOLVERS, hint="use highs (the default) or cp-sat"
             )
         if self.time_limit <= 0 or not -100 <= self.headroom < 100:
             raise ShardcError(

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from shardc.dialect.data_flow import entry_funcs
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, not_one_of
 from shardc.dialect.ir import (
     Module,
     Operation,
@@ -151,9 +151,8 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             continue
         p = build_problem(g, tie=opts.tie_layers)
         if opts.solver not in SOLVERS:
-            raise ShardcError(
-                f"auto solver {opts.solver!r} is not one of {', '.join(SOLVERS)}",
-                hint="use highs (the default) or cp-sat",
+            raise not_one_of(
+                "auto solver", opts.solver, SOLVERS, hint="use highs (the default) or cp-sat"
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
         sol = solve(p, target, opts.time_limit, solver=opts.solver)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.passes.plan.cost import reshard_steps
 
@@ -39,8 +39,8 @@ def parse_size(text: str | int) -> int:
     except ValueError:
         value = -1.0
     if unit not in _UNITS or value < 0:
-        raise ShardcError(
-            f"memory budget {text!r} is not a size",
+        raise bad_value(
+            "memory budget", text, "a size",
             hint="give bytes, or a number with KiB, MiB or GiB (e.g. 64MiB)",
         )
     return int(value * _UNITS[unit])
@@ -63,10 +63,9 @@ def parse_axis_costs(text: str, mesh_axes: Iterable[str] | None = None) -> dict[
                 hint="write e.g. data=4,model=1 (a non-negative weight per mesh axis)",
             )
         if known is not None and name not in known:
-            raise ShardcError(
-                f"axis cost {item!r} names axis {name!r}, which is not a mesh axis "
-                f"({', '.join(sorted(known))})",
-                hint="name the mesh's own axes",
+            raise unknown_axis(
+                name, ", ".join(sorted(known)), sorted(known),
+                given=f"axis cost {item!r} in {text!r}", cls=ShardcError,
             )
         out[name] = weight
     return out

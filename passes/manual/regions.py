@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shardc.dialect.errors import ManualComputationError
+from shardc.dialect.errors import ManualComputationError, unknown_axis, unknown_mesh
 from shardc.dialect.ir import Block, Module, Operation
 from shardc.dialect.op_views import MANUAL_COMPUTATION, ManualComputation
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -69,10 +69,9 @@ def _mesh_of(module: Module, op: Operation, shardings: tuple[TensorSharding, ...
             return None, s.mesh
         if s.mesh in meshes:
             return s.mesh, meshes[s.mesh]
-        raise ManualComputationError(
-            f"{MANUAL_OP} refers to unknown mesh @{s.mesh}",
+        raise unknown_mesh(
+            s.mesh, list(meshes), given=f"{MANUAL_OP} {s.body()}", cls=ManualComputationError,
             location=module.resolve_loc(op.loc),
-            hint="declare it with `sdy.mesh @name = <[...]>`",
         )
     # no shardings at all (zero operands and results): the module's only non-empty mesh
     named = [(n, m) for n, m in meshes.items() if m.axes]
@@ -96,9 +95,9 @@ def region_of(module: Module, op: Operation, parent: ManualRegion | None = None)
     loc = module.resolve_loc(op.loc)
     for a in manual:
         if a not in mesh.axis_sizes:
-            raise ManualComputationError(
-                f'{MANUAL_OP}: manual axis "{a}" is not an axis of the mesh {mesh.body()}',
-                location=loc,
+            raise unknown_axis(
+                a, mesh.body(), mesh.axis_names, given=f"{MANUAL_OP} manual_axes",
+                cls=ManualComputationError, location=loc,
             )
     outer = parent.scope_axes if parent is not None else ()
     for a in manual:

@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shardc.dialect.errors import ManualComputationError
+from shardc.dialect.errors import (
+    ManualComputationError,
+    count_mismatch,
+    not_divisible,
+    rank_mismatch,
+)
 from shardc.dialect.ir import Module
 from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import TensorSharding
@@ -57,10 +62,9 @@ def local_shape(
     """The per-device shape of a value of `global_type` split by `sharding`'s manual axes."""
     label = f"{what} = {sharding.body()}"
     if len(sharding.dims) != global_type.rank:
-        raise ManualComputationError(
-            f"{region.describe()}: {label} has rank {len(sharding.dims)} but the value is "
-            f"{global_type} of rank {global_type.rank}",
-            location=region.location,
+        raise rank_mismatch(
+            f"{region.describe()}: {label}", len(sharding.dims), str(global_type),
+            global_type.rank, cls=ManualComputationError, location=region.location,
             hint=f"give {what} exactly one dim sharding per dim of the value",
         )
     out = []
@@ -70,11 +74,10 @@ def local_shape(
             names = " * ".join(f'{a} of size {a.size(region.mesh)}' for a in
                                _dim_manual_axes(sharding, d, region))
             kind = "axis" if " * " not in names else "axes"
-            raise ManualComputationError(
-                f"{region.describe()}: {label} splits dim {d} of size {size} over manual "
-                f"{kind} {names}, which does not divide {size}",
+            raise not_divisible(
+                f"{region.describe()}: {label}", d, size, f"manual {kind} {names}", n,
+                hint="or map it to a smaller axis in the specs", cls=ManualComputationError,
                 location=region.location,
-                hint=f"pad dim {d} to a multiple of {n}, or map it to a smaller axis in the specs",
             )
         out.append(size // n if size >= 0 else size)
     return tuple(out)
@@ -92,11 +95,10 @@ def _check_counts(region: ManualRegion) -> None:
     ):
         if len(shardings) != len(values):
             kind = "operands" if what == "in_shardings" else "results"
-            raise ManualComputationError(
-                f"{region.describe()}: {what} has {len(shardings)} shardings for "
-                f"{len(values)} {kind}",
-                location=region.location,
+            raise count_mismatch(
+                f"{region.describe()}: {what}", len(shardings), "shardings", len(values), kind,
                 hint=f"give {what} exactly one sharding per {kind[:-1]}",
+                cls=ManualComputationError, location=region.location,
             )
 
 
@@ -106,10 +108,9 @@ def region_shapes(region: ManualRegion) -> RegionShapes:
     body = region.body
     _check_counts(region)
     if len(body.args) != len(op.operands):
-        raise ManualComputationError(
-            f"{region.describe()}: the body has {len(body.args)} block arguments for "
-            f"{len(op.operands)} operands",
-            location=region.location,
+        raise count_mismatch(
+            f"{region.describe()}: the body", len(body.args), "block arguments",
+            len(op.operands), "operands", cls=ManualComputationError, location=region.location,
         )
     operands = []
     for i, (v, s, arg) in enumerate(zip(op.operands, region.in_shardings, body.args, strict=False)):
@@ -131,10 +132,9 @@ def region_shapes(region: ManualRegion) -> RegionShapes:
     term = body.terminator
     returned = list(term.operands) if term is not None else []
     if len(returned) != len(op.results):
-        raise ManualComputationError(
-            f"{region.describe()}: the body returns {len(returned)} values for "
-            f"{len(op.results)} results",
-            location=region.location,
+        raise count_mismatch(
+            f"{region.describe()}: the body's return", len(returned), "values",
+            len(op.results), "results", cls=ManualComputationError, location=region.location,
         )
     results = []
     for j, (r, s, v) in enumerate(zip(op.results, region.out_shardings, returned, strict=False)):

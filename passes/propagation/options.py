@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardc.dialect.errors import ShardcError
+from shardc.dialect.errors import ShardcError, not_one_of
 
 from .factor_propagation import STRATEGIES as _STRATEGY_TABLE
 
@@ -105,10 +105,7 @@ class PropagationOptions:
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ShardcError(
-                f"strategy = {self.strategy!r} is not a factor strategy",
-                hint="use one of " + ", ".join(STRATEGIES),
-            )
+            raise not_one_of("strategy", self.strategy, STRATEGIES)
         if self.max_steps < 0:
             raise ShardcError(
                 f"max_steps = {self.max_steps} is negative", hint="use 0 (no cap) or a positive cap"

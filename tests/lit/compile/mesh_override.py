@@ -7,4 +7,4 @@
 # A mesh whose axes do not divide a sharded dim is an error, never a silently smaller sharding
 # (XLA would keep only the part that divides: "x":(1)8 of x=16 on 8 rows).
 # RUN: not shardc compile %S/Inputs/mlp_entry.py --entry layer --mesh x=16,y=16 2>&1 | filecheck %s --check-prefix=DIVIDE
-# DIVIDE: error: argument x (in_shardings = <@mesh, [{"x"}, {}]>): dim 0 of size 8 (shape (8, 16)) is split over axes x of <["x"=16, "y"=16]>, 16 shards, and 16 does not divide 8; pad dim 0 to a multiple of 16
+# DIVIDE: error: argument x (in_shardings = <@mesh, [{"x"}, {}]>) splits dim 0 of size 8 (shape (8, 16)) over axes x of <["x"=16, "y"=16]> (16 shards), and 16 does not divide 8; pad dim 0 to a multiple of 16

@@ -17,7 +17,7 @@
 // ALL: IR Dump After propagate
 // ALL: IR Dump After export
 // ALL: sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>
-// BAD: error: --dump-after nonesuch: no pass of that name; name one of verify, {{.*}}, export, pin, or all
+// BAD: error: --dump-after: no pass named 'nonesuch'; name one of: verify, {{.*}}, export, pin, all
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 

@@ -10,7 +10,7 @@
 // CHECK-SAME: %arg0: tensor<?x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}
 // CHECK-SAME: -> (tensor<?x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
 // CHECK-NEXT: stablehlo.abs %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<?x16xf32>
-// PIN: error: {{.*}}tensor<?x16xf32> has a dynamic dimension; the pin export, the communication plan and auto sharding need static shapes
+// PIN: error: {{.*}}tensor<?x16xf32> has a dynamic dimension, not supported by the pin export, the communication plan and auto sharding (they need static shapes
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @static_dim_propagates(%arg0: tensor<?x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<?x16xf32> {
   %0 = stablehlo.abs %arg0 : tensor<?x16xf32>
