@@ -167,3 +167,18 @@ def test_explanations_say_explicit_shardings_come_from_the_type() -> None:
     # y (Auto) is propagation's, from the argument's annotation
     assert any(ln.startswith("%2 = stablehlo.tanh") and 'dim 1 {"y"} <- %arg1 (annotation' in ln
                for ln in lines)
+
+
+def test_plan_causes_say_explicit_shardings_come_from_the_type() -> None:
+    a, w = arrays(MIXED)
+
+    def f(a, w):
+        return jnp.tanh(a @ w).sum(0)
+
+    plan = shardc.jit(f, mesh=MIXED).lower(a, w).plan()
+    (c,) = [c for c in plan.collectives if c.kind == "all-reduce"]
+    # the summed dim is on x (Explicit): its axes come from the tanh's type, named with its line
+    assert re.search(r'dim 0 \{"x"\} <- the type tanh at test_jit_explicit.py:\d+ gave its '
+                     r'result \(Explicit axes\)', c.cause), c.cause
+    auto = shardc.jit(f, mesh=AUTO).lower(*arrays(AUTO)).plan()
+    assert not any("Explicit" in c.cause for c in auto.collectives)

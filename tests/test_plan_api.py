@@ -144,3 +144,48 @@ def test_plan_bytes_are_what_xla_moves() -> None:
     low = _lower("_, y")
     exe = H.compile_mlir(low.as_text(mode="pin"))
     assert low.plan().total_bytes == HB.total_bytes(H.hlo_text(exe)) > 0
+
+
+# two arguments split on x along different dims: Shardy's aggressive propagation (XLA's own)
+# lays the chain out like %arg0, shardc's basic strategy like %arg1
+CONFLICT = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>})
+    -> tensor<8x16xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x16xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x16xf32>
+  %2 = stablehlo.multiply %1, %arg1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+"""
+
+
+def test_plan_says_what_xla_own_layout_would_cost() -> None:
+    basic = shardc.PropagationOptions(strategy="basic")
+    plan = shardc.plan(CONFLICT, options=basic, xla_own=True)
+    own = plan.xla_own
+    assert own is not None and own.pinned == 4  # the add, tanh and multiply and the result
+    # XLA's own layout is Shardy's aggressive one, which shardc's default strategy also finds
+    aggressive = shardc.plan(CONFLICT)
+    assert (own.total_bytes, own.memory) == (aggressive.total_bytes, aggressive.memory)
+    assert "shardc's differs from XLA's own at 4 values" in plan.table()
+    # where shardc's layout is XLA's own, nothing is pinned and nothing said
+    same = shardc.plan(CONFLICT, xla_own=True)
+    assert same.xla_own is None and "XLA's own" not in same.table()
+    assert same.total_bytes == aggressive.total_bytes
+
+
+def test_lowered_plan_is_of_the_compiled_form() -> None:
+    x = jax.ShapeDtypeStruct((8, 16), jnp.float32)
+
+    def f(a, b):
+        return jnp.tanh(a + b) * b
+
+    specs = ("x, _", "_, x")
+    low = shardc.jit(f, mesh=MESH, in_shardings=specs,
+                     options=shardc.PropagationOptions(strategy="basic")).lower(x, x)
+    own = low.plan().xla_own
+    assert own is not None and own.pinned >= 3
+    checked = low.plan(check=True)
+    assert checked.xla_own == own and checked.check is not None
+    assert shardc.jit(f, mesh=MESH, in_shardings=specs).lower(x, x).plan().xla_own is None

@@ -7,12 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from shardc.api.exported import export_copy
 from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
-from shardc.api.propagate import dump_to_stderr, propagate_text
+from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
+from shardc.backend.xla_form import ShardyOracle
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.passes.pin import PinReport, Written
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
@@ -26,7 +29,7 @@ from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module
 from shardc.passes.plan.plan_pass import PlanRewrites
-from shardc.passes.plan.report import Collective, Memory, Plan, fmt_bytes
+from shardc.passes.plan.report import Collective, Memory, Plan, XlaOwn, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
 from shardc.runtime import suspended_gc
 
@@ -37,6 +40,7 @@ __all__ = [
     "Plan",
     "PlanCheck",
     "PlanDiff",
+    "XlaOwn",
     "diff",
     "diff_lowered",
     "explicit",
@@ -56,14 +60,58 @@ def plan_propagated(
     debug: PipelineDebug | None = None,
 ) -> Plan:
     """Run the pipeline on `module` in place up to the plan (propagation records origins for
-    the causes); `checks` also runs verify and the shard_map shape checks first; `debug` adds
-    the command line's `--dump-after`, `--disable-pass` and `--timing`."""
-    pipeline = _pipeline(options, plan_options, checks, debug=debug)
+    the causes), propagating as the compiled form does (`as_compiled`); `checks` also runs
+    verify and the shard_map shape checks first; `debug` adds the command line's
+    `--dump-after`, `--disable-pass` and `--timing`."""
+    pipeline = _pipeline(as_compiled(options), plan_options, checks, debug=debug)
     ctx = _run(module, pipeline, caller or _CALLER, debug)
     return ctx.require(Plan)
 
 
 _CALLER = Caller(function="shardc.plan")
+
+
+def as_compiled(options: PropagationOptions | None) -> PropagationOptions:
+    """`options` as the compiled form propagates (`.compile()`, `--pin`): what XLA deletes
+    before its own propagation decides no layout (`xla_dead_code`), so that the plan is of the
+    layout that runs."""
+    return replace(options or PropagationOptions(), xla_dead_code=True)
+
+
+def plan_compiled_form(
+    module: Module,
+    options: PropagationOptions | None = None,
+    plan_options: PlanOptions | None = None,
+    *,
+    checks: bool = False,
+    written: Written | None = None,
+) -> Plan:
+    """The plan of the program `.compile()` builds from `module` (propagated in place, as the
+    compiled form propagates it: what XLA deletes decides nothing), then the compiled form
+    itself (the `pin` export: the annotations as written, or as `written`, plus pins where
+    XLA's own propagation would lay a value out otherwise). Where it pins anything,
+    `Plan.xla_own` is the plan of XLA's own layout of the module as written (no pin), so that
+    the plan says what shardc's layout costs against the one XLA would have chosen."""
+    pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin")
+    oracle = ShardyOracle(keep_first=True)
+    given = [written] if written is not None else []
+    ctx = run_pipeline(module, pipeline, _CALLER, oracle=oracle, given=given)
+    result = ctx.require(Plan)
+    result.xla_own = xla_own_plan(ctx.result(PinReport), oracle)
+    return result
+
+
+def xla_own_plan(report: PinReport | None, oracle: ShardyOracle) -> XlaOwn | None:
+    """What XLA's own layout (the `pin` export's first oracle answer, kept by `oracle`) would
+    move and need, planned as shardc's is; None where the export pinned nothing (the compiled
+    program is then partitioned from XLA's own layout, which is shardc's)."""
+    if report is None or report.agrees:
+        return None
+    text = oracle.first_layout_text()
+    if text is None:
+        return None
+    own = plan_module(_import(text, "<XLA's own layout>"), None, PlanOptions(fixes=False))
+    return XlaOwn(report.differed_at_first + len(report.forced), own.total_bytes, own.memory)
 
 
 @dataclass(frozen=True)
@@ -124,6 +172,7 @@ def plan(
     plan_options: PlanOptions | None = None,
     debug: PipelineDebug | None = None,
     check: bool = False,
+    xla_own: bool = False,
 ) -> Plan:
     """The collectives the propagated layout of an MLIR module implies, each with its kind, mesh
     axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
@@ -132,13 +181,19 @@ def plan(
     propagated module (propagation keeps its shardings). `Plan.to_json()` has a fixed schema.
     `check`: also compile the layout with XLA (`shardc.propagate(..., mode="pin")`, on virtual
     CPU devices in a subprocess when this process lacks the mesh's) and match the compiled
-    collectives to the planned ones (`Plan.check`, a `PlanCheck`).
+    collectives to the planned ones (`Plan.check`, a `PlanCheck`). `xla_own` (implied by
+    `check`): also run XLA's own propagation (jaxlib's Shardy) on the module as written and,
+    where shardc lays values out otherwise (the compiled form pins them), plan that layout too
+    (`Plan.xla_own`: what XLA's own layout would move against shardc's).
     """
     if check:
         return check_module(_import(text, source_name, debug), options, plan_options, source_name)
     with suspended_gc():
         module = _import(text, source_name, debug)
-        result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+        if xla_own:
+            result = plan_compiled_form(module, options, plan_options, checks=verify)
+        else:
+            result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
     if (plan_options or PlanOptions()).fixes:
         evaluate_fixes(result, lambda: _import(text, source_name), options, plan_options)
     return result
@@ -216,25 +271,29 @@ def check_module(
     plan_options: PlanOptions | None = None,
     source_name: str = "<input>",
 ) -> Plan:
-    """Plan `module` (propagated or not; its ops are tagged), compile its pin export with XLA
-    and match the two (`Plan.check`; see `shardc.api.plan_check`)."""
+    """Plan the program `.compile()` builds from `module` (propagated or not; its ops are
+    tagged; `plan_compiled_form`), compile it with XLA and match the two (`Plan.check`; see
+    `shardc.api.plan_check`)."""
     with suspended_gc():
         origins = tag_ops(module)
         text = export_text(module, "generic", with_locs=True)
         devices = devices_needed(module)
-    planned = plan(text, options=options, plan_options=plan_options, source_name=source_name)
-    pinned, _ = propagate_text(
-        text, options=options, mode="pin", with_locs=True, source_name=source_name
-    )
+        compiled = _import(text, source_name)
+        planned = plan_compiled_form(compiled, options, plan_options, checks=True)
+        pinned = export_text(compiled, "generic", with_locs=True)
+    if (plan_options or PlanOptions()).fixes:
+        evaluate_fixes(planned, lambda: _import(text, source_name), options, plan_options)
     attach(planned, compiled_hlo(pinned, devices), module, origins)
     return planned
 
 
 @suspended_gc()
-def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
-    """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan."""
+def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
+    """A fresh propagation of a `Lowered`'s traced module (origins recorded), and its plan;
+    `xla_own`: of the compiled form, with `Plan.xla_own` (see `plan_compiled_form`)."""
     source = getattr(lowered, "plan_source", None)
     auto = getattr(getattr(lowered, "report", None), "auto", None)
+    written = getattr(lowered, "written", None)
     if source is None or auto is not None:
         # plan the propagated IR as it is: no traced module kept, or automatic sharding chose
         # the layout (re-running it could choose another: shardc.jit fits it to XLA's memory)
@@ -242,20 +301,30 @@ def _lowered_module(lowered: Any) -> tuple[Module, Plan]:
         plan = plan_module(module, None)
         if auto is not None:
             plan.auto = auto.lines()
+        if xla_own:
+            oracle = ShardyOracle(keep_first=True)
+            exported = export_copy(module, "pin", False, oracle=oracle, written=written)
+            plan.xla_own = xla_own_plan(exported.pin_report, oracle)
+            exported.module.release()
         return module, plan
     build, options = source
     with suspended_gc():
         module = build()
-        result = plan_propagated(module, options)
+        if xla_own:
+            result = plan_compiled_form(module, options, written=written)
+        else:
+            result = plan_propagated(module, options)
     evaluate_fixes(result, build, options)
     return module, result
 
 
 def plan_lowered(lowered: Any, check: bool = False) -> Plan:
-    """`Lowered.plan()`: the plan of a `shardc.jit(...).lower(...)` result; `check` also
-    compiles its layout with XLA and matches the collectives (`Plan.check`)."""
+    """`Lowered.plan()`: the plan of the program `.compile()` builds from a
+    `shardc.jit(...).lower(...)` result, with what XLA's own layout would cost where shardc's
+    differs (`Plan.xla_own`); `check` also compiles that program with XLA and matches the
+    collectives (`Plan.check`)."""
     if not check:
-        return _lowered_module(lowered)[1]
+        return _lowered_module(lowered, xla_own=True)[1]
     source = getattr(lowered, "plan_source", None)
     auto = getattr(getattr(lowered, "report", None), "auto", None)
     if source is None or auto is not None:

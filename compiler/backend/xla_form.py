@@ -64,12 +64,18 @@ class ShardyOracle:
         self,
         build: Callable[[Module], Any] | None = None,
         speculate: Callable[[Module, Any], None] | None = None,
+        keep_first: bool = False,
     ):
         self.build = build or parse_for_xla
         # told of the first module built (the export as written, no pin yet) once the oracle
         # has its own copy: a caller may start XLA's compile of it while Shardy runs here
         self.speculate = speculate
         self.last: Any = None
+        # with `keep_first`: the first call's copy once Shardy ran on it (XLA's own layout of
+        # the module as written, before any pin), for `first_layout_text`
+        self.keep_first = keep_first
+        self.first: Any = None
+        self.derived: Any = None  # with `keep_first`: the latest call's copy, likewise
         self._parsed: dict[str, tuple[Key, ...]] = {}
         self._one: dict[str, object] = {}
 
@@ -112,11 +118,26 @@ class ShardyOracle:
                     f"Shardy's propagation, as XLA runs it, fails on the exported module: {first}"
                 ) from None
             out = self._read(copy)
+            if self.keep_first:
+                if self.first is None:
+                    self.first = copy
+                self.derived = copy
         if renamed is not None:
             for table in (out.args, out.outs):
                 if "main" in table:
                     table[renamed] = table.pop("main")
         return out
+
+    def first_layout_text(self) -> str | None:
+        """With `keep_first`: the module of the first call with every value's layout as XLA's
+        own propagation derives it (generic text, locations kept), None before any call."""
+        return _asm(self.first)
+
+    def derived_layout_text(self) -> str | None:
+        """With `keep_first`: the module of the latest call with every value's layout as XLA
+        derives it (after the export's pins, where the latest call was about the export as it
+        ends: the layout XLA partitions), generic text with locations; None before any call."""
+        return _asm(self.derived)
 
     def _key_of(self, text: str, meshes: dict[str, Mesh]) -> Key:
         """The key of one tensor sharding's text (parsed once per distinct text)."""
@@ -184,6 +205,13 @@ class ShardyOracle:
             d = ir.DictAttr(attrs[i])
             out.append(self._key_of(str(d["sdy.sharding"]), meshes) if "sdy.sharding" in d else None)
         return tuple(out)
+
+
+def _asm(op: Any) -> str | None:
+    if op is None:
+        return None
+    with op.context:
+        return str(op.get_asm(print_generic_op_form=True, enable_debug_info=True))
 
 
 def _erase(ops: list[Any], dead: set[int]) -> None:

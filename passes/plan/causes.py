@@ -3,8 +3,9 @@
 A cause names the two different shardings that meet (the one a value has and the one it must
 take), each with where its axes come from when the propagation's origins observer ran: ` <-
 params['w1']` (the user annotation they trace back to), `(annotated)` on a value the user
-annotated itself. A reduction's cause names the reduction factor, the dims it sits on and their
-axes. Values are named as the user knows them (`naming.value_label`): the JAX name and source
+annotated itself, ` <- the type dot_general at f.py:12 gave its result (Explicit axes)` on a
+dim whose axes are Explicit mesh axes (JAX's types set them, not propagation). A reduction's
+cause names the reduction factor, the dims it sits on and their axes. Values are named as the user knows them (`naming.value_label`): the JAX name and source
 line of the op that makes them, a func argument's name, `%N` only where the module has no
 locations. Each cause comes with fix candidates (`fixes.Candidate`): user annotations and the
 sharding they would get; whether one is offered is decided by re-planning with it.
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardc.dialect.axis_types import explicit_axes
 from shardc.dialect.ir import Module, Operation, Value
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
+from ..propagation.explain import type_setter
 from . import layout
 from .cost import Dims
 from .fixes import Candidate, locate
@@ -51,6 +54,7 @@ class Causes:
         self.names = names
         self.origins = origins
         self.entries = entries
+        self.explicit = explicit_axes(module)
         self._labels: dict[int, str] = {}
 
     # -- naming --------------------------------------------------------------------------------
@@ -77,13 +81,30 @@ class Causes:
 
     def root(self, holder: Any, dim: int) -> str:
         """` (annotated)` when the user annotated `holder`'s dim itself, ` <- X` when its axes
-        trace back to the user annotation X, else nothing."""
+        trace back to the user annotation X, ` <- the type ...` when they are Explicit mesh
+        axes (the type of the op that set them, with its source line), else nothing."""
         r = self.root_holder(holder, dim)
         if r is None:
             return ""
+        source = self._type_source(holder, dim, r)
+        if source is not None:
+            return f" <- {source}"
         if r is holder:
             return " (annotated)"
         return f" <- {self.name(r)}"
+
+    def _type_source(self, holder: Any, dim: int, root: Any) -> str | None:
+        """Where `holder`'s dim comes from when all its axes are Explicit: the type of the
+        value JAX constrained as `root`, named by the op that set it; else None."""
+        o = self.origins.get(holder, dim)
+        if not self.explicit or o is None or not o.axes:
+            return None
+        if not {a.name for a in o.axes} <= self.explicit:
+            return None
+        setter = type_setter(root)
+        if setter is None or not setter.results:
+            return f"the type of {self.name(root)} (Explicit axes)"
+        return f"the type {self.name(setter.results[0])} gave its result (Explicit axes)"
 
     def root_holder(self, holder: Any, dim: int) -> Any:
         """The user annotation `holder`'s dim `dim` traces back to (None: none, or unknown)."""

@@ -17,36 +17,45 @@ all-slice is a local dynamic-slice, not a collective: it moves nothing and costs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from shardc.dialect.layout_math import axes_size, local_bytes
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
-Dims = tuple[tuple[AxisRef, ...], ...]
+from .steps import (
+    ALL_GATHER,
+    ALL_REDUCE,
+    ALL_SLICE,
+    ALL_TO_ALL,
+    COLLECTIVE_PERMUTE,
+    KINDS,
+    REDUCE_SCATTER,
+    Dims,
+    Step,
+    local_bytes,
+    local_shape,
+    merge_axes,
+    sort_axes,
+)
+from .xla_reshard import xla_reshard_steps
 
-ALL_GATHER = "all-gather"
-ALL_SLICE = "all-slice"
-ALL_REDUCE = "all-reduce"
-REDUCE_SCATTER = "reduce-scatter"
-ALL_TO_ALL = "all-to-all"
-COLLECTIVE_PERMUTE = "collective-permute"
-KINDS = (ALL_GATHER, ALL_SLICE, ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL, COLLECTIVE_PERMUTE)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after.
-
-    `per_dim` holds the axes gathered or sliced on each dim (all-gather, all-slice,
-    reduce-scatter), `move` the source and target dim of an all-to-all: what an explicit
-    `sdy` collective op needs."""
-
-    kind: str
-    axes: tuple[AxisRef, ...]
-    bytes: int
-    after: Dims
-    per_dim: Dims | None = None
-    move: tuple[int, int] | None = None
+__all__ = [
+    "ALL_GATHER",
+    "ALL_REDUCE",
+    "ALL_SLICE",
+    "ALL_TO_ALL",
+    "COLLECTIVE_PERMUTE",
+    "KINDS",
+    "REDUCE_SCATTER",
+    "Dims",
+    "Step",
+    "local_bytes",
+    "local_shape",
+    "merge_axes",
+    "peak_live",
+    "reduction_steps",
+    "reshard_bytes",
+    "reshard_steps",
+    "sort_axes",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -69,24 +78,6 @@ def _split(a: AxisRef, cuts: dict[str, list[int]], mesh: Mesh) -> list[AxisRef]:
         make_axis_ref(a.name, lo, hi // lo, mesh)
         for lo, hi in zip(points, points[1:], strict=False)
     ]
-
-
-def merge_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:
-    """Consecutive sub-axes of one axis merged (`"x":(1)2, "x":(2)2` -> `"x"` on x=4)."""
-    out: list[AxisRef] = []
-    for a in axes:
-        if out and out[-1].can_merge(a, mesh):
-            out[-1] = out[-1].merge(a, mesh)
-        else:
-            out.append(a)
-    return tuple(out)
-
-
-def sort_axes(axes: list[AxisRef] | tuple[AxisRef, ...], mesh: Mesh) -> tuple[AxisRef, ...]:
-    """Axes in mesh order, consecutive sub-axes merged (how collectives name their axes)."""
-    return merge_axes(
-        sorted(axes, key=lambda a: (mesh.axis_index.get(a.name, 0), a.pre_size())), mesh
-    )
 
 
 def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
@@ -113,6 +104,8 @@ def reshard_steps(
     as Shardy does; `style="xla"` does so only where nothing is gathered (XLA's partitioner
     gathers a merge of blocks whole and slices it, measured on the differential suite).
     """
+    if style == "xla":
+        return xla_reshard_steps(shape, elem_bytes, src, dst, mesh)
     rank = len(shape)
     src = tuple(src) + ((),) * (rank - len(src))
     dst = tuple(dst) + ((),) * (rank - len(dst))

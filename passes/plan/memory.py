@@ -276,7 +276,14 @@ def _block_peak(
                 if top is not None:
                     last = max(last, index.get(id(top), k))
             size = _aligned(value_bytes(r, mesh_of))
-            reuse = _dying_operand(op, k, size, held, intervals) if op.name in _FUSIBLE else None
+            if op.name in _FUSIBLE:
+                reuse = _dying_operand(op, k, size, held, intervals)
+            elif op.name == WHILE and r.index < len(op.operands):
+                # a loop updates its carries in place: a result takes the buffer of its
+                # initial value where that dies at the loop
+                reuse = _dying_operand(op, k, size, held, intervals, [op.operands[r.index]])
+            else:
+                reuse = None
             if reuse is not None:  # computed in place of an operand that dies here
                 start, _, nbytes = intervals[reuse]
                 intervals[reuse] = (start, last, nbytes)
@@ -330,10 +337,12 @@ def _dying_operand(
     size: int,
     held: dict[int, int],
     intervals: list[tuple[int, int, int]],
+    candidates: list[Value] | None = None,
 ) -> int | None:
-    """The interval of an operand of `op` whose buffer ends at `op` (position `k`) and is
-    `size` bytes: XLA's buffer assignment lets an element-wise fusion write its result there."""
-    for v in op.operands:
+    """The interval of an operand of `op` (of `candidates` when given) whose buffer ends at
+    `op` (position `k`) and is `size` bytes: XLA's buffer assignment lets an element-wise
+    fusion write its result there."""
+    for v in op.operands if candidates is None else candidates:
         i = held.get(id(v))
         if i is not None and intervals[i][1] == k and intervals[i][2] == size:
             return i

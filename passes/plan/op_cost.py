@@ -22,6 +22,7 @@ from ..propagation.projection import (
 )
 from .common_axes import AxesPerFactor, common_axes, xla_contraction
 from .cost import Dims, Step, reduction_steps, reshard_steps
+from .xla_dot import dot_dims, dot_plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ def op_steps(
     skip_operands: frozenset[int] = frozenset(),
     style: str = "xla",
     move: bool = True,
+    dot: bool = False,
 ) -> OpSteps:
     """The collectives the op needs with `tensors` (operands then results) as they are.
 
@@ -97,7 +99,12 @@ def op_steps(
     `skip_operands` are operands resharded for free (constants XLA materializes per layout);
     `style="xla"`: element-wise ops are computed at their result's layout and merged blocks
     gathered whole, as XLA partitions a pinned layout; `"shardy"`: Shardy's explicit reshards
-    (see `common_axes` and `cost.reshard_steps`); `move`: see `common_axes`."""
+    (see `common_axes` and `cost.reshard_steps`); `move`: see `common_axes`; `dot`: the op is
+    a dot_general, which `style="xla"` partitions as XLA's dot handler does (`xla_dot`)."""
+    if dot and style == "xla" and common is None and not skip_operands:
+        steps = _xla_dot_steps(rule, tensors, mesh)
+        if steps is not None:
+            return steps
     all_dims = (*rule.operand_dims, *rule.result_dims)
     if common is None:
         projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(tensors)]
@@ -133,6 +140,28 @@ def op_steps(
             tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh, style))
         )
     return OpSteps(common, computed, tuple(operands), tuple(results), tuple(reduce))
+
+
+def _xla_dot_steps(rule: OpShardingRule, tensors: Sequence[Tensor], mesh: Mesh) -> OpSteps | None:
+    """`op_steps` of a dot_general as XLA's dot handler partitions it (None where the model
+    does not apply: unreduced axes, a rule that is not a dot's)."""
+    dims = dot_dims(rule)
+    if dims is None or len(tensors) != 3 or any(t.unreduced for t in tensors):
+        return None
+    lhs, rhs, out = tensors
+    plan = dot_plan(
+        dims,
+        (lhs.shape, rhs.shape, out.shape),
+        (lhs.elem_bytes, rhs.elem_bytes, out.elem_bytes),
+        (lhs.dims, rhs.dims, out.dims),
+        mesh,
+    )
+    common: AxesPerFactor = [()] * rule.num_factors
+    for t, dim_factors in reversed(list(zip(plan.computed, (*rule.operand_dims, *rule.result_dims), strict=True))):
+        for d, factors in enumerate(dim_factors):
+            for f in factors:
+                common[f] = t[d] if d < len(t) else ()
+    return OpSteps(common, plan.computed, plan.operands, (plan.result,), plan.reduced)
 
 
 def _keep_expressible(

@@ -75,6 +75,23 @@ _XLA_REPLICATED = frozenset({"chlo.top_k", "stablehlo.fft"})
 _XLA_GATHERS_NEED_REPLICATION = frozenset(
     {"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
 )
+_RETURNS = frozenset({"func.return", "stablehlo.return"})
+# the collectives that sum partial results (a reshard back to the partial form is no layout)
+_REDUCING = frozenset({"all-reduce", "reduce-scatter"})
+_INT_CONSTANT = re.compile(r"dense<(-?\d+)>")
+
+
+def _constant_int(v: Value) -> int | None:
+    """The value of a scalar integer constant, else None."""
+    owner = getattr(v, "owner", None)
+    if owner is None or owner.name not in ("stablehlo.constant", "sdy.constant"):
+        return None
+    m = _INT_CONSTANT.search(str(owner.attr("value", "")))
+    return int(m.group(1)) if m is not None else None
+
+
+# ops XLA's dot handler partitions (`xla_dot.py`)
+_DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot"})
 # ops whose rows move along a dim: XLA exchanges halos where that dim stays sharded
 _HALO_OPS = frozenset(
     {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
@@ -286,8 +303,12 @@ class _Planner:
             common = [()] * rule.num_factors
         elif self.xla and op.name == "stablehlo.reduce_window":
             common = self._full_window_replicated(op, rule, ts, mesh)
+        elif self.xla and op.name == "stablehlo.dynamic_update_slice":
+            common = self._update_gathered(op, rule, ts, mesh)
         move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
-        steps = op_steps(rule, ts, mesh, common, skip, style=self.options.model, move=move)
+        steps = op_steps(
+            rule, ts, mesh, common, skip, style=self.options.model, move=move, dot=op.name in _DOTS
+        )
         if self.xla and op.name in _HALO_OPS:
             self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
@@ -309,6 +330,11 @@ class _Planner:
         for j, st in enumerate(steps.results):
             if not st or not self._value_runs(op.results[j]):
                 continue
+            if self.xla and not any(s.kind in _REDUCING for s in st):
+                # XLA's partitioner keeps the result as computed beside its resharded form:
+                # a later use that needs it as computed reads that, with no collective
+                key = (id(op.parent), id(op.results[j]), steps.computed[n + j])
+                self.done.setdefault(key, op)
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
@@ -338,6 +364,43 @@ class _Planner:
             for f in rule.operand_dims[0][d]:
                 if rule.kinds[f] == FactorKind.PERMUTATION:
                     common[f] = ()
+        return common
+
+    def _update_gathered(
+        self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
+    ) -> list[tuple[AxisRef, ...]] | None:
+        """XLA writes a dynamic_update_slice's update in place only where, along every dim the
+        update does not span, the update lands within one shard: one row, or a constant start
+        index whose rows all fall in one shard of the operand's sharding. Along any other
+        sharded dim (several rows from a start index computed at run time, or rows across a
+        shard boundary) it gathers the operand whole, updates it and slices the result back. Those dims' factors are computed
+        unsharded, the rest as Shardy would."""
+        shape, update = ts[0].shape, ts[1].shape
+        gathered = []
+        for d, size in enumerate(shape):
+            shards = 1
+            for a in ts[0].dims[d]:
+                shards *= a.size(mesh)
+            if d >= len(update) or update[d] == size or shards == 1:
+                continue
+            if update[d] == 1:
+                continue  # one row lands in one shard wherever it starts
+            start = _constant_int(op.operands[2 + d]) if 2 + d < len(op.operands) else None
+            if start is not None:
+                start = min(max(start, 0), size - update[d])  # XLA clamps the start index
+                rows = -(-size // shards)
+                if start // rows == (start + update[d] - 1) // rows:
+                    continue
+            gathered.append(d)
+        if not gathered:
+            return None
+        all_dims = (*rule.operand_dims, *rule.result_dims)
+        projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(ts)]
+        sizes = [t.num_elements for t in ts]
+        common = common_axes(projs, rule, sizes, mesh, results_win=True, move=False)
+        for d in gathered:
+            for f in rule.operand_dims[0][d]:
+                common[f] = ()
         return common
 
     def _halos(self, op: Operation, ts: list[Tensor], steps: OpSteps, mesh: Mesh) -> None:
@@ -645,7 +708,11 @@ class _Planner:
         each counted as often as XLA runs it (`runs.Runs`)."""
         trips = self.runs.runs(at if at is not None else op, [value])
         where = id(at if at is not None else op)
-        self.buffers[where] = self.buffers.get(where, 0) + sum(s.bytes for s in steps)
+        # an all-reduce sums in place, in the temporary buffer of the value it reduces (a
+        # returned value's partial sums are a temporary, summed into the output)
+        returned = any(u.name in _RETURNS for u in value.users)
+        moved = sum(s.bytes for s in steps if s.kind != ALL_REDUCE or returned)
+        self.buffers[where] = self.buffers.get(where, 0) + moved
         self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
@@ -725,7 +792,7 @@ def op_cost_of(
     ]
     if any(t is None for t in tensors):
         return 0
-    return op_steps(rule, tensors, mesh, style=model).bytes  # type: ignore[arg-type]
+    return op_steps(rule, tensors, mesh, style=model, dot=op.name in _DOTS).bytes  # type: ignore[arg-type]
 
 
 def layout_memory(module: Module) -> Memory:

@@ -71,8 +71,39 @@ class Memory:
     results: int
     peak: int
 
+    @property
+    def total(self) -> int:
+        """Arguments + results + peak: the measure compared with XLA's memory_analysis."""
+        return self.arguments + self.results + self.peak
+
     def to_json(self) -> dict[str, int]:
         return {"arguments": self.arguments, "results": self.results, "peak": self.peak}
+
+
+@dataclass(frozen=True)
+class XlaOwn:
+    """XLA's own layout of the same module (its propagation of the annotations as written, no
+    pin) where shardc's differs: how many values the compiled form pins to shardc's layout,
+    and what XLA's layout would move and need, planned alike."""
+
+    pinned: int  # values whose layout XLA would derive otherwise (pinned in the compiled form)
+    total_bytes: int  # XLA's own layout's planned collective bytes per device
+    memory: Memory
+
+    def line(self, shardc_bytes: int) -> str:
+        """`layout: shardc's differs from XLA's own at K values ...: shardc's moves N B, XLA's
+        own would move M B; ...`."""
+        more = shardc_bytes - self.total_bytes
+        than = (
+            f"{fmt_bytes(more)} more than" if more > 0 else
+            f"{fmt_bytes(-more)} less than" if more < 0 else "as much as"
+        )  # fmt: skip
+        return (
+            f"layout: shardc's differs from XLA's own at {self.pinned} value"
+            f"{'s' if self.pinned != 1 else ''} (pinned in the compiled form): shardc's moves "
+            f"{fmt_bytes(shardc_bytes)}, {than} XLA's own would ({fmt_bytes(self.total_bytes)}"
+            f"; memory {fmt_bytes(self.memory.total)})"
+        )
 
 
 @dataclass
@@ -91,6 +122,9 @@ class Plan:
     # with automatic sharding: what auto chose per decided dim, the alternatives it weighed and
     # their bytes and memory (its explanation lines; the table shows them, the JSON schema not)
     auto: list[str] = field(default_factory=list)
+    # where shardc lays values out otherwise than XLA's own propagation of the module as
+    # written would (values the compiled form pins): that layout's planned cost beside this one
+    xla_own: XlaOwn | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -173,6 +207,8 @@ class Plan:
             lines.append(
                 f"not planned: {self.dead_ops} ops whose results nothing uses (XLA deletes them)"
             )
+        if self.xla_own is not None:
+            lines.append(self.xla_own.line(self.total_bytes))
         if self.check is not None:
             lines.append("")
             lines.append(self.check.table().rstrip("\n"))

@@ -122,15 +122,22 @@ def explain_lines(module: Module, recorder: OriginRecorder) -> list[str]:
     return out
 
 
-def _type_source(namer: Namer, root: Any) -> str:
-    """Where an Explicit axis comes from: the type of a value, which JAX wrote as the
-    constraint `root` after the op that set it (named with its source line)."""
+def type_setter(root: Any) -> Operation | None:
+    """The op whose result type set an Explicit axis: JAX writes a value's type as the
+    constraint `root` after the op that makes it (None: `root` is an argument)."""
     value = as_value(root)
     setter = value.owner if isinstance(value, OpResult) else None
     if setter is not None and setter.name == "sdy.sharding_constraint" and setter.operands:
         source = setter.operands[0]
         if isinstance(source, OpResult):
             setter = source.owner
+    return setter
+
+
+def _type_source(namer: Namer, root: Any) -> str:
+    """Where an Explicit axis comes from: the type of a value, which JAX wrote as the
+    constraint `root` after the op that set it (named with its source line)."""
+    setter = type_setter(root)
     if setter is None:
         return f"the type of {namer.short(root)} (Explicit axes)"
     return f"the type {setter.name}{namer.loc(setter)} gave its result (Explicit axes)"

@@ -4,9 +4,10 @@ bench/plan_steps.py), on programs at a seed fixed here and never used to tune th
 Random JAX programs as JAX lowers them (the fuzzer's generator), against XLA's compiled
 program: the planned bytes within max(10%, 256 B) (target: 90% of programs), the planned
 memory within 20% of XLA's memory_analysis (target: 80%), `--explicit` verifying with jaxlib
-(target: all). On this seed's 24 programs the plan reaches 19 for bytes and 21 for memory:
-the bytes target is not met yet (bench/plan_random.py, 300 programs: 84%); the floors below
-are those counts, so that any regression fails here while the target stays stated.
+(target: all). On this seed's 24 programs the plan reaches 21 for bytes and 22 for memory: the
+memory target is asserted; the bytes target is not met yet (22 needed; bench/plan_random.py,
+300 programs at its seed: 89%), so its floor is today's count, failing any regression while
+the target stays stated.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from . import plan_targets as T
 
 SEED = 1717
 COUNT = 24
-BYTES_FLOOR = 19  # target: 0.9 * COUNT
-MEMORY_FLOOR = 21  # target: 0.8 * COUNT
+BYTES_FLOOR = 21  # target: 0.9 * COUNT (not met yet)
+MEMORY_TARGET = 0.8
 
 
 @functools.cache
@@ -50,7 +51,7 @@ def test_random_programs_bytes() -> None:
 
 def test_random_programs_memory() -> None:
     misses = _misses("memory_ok", "plan_memory", "xla_memory")
-    assert COUNT - len(misses) >= MEMORY_FLOOR, "\n".join(misses)
+    assert COUNT - len(misses) >= MEMORY_TARGET * COUNT, "\n".join(misses)
 
 
 @pytest.mark.parametrize("index", range(8))

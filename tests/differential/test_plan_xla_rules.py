@@ -169,6 +169,36 @@ def test_gather_on_a_split_indexed_dim_is_masked_and_all_reduced(rows: tuple) ->
     _compare("gathers", text)
 
 
+def _dus(rows: int, start: str) -> str:
+    """A dynamic_update_slice of `rows` rows at `start` (a constant, or `%arg2`: known only at
+    run time) into 16x16 rows split on x, the result split alike."""
+    index = "%arg2" if start == "dynamic" else "%s"
+    body = (
+        f"%s = stablehlo.constant dense<{0 if start == 'dynamic' else start}> : tensor<i32>\n"
+        "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+        f"  %r = stablehlo.dynamic_update_slice %arg0, %arg1, {index}, %c : (tensor<16x16xf32>, "
+        f"tensor<{rows}x16xf32>, tensor<i32>, tensor<i32>) -> tensor<16x16xf32>"
+    )
+    ins = [("16x16xf32", (X, ())), (f"{rows}x16xf32", ((), ())), ("i32", ())]
+    return _module(body, ins, ("16x16xf32", (X, ())), MESH)
+
+
+DUS = [
+    # in place: one row anywhere, or rows within one block of four at a constant start
+    ("one row, start at run time", 1, "dynamic"),
+    ("four rows from a block boundary", 4, "4"),
+    ("two rows inside a block", 2, "9"),
+    # gathered: several rows from a start known at run time, or across a block boundary
+    ("four rows, start at run time", 4, "dynamic"),
+    ("four rows across a boundary", 4, "3"),
+]
+
+
+@pytest.mark.parametrize("name,rows,start", DUS, ids=[d[0] for d in DUS])
+def test_dynamic_update_slice_on_a_split_dim(name: str, rows: int, start: str) -> None:
+    _compare("dynamic_update_slice", _dus(rows, start))
+
+
 LOOP = """sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(%xs: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
     -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
