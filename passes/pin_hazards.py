@@ -17,6 +17,14 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   (-1, 0, 2) on f32[16] over 4 devices all abort); a pin that keeps the dim replicated compiles
   and computes right. Some such pads do partition (e.g. (-2, 3, 1)), so the pin can cost bytes
   jax.jit's program would not move: safety first.
+* `stablehlo.pad` with interior padding on a dim, its result sharded along that dim and its
+  operand not (or otherwise): XLA's HLO verifier rejects the partitioned pad (`Expected
+  instruction to have shape equal to f32[4,15], actual shape is f32[4,16]`), whatever the edge
+  padding; the same pad whose operand is sharded like its result compiles. It arises after the
+  pattern above: a pad made safe there is replicated along the dim, and the next interior pad
+  of its result must not be pinned sharded along it. The operand's layout is what the module
+  says of it (its sharding, or the constraint that produces it); where it says nothing the pad
+  is left as it is.
 
 Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
 f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the
@@ -29,7 +37,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from shardc.dialect.ir import Operation
+from shardc.dialect.ir import Operation, OpResult, Value
+from shardc.dialect.op_views import ShardingConstraint
 from shardc.dialect.shardings import DimSharding, TensorSharding
 
 
@@ -52,8 +61,39 @@ def pad_negative_edge_with_interior(op: Operation) -> frozenset[int]:
     )
 
 
-PIN_HAZARDS: dict[str, Callable[[Operation], frozenset[int]]] = {
-    "stablehlo.pad": pad_negative_edge_with_interior,
+def _layout(value: Value) -> TensorSharding | None:
+    """What the module says of `value`'s layout: its sharding, or its constraint's."""
+    if value.sharding is not None:
+        return value.sharding
+    if isinstance(value, OpResult) and value.owner.name in ShardingConstraint.OP_NAMES:
+        return ShardingConstraint(value.owner).sharding
+    return None
+
+
+def pad_interior_from_another_layout(op: Operation, sharding: TensorSharding) -> frozenset[int]:
+    """Dims of a pad with interior padding that `sharding` shards otherwise than the pad's
+    operand is laid out."""
+    interior = _ints(op, "interior_padding")
+    operand = _layout(op.operands[0]) if op.operands else None
+    if operand is None or len(operand.dims) != len(sharding.dims):
+        return frozenset()
+    return frozenset(
+        d
+        for d, it in enumerate(interior)
+        if it > 0
+        and d < len(sharding.dims)
+        and sharding.dims[d].axes
+        and operand.dims[d].axes != sharding.dims[d].axes
+    )
+
+
+def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:
+    """Both pad patterns above."""
+    return pad_negative_edge_with_interior(op) | pad_interior_from_another_layout(op, sharding)
+
+
+PIN_HAZARDS: dict[str, Callable[[Operation, TensorSharding], frozenset[int]]] = {
+    "stablehlo.pad": pad_hazards,
 }
 
 
@@ -62,7 +102,7 @@ def pinnable(op: Operation, sharding: TensorSharding) -> TensorSharding:
     hazard = PIN_HAZARDS.get(op.name)
     if hazard is None:
         return sharding
-    dims = hazard(op)
+    dims = hazard(op, sharding)
     if not any(d < len(sharding.dims) and sharding.dims[d].axes for d in dims):
         return sharding
     new = tuple(

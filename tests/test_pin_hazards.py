@@ -37,6 +37,61 @@ print("RIGHT" if np.allclose(out, np.asarray(jax.jit(f)(x)), atol=1e-5) else "WR
 """
 
 
+# a pad made safe (replicated along dim 1), then an interior-only pad of its result that the
+# layout shards along dim 1: before the second pattern was listed, XLA's HLO verifier rejected it
+CHAIN_CHILD = r"""
+import os
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+import numpy as np, jax, jax.numpy as jnp
+from jax import lax
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+import shardc
+from tests.differential import harness as H
+mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+def f(x):
+    y = lax.pad(jnp.tanh(x), jnp.float32(0.5), [(0, 0, 0), (-2, 3, 1)])
+    return lax.pad(y, jnp.float32(0.25), [(0, 0, 0), (0, 0, 1)])
+x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+text = jax.jit(f, in_shardings=NamedSharding(mesh, P(None, "X"))).lower(x).as_text()
+pinned = shardc.propagate(text, mode="pin")
+out = H.run_executable(H.compile_mlir(pinned), [x])[0]
+print("RIGHT" if np.allclose(out, np.asarray(jax.jit(f)(x)), atol=1e-5) else "WRONG")
+"""
+
+
+def test_an_interior_pad_after_a_pad_made_safe_compiles_and_is_right() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-c", CHAIN_CHILD],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().endswith("RIGHT"), r.stdout + r.stderr[-2000:]
+
+
+def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim() -> None:
+    from shardc.backend.importer import import_text
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+    from shardc.passes.pin_hazards import pinnable
+
+    text = (
+        'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
+        "func.func @main(%x: tensor<4x16xf32>) -> tensor<4x31xf32> {\n"
+        "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+        '  %c = sdy.sharding_constraint %x <@mesh, [{"Y"}, {}]> : tensor<4x16xf32>\n'
+        "  %d = stablehlo.pad %c, %z, low = [0, 0], high = [0, 0], interior = [0, 1] "
+        ": (tensor<4x16xf32>, tensor<f32>) -> tensor<4x31xf32>\n"
+        "  return %d : tensor<4x31xf32>\n}\n"
+    )
+    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    # the operand is replicated along dim 1: the pad's result may not be pinned sharded there
+    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"Y"}, {"X"}]>')
+    assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{"Y"}, {}]>'
+    # dim 0 has no interior padding: any layout there is kept
+    same = parse_tensor_sharding('#sdy.sharding<@mesh, [{"X"}, {}]>')
+    assert pinnable(pad, same) is same
+
+
 @pytest.mark.parametrize("axis,lo,hi,interior", PAD_CASES)
 def test_pad_with_negative_edge_and_interior_compiles_and_is_right(axis, lo, hi, interior) -> None:
     env = dict(os.environ, PYTHONPATH=ROOT)
