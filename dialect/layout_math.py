@@ -52,8 +52,5 @@ def sharded_local_bytes(
     shape: Sequence[int], elem_bytes: int, sharding: TensorSharding | None, mesh: Mesh
 ) -> int:
     """`local_bytes` of a tensor laid out as `sharding` (None: replicated)."""
-    n = elem_bytes
-    dims = sharding.dims if sharding is not None else ()
-    for d, size in enumerate(shape):
-        n *= local_size(size, axes_size(dims[d].axes, mesh) if d < len(dims) else 1)
-    return n
+    dims = [d.axes for d in sharding.dims] if sharding is not None else []
+    return local_bytes(shape, elem_bytes, dims, mesh)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from .ir import AttrDict, FuncOp, Module, Operation, Value, func_num_results, symbol_name
+from .ir import AttrDict, FuncOp, Module, Operation, OpResult, Value, func_num_results, symbol_name
 from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"
@@ -103,6 +103,14 @@ class ShardingConstraint(_View):
             loc=loc,
         )
         return cls(op)
+
+
+def constrained_sharding(v: Value) -> TensorSharding | None:
+    """The layout `v` is held to: a `sdy.sharding_constraint`'s result, its constraint's; any
+    other value, its own sharding."""
+    if isinstance(v, OpResult) and v.owner.name == SHARDING_CONSTRAINT:
+        return ShardingConstraint(v.owner).sharding
+    return v.sharding
 
 
 class ManualComputation(_View):

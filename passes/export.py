@@ -50,6 +50,7 @@ from shardc.dialect.op_views import (
     Func,
     ManualComputation,
     ShardingConstraint,
+    constrained_sharding,
 )
 from shardc.dialect.rules.pointwise import ELEMENTWISE_OPS
 from shardc.dialect.rules.registry import usable_rule
@@ -810,7 +811,7 @@ class _Exporter:
     ) -> list[Operation]:  # fmt: skip
         """`uses` read `pin`'s result through one constraint to `want` (none if it has it)."""
         want = finalize(want, False)
-        if not uses or want == _layout(pin.results[0]):
+        if not uses or want == constrained_sharding(pin.results[0]):
             return []
         c = ShardingConstraint.create(pin.results[0], want, pin.loc).op
         for user, idx in uses:
@@ -851,9 +852,9 @@ class _Exporter:
         return out
 
     def layout_of(self, v: Value) -> TensorSharding | None:
-        """The layout `v` has once pinned: `_layout`, else the one a while result keeps aside,
+        """The layout `v` has once pinned: `constrained_sharding`, else the one a while result keeps aside,
         else the default."""
-        return _layout(v) or self.unwritten.get(id(v)) or self.default(v.type)
+        return constrained_sharding(v) or self.unwritten.get(id(v)) or self.default(v.type)
 
     def manual_out(self, op: Operation, index: int) -> TensorSharding | None:
         outs = ManualComputation(op).out_shardings
@@ -1056,7 +1057,7 @@ def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
     if op.name not in CHAIN_OPS or len(op.results) != 1:
         return False
     for v in op.operands:
-        if v.type != r.type or _layout(v) != s:
+        if v.type != r.type or constrained_sharding(v) != s:
             return False
     for user, _ in r.uses:
         if user.name == SHARDING_CONSTRAINT:
@@ -1071,9 +1072,3 @@ def _inside_chain(op: Operation, r: Value, s: TensorSharding) -> bool:
             return False
     return True
 
-
-def _layout(v: Value) -> TensorSharding | None:
-    """The layout XLA sees on `v`: a constraint's result its constraint's, else its own."""
-    if isinstance(v, OpResult) and v.owner.name == SHARDING_CONSTRAINT:
-        return ShardingConstraint(v.owner).sharding
-    return v.sharding

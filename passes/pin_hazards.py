@@ -23,8 +23,8 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   padding; the same pad whose operand is sharded like its result compiles. It arises after the
   pattern above: a pad made safe there is replicated along the dim, and the next interior pad
   of its result must not be pinned sharded along it. The operand's layout is what the module
-  says of it (its sharding, or the constraint that produces it); where it says nothing the pad
-  is left as it is.
+  says of it (the constraint that produces it, else its own sharding); where it says nothing,
+  the pad is left as it is.
 
 Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
 f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the
@@ -37,8 +37,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from shardc.dialect.ir import Operation, OpResult, Value
-from shardc.dialect.op_views import ShardingConstraint
+from shardc.dialect.ir import Operation
+from shardc.dialect.op_views import constrained_sharding
 from shardc.dialect.shardings import DimSharding, TensorSharding
 
 
@@ -61,20 +61,11 @@ def pad_negative_edge_with_interior(op: Operation) -> frozenset[int]:
     )
 
 
-def _layout(value: Value) -> TensorSharding | None:
-    """What the module says of `value`'s layout: its sharding, or its constraint's."""
-    if value.sharding is not None:
-        return value.sharding
-    if isinstance(value, OpResult) and value.owner.name in ShardingConstraint.OP_NAMES:
-        return ShardingConstraint(value.owner).sharding
-    return None
-
-
 def pad_interior_from_another_layout(op: Operation, sharding: TensorSharding) -> frozenset[int]:
     """Dims of a pad with interior padding that `sharding` shards otherwise than the pad's
     operand is laid out."""
     interior = _ints(op, "interior_padding")
-    operand = _layout(op.operands[0]) if op.operands else None
+    operand = constrained_sharding(op.operands[0]) if op.operands else None
     if operand is None or len(operand.dims) != len(sharding.dims):
         return frozenset()
     return frozenset(

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh
 
@@ -139,10 +140,7 @@ class _Partitioner:
 
     # -- sizes -----------------------------------------------------------------------------
     def size(self, atoms: Sequence[AxisRef]) -> int:
-        n = 1
-        for a in atoms:
-            n *= a.size(self.mesh)
-        return n
+        return axes_size(atoms, self.mesh)
 
     def act(self, t: Atoms, d: int, active: Active) -> tuple[AxisRef, ...]:
         return tuple(a for a in t[d] if a in active)

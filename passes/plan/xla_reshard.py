@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardc.dialect.layout_math import axes_size
 from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
 
 from .steps import (
@@ -91,10 +92,7 @@ class _Resharder:
 
     # -- sizes -----------------------------------------------------------------------------
     def size(self, atoms: Sequence[AxisRef]) -> int:
-        n = 1
-        for a in atoms:
-            n *= a.size(self.mesh)
-        return n
+        return axes_size(atoms, self.mesh)
 
     def counts(self, t: Atoms, active: frozenset[AxisRef]) -> list[int]:
         return [self.size([a for a in d if a in active]) for d in t]
