@@ -37,6 +37,11 @@ from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"
 RESHARD = "sdy.reshard"
+# marks a `sdy.sharding_constraint` that reshards a value for its own reader only (automatic
+# sharding writes one before each reader that needs another layout): where its operand is a
+# data-flow edge target (a call's or a loop's result), the target's other readers keep reading
+# the target, unlike a constraint as written, which Shardy sends them through
+PER_USE = "shardc.per_use"
 MANUAL_COMPUTATION = "sdy.manual_computation"
 MESH = "sdy.mesh"
 SHARDING_GROUP = "sdy.sharding_group"
@@ -92,9 +97,18 @@ class ShardingConstraint(_View):
     def is_reshard(self) -> bool:
         return self.op.name == RESHARD
 
+    @property
+    def per_use(self) -> bool:
+        """Whether the constraint is a reshard for its own reader only (`PER_USE`): on a
+        data-flow edge target, the target's other readers do not read through it."""
+        return PER_USE in self.op.attributes
+
     @classmethod
-    def create(cls, value: Value, sharding: TensorSharding, loc: str | None) -> ShardingConstraint:
-        """A new (unplaced) `sdy.sharding_constraint` of `value` to `sharding`."""
+    def create(
+        cls, value: Value, sharding: TensorSharding, loc: str | None, per_use: bool = False
+    ) -> ShardingConstraint:
+        """A new (unplaced) `sdy.sharding_constraint` of `value` to `sharding`; `per_use`
+        marks it a reshard for its own reader (`PER_USE`)."""
         op = Operation(
             SHARDING_CONSTRAINT,
             [value],
@@ -102,6 +116,8 @@ class ShardingConstraint(_View):
             properties=AttrDict(items={"sharding": sharding}),
             loc=loc,
         )
+        if per_use:
+            op.attributes[PER_USE] = None
         return cls(op)
 
 

@@ -44,6 +44,7 @@ from shardc.dialect.op_views import (
     FUNC,
     MANUAL_COMPUTATION,
     MESH,
+    PER_USE,
     RESHARD,
     SHARDING_CONSTRAINT,
     SHARDING_GROUP,
@@ -915,6 +916,7 @@ def pin_exported(
     if oracle is None:
         keep_call_sites(module)  # XLA runs each call site's own layout
         exporter.pin_everything()
+        _drop_per_use_marks(module)
         return None
     # shardc's layouts of what the annotations as written leave to XLA, then those
     shardc_layouts = exporter.boundary_layouts()
@@ -922,6 +924,7 @@ def pin_exported(
         restore_written(module, written)
     report = exporter.pin_against(oracle, shardc_layouts)
     drop_unread_op_shardings(module)
+    _drop_per_use_marks(module)
     # copies of a callee that XLA reads alike (no pin tells them apart) become one again:
     # XLA's Shardy gives each call site its own copy anyway, and JAX's own call structure
     # lets the module for XLA be written onto a copy of JAX's (xla_module.py)
@@ -941,6 +944,14 @@ def drop_unread_op_shardings(module: Module) -> None:
         if op.results and not xla_reads_op_sharding(op):
             for r in op.results:
                 r.sharding = None
+
+
+def _drop_per_use_marks(module: Module) -> None:
+    """Take `PER_USE` off the constraints: the compiled form has each such constraint read by
+    its own reader only already (the pins keep to it), and the mark is shardc's, not XLA's."""
+    for op in module.ops_named(SHARDING_CONSTRAINT):
+        if PER_USE in op.attributes:
+            op.attributes.pop(PER_USE)
 
 
 def _drop_data_flow_edges(module: Module) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
+from shardc.dialect.data_flow import called_funcs
 from shardc.dialect.ir import AttrDict, Block, Module, Operation, OpResult, func_body
 from shardc.dialect.op_views import (
     MANUAL_COMPUTATION,
@@ -113,6 +114,10 @@ class Written:
     # func -> its arguments' and results' shardings
     entries: dict[str, tuple[tuple[TensorSharding | None, ...], tuple[TensorSharding | None, ...]]]
     ops: dict[str, list[tuple[str, AttrDict]]]  # func -> (op name, properties) in walk order
+    # the entry funcs' boundaries stay as the export writes them (automatic sharding decided
+    # them: XLA is handed those layouts, as jax.jit is handed in/out shardings, and its own
+    # propagation starts from them rather than from open arguments)
+    keep_entries: bool = False
 
 
 def _written_ops(func: Operation) -> list[Operation]:
@@ -151,6 +156,7 @@ def restore_written(module: Module, written: Written) -> None:
     annotations `written` recorded; a call site's copy of a func (marked by the import) gets
     its func's. A func whose ops no longer match is left as it is."""
     funcs = module.funcs
+    callees = called_funcs(module) if written.keep_entries else set()
     for name, func in funcs.items():
         mark = func.attributes.get(MARK)
         source = str(mark).strip('"') if mark is not None else name
@@ -164,7 +170,8 @@ def restore_written(module: Module, written: Written) -> None:
         if body is None or source not in written.entries:
             continue
         args, results = written.entries[source]
-        if len(body.args) == len(args):
+        keep = written.keep_entries and Func(func).is_entry(callees)
+        if not keep and len(body.args) == len(args):
             for a, s in zip(body.args, args, strict=True):
                 a.sharding = s
             view = Func(func)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shardc.api.exported import Exported
@@ -121,6 +121,8 @@ def lower_traced(call: CallTrace, options: Any = None) -> JaxLowering:
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
     written = record_written(ir_module)
     ir_module, report = jitted.run_pipeline(ir_module, options)
+    if getattr(report, "auto", None) is not None:
+        written = replace(written, keep_entries=True)  # (XLA is handed auto's entry layouts)
     record = Traced(module, call.tree, out_tree, list(call.sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - call.start)
     return JaxLowering(record, ir_module, jax_lowered, call.jmesh, call.paths, symbol,

@@ -328,11 +328,34 @@ def plan_lowered(lowered: Any, check: bool = False) -> Plan:
     source = getattr(lowered, "plan_source", None)
     auto = getattr(getattr(lowered, "report", None), "auto", None)
     if source is None or auto is not None:
-        return check_module(lowered.ir.clone())  # the layout as it is (see _lowered_module)
+        return _check_as_is(lowered, auto)
     build, options = source
     with suspended_gc():
         module = build()
     return check_module(module, options)
+
+
+def _check_as_is(lowered: Any, auto: Any) -> Plan:
+    """`plan_lowered(check=True)` of the propagated IR as it is (no traced module kept, or
+    automatic sharding chose the layout; see `_lowered_module`): its plan, and XLA's compile of
+    the export `.compile()` hands XLA (the same `pin` export of the same IR from the same
+    annotations as written), its ops tagged, matched to the plan."""
+    with suspended_gc():
+        module = lowered.ir.clone()
+        origins = tag_ops(module)
+        planned = plan_module(module, None)
+        if auto is not None:
+            planned.auto = auto.lines()
+        oracle = ShardyOracle(keep_first=True)
+        exported = export_copy(
+            module, "pin", bool(getattr(lowered.jitted, "remove_redundant_collectives", False)),
+            oracle=oracle, written=getattr(lowered, "written", None),
+        )  # fmt: skip
+        planned.xla_own = xla_own_plan(exported.pin_report, oracle)
+        text = export_text(exported.module, "generic", with_locs=True)
+        exported.module.release()
+    attach(planned, compiled_hlo(text, devices_needed(module)), module, origins)
+    return planned
 
 
 def diff_lowered(a: Any, b: Any) -> PlanDiff:

@@ -17,6 +17,7 @@ from shardc.backend import mlir_bridge
 from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.dialect.op_views import PER_USE
 from shardc.dialect.sharding_syntax import parse_mesh, parse_tensor_sharding
 from shardc.dialect.shardings import Mesh
 from shardc.passes.pin import Key, XlaLayouts, sharding_key, xla_reads_op_sharding
@@ -34,7 +35,11 @@ def text_for_xla(module: Module) -> str:
     `KEEPS_OP_SHARDING`): what XLA makes of the export, with a third less text to parse; with
     the module's locations."""
     saved = []
+    marked = []
     for op in module.walk():
+        if PER_USE in op.attributes:  # (shardc's reader-only mark: no attribute of XLA's)
+            marked.append(op)
+            op.attributes.pop(PER_USE)
         if not op.results or xla_reads_op_sharding(op):
             continue
         for r in op.results:
@@ -48,6 +53,8 @@ def text_for_xla(module: Module) -> str:
     finally:
         for r, s in saved:
             r.sharding = s
+        for op in marked:
+            op.attributes[PER_USE] = None
 
 
 def parse_for_xla(module: Module) -> Any:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardc.dialect.ir import BlockArgument, FuncOp, Module, Operation, OpResult, Value
+from shardc.dialect.op_views import PER_USE
 from shardc.dialect.shardings import ShardingPerValue, TensorSharding
 from shardc.dialect.types import TensorType
 from shardc.passes.pin import KEEPS_OP_SHARDING, xla_reads_op_sharding
@@ -268,16 +269,20 @@ class _Writer:
     def constraint_attributes(self, c: Operation) -> dict[str, Any]:
         """An inserted constraint's attributes (its sharding, and any other it has)."""
         sharding = c.properties.get("sharding")
-        if isinstance(sharding, TensorSharding) and len(c.properties) == 1 and not c.attributes:
+        attrs = c.attributes
+        # (shardc's reader-only mark is no attribute of XLA's: it stays out)
+        plain = not attrs or (len(attrs) == 1 and PER_USE in attrs)
+        if isinstance(sharding, TensorSharding) and len(c.properties) == 1 and plain:
             got = self.shardings.get(sharding)
             if got is None:
                 got = self.shardings[sharding] = {"sharding": self.attr(str(sharding))}
             return got
         entries: dict[str, Any] = {}
-        for text in (c.properties.body(), c.attributes.body()):
+        for text in (c.properties.body(), attrs.body()):
             if text:
                 d = self.attr("{" + text + "}")
                 entries.update({d[i].name: d[i].attr for i in range(len(d))})
+        entries.pop(PER_USE, None)
         return entries
 
     def rewrite_attributes(self, k: int) -> None:

@@ -20,6 +20,7 @@ from shardc.dialect.errors import ShardcError, not_one_of
 from shardc.dialect.ir import Module
 
 from ..context import ALL, NONE, PassContext
+from ..pin import Written
 from ..propagation.driver import propagate
 from ..propagation.options import PropagationOptions
 from ..propagation.report import PropagationReport
@@ -141,6 +142,9 @@ class AutoPass:
             warnings[:] = propagate(m, again).warnings
 
         auto = run_checked(module, snapshot.kept, make, o.budget, o.headroom / 100, repropagate)
+        written = ctx.result(Written)
+        if written is not None:  # (a `pin` export follows: XLA is handed auto's entry layouts)
+            ctx.put(dataclasses.replace(written, keep_entries=True))
         if snapshot.note is not None:
             auto.notes.insert(0, snapshot.note)
         report = ctx.result(PropagationReport)

@@ -281,7 +281,7 @@ def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:
         if c is None:
             block = op.parent
             assert block is not None
-            cop = ShardingConstraint.create(x, closed, op.loc).op
+            cop = ShardingConstraint.create(x, closed, op.loc, per_use=True).op
             block.insert(block.ops.index(op), cop)
             c = made[key] = cop.results[0]
         op.set_operand(idx, c)

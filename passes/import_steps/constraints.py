@@ -63,7 +63,7 @@ def redirects_uses(op: Operation, before_propagation: bool = True) -> bool:
     """`op` is a closed constraint that Shardy applies to a data-flow edge target by sending the
     target's other uses through the constraint. (`before_propagation=False`: the target may
     have a sharding by now, as after propagation; the export asks so.)"""
-    if op.name != SHARDING_CONSTRAINT:
+    if op.name != SHARDING_CONSTRAINT or ShardingConstraint(op).per_use:
         return False
     v = op.operands[0]
     if not is_result_owner(v):

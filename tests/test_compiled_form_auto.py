@@ -1,0 +1,42 @@
+"""One compiled form for an `auto` layout: the program `.compile()` builds moves what
+`Lowered.plan(check=True)` compiles and plans, and `shardc propagate --auto --pin`'s output
+compiles to the bytes its own plan and check say. Auto's reshards are constraints for their own
+reader only: on a call's result the call's other readers keep the call's layout (XLA inlines
+calls before its own propagation, so nothing sends them through the constraint)."""
+
+from __future__ import annotations
+
+import shardc
+from shardc.api.plan import plan
+from shardc.api.plan_check import compiled_hlo
+from shardc.api.propagate import propagate
+from shardc.backend.exporter import export_text
+from shardc.passes.propagation.options import PropagationOptions
+from tests.auto_programs import MESH, collective_bytes, fresh, programs
+
+BUDGET = "1MB"
+
+
+def test_auto_compile_moves_what_its_plan_check_compiles() -> None:
+    prog = programs()[0]  # the MLP SGD step, only the batch annotated
+    f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=prog.batch_only, auto=True,
+                   memory_budget=BUDGET)  # fmt: skip
+    lowered = f.lower(*prog.args())
+    ran = collective_bytes(lowered.compile().executable.as_text())
+    checked = lowered.plan(check=True)
+    assert checked.check is not None
+    assert ran == checked.check.total_compiled == checked.total_bytes, (
+        ran, checked.check.total_compiled, checked.total_bytes)
+    # the oracle starts from auto's entry layouts: every pin checked by a last round
+    report = lowered.exported("pin").pin_report
+    assert report is not None and report.unverified == 0 and report.last_checked, str(report)
+
+    # the command line's compiled form of the same traced module (auto without XLA's memory
+    # figures, so its own layout): compiled, it moves what its plan says and its check measures
+    text = export_text(lowered.plan_source[0](), "generic")
+    options = PropagationOptions(auto=True, memory_budget=BUDGET)
+    pinned = propagate(text, options=options, mode="pin")
+    assert "shardc.per_use" not in pinned
+    cli = plan(text, options=options, check=True)
+    assert cli.check is not None
+    assert collective_bytes(compiled_hlo(pinned, 8)) == cli.check.total_compiled == cli.total_bytes
