@@ -105,12 +105,30 @@ class ShardingConstraint(_View):
         return cls(op)
 
 
-def constrained_sharding(v: Value) -> TensorSharding | None:
+def constrained_sharding(
+    v: Value, *, manual_results: bool = False, reshards: bool = False, own_first: bool = False
+) -> TensorSharding | None:
     """The layout `v` is held to: a `sdy.sharding_constraint`'s result, its constraint's; any
-    other value, its own sharding."""
-    if isinstance(v, OpResult) and v.owner.name == SHARDING_CONSTRAINT:
+    other value, its own sharding. The readers differ in three ways, each a flag:
+
+    - `manual_results`: a `sdy.manual_computation`'s result is held to its out_sharding (what
+      the op's users see; else its own sharding, which the export and the pad hazards read);
+    - `reshards`: an `sdy.reshard`'s result is held to the reshard's sharding as a constraint's
+      is (else its own, which propagation leaves unset);
+    - `own_first`: a value that carries a sharding of its own is held to that, whatever made
+      it (the plan reads a constraint's result so: its layout once propagated or made explicit,
+      which can differ from the constraint's own, e.g. on another mesh)."""
+    own = v.sharding
+    if (own_first and own is not None) or not isinstance(v, OpResult):
+        return own
+    name = v.owner.name
+    if name == SHARDING_CONSTRAINT or (reshards and name == RESHARD):
         return ShardingConstraint(v.owner).sharding
-    return v.sharding
+    if manual_results and name == MANUAL_COMPUTATION:
+        outs = ManualComputation(v.owner).out_shardings
+        if v.index < len(outs):
+            return outs[v.index]
+    return own
 
 
 class ManualComputation(_View):
