@@ -23,7 +23,8 @@ Where shardings live (and nowhere else):
 - a value's own layout: `Value.sharding` (op results and block arguments, func arguments too);
 - a func result's: `FuncOp.result_shardings`, read through `Func(op).result_sharding(i)`;
 - a constraint's or reshard's target: `ShardingConstraint(op).sharding`;
-- a manual computation's in/out shardings and manual axes: `ManualComputation(op)`;
+- a manual computation's in/out shardings and manual axes: `ManualComputation(op)`; a named
+  computation's in/out shardings: `NamedComputation(op)`;
 - an sdy collective's result sharding: `SdyCollective(op).out_sharding`;
 - a mesh: `MeshOp(op).mesh`, or `Module.meshes` for all of them by name.
 """
@@ -38,6 +39,7 @@ from .shardings import ManualAxes, Mesh, ShardingPerValue, TensorSharding
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"
 RESHARD = "sdy.reshard"
 MANUAL_COMPUTATION = "sdy.manual_computation"
+NAMED_COMPUTATION = "sdy.named_computation"
 MESH = "sdy.mesh"
 SHARDING_GROUP = "sdy.sharding_group"
 FUNC = "func.func"
@@ -131,11 +133,11 @@ def constrained_sharding(
     return own
 
 
-class ManualComputation(_View):
-    """`sdy.manual_computation`: in/out shardings, manual axes, and the axes left free."""
+class _RegionShardings(_View):
+    """An op with one body called once: the layouts of its body arguments (`in_shardings`)
+    and of its results (`out_shardings`), kept on the op."""
 
     __slots__ = ()
-    OP_NAMES = (MANUAL_COMPUTATION,)
 
     @property
     def in_shardings(self) -> tuple[TensorSharding, ...]:
@@ -154,6 +156,21 @@ class ManualComputation(_View):
     @out_shardings.setter
     def out_shardings(self, value: tuple[TensorSharding, ...]) -> None:
         self.op.properties["out_shardings"] = ShardingPerValue(tuple(value))
+
+
+class NamedComputation(_RegionShardings):
+    """`sdy.named_computation<"name">`: a named body, propagated through as if inlined (Shardy
+    makes one of each call in its import); its in/out shardings are optional."""
+
+    __slots__ = ()
+    OP_NAMES = (NAMED_COMPUTATION,)
+
+
+class ManualComputation(_RegionShardings):
+    """`sdy.manual_computation`: in/out shardings, manual axes, and the axes left free."""
+
+    __slots__ = ()
+    OP_NAMES = (MANUAL_COMPUTATION,)
 
     @property
     def manual_axes(self) -> tuple[str, ...]:
