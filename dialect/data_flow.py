@@ -30,14 +30,13 @@ from collections.abc import Mapping
 from enum import Enum
 
 from .ir import Block, BlockArgument, Module, Operation, OpResult, Value, callee_name, func_body
-from .op_views import MANUAL_COMPUTATION, Func
+from .op_views import MANUAL_COMPUTATION, NAMED_COMPUTATION, Func
 
 WHILE = "stablehlo.while"
 CASE = "stablehlo.case"
 IF = "stablehlo.if"
 OPTIMIZATION_BARRIER = "stablehlo.optimization_barrier"
 CALL = "func.call"
-NAMED_COMPUTATION = "sdy.named_computation"
 # Shardy's own edge ops, as an input already in its imported form carries them
 DATA_FLOW_EDGE = "sdy.data_flow_edge"
 FUNC_DATA_FLOW_EDGE = "sdy.func_data_flow_edge"
@@ -65,8 +64,9 @@ KIND_OF: Mapping[str, FlowKind] = {
 
 # every op with region or call boundaries
 FLOW_OPS = frozenset(KIND_OF)
-# the ones shardc's walkers follow: a named computation (the form Shardy's import gives a
-# call; JAX hands shardc calls) is walked as an op with a body, which propagates by itself
+# the ones the walkers after propagation follow (plan, liveness, export, sharding groups): a
+# named computation (the form Shardy's import gives a call; JAX hands shardc calls) is walked
+# there as an op with a body; propagation crosses its edges as Shardy does
 WALKED_FLOW_OPS = FLOW_OPS - {NAMED_COMPUTATION}
 # the ops Shardy puts data-flow edges on (a call is inlined as a named computation first)
 SHARDY_EDGE_OPS = FLOW_OPS - {IF}

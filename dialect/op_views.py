@@ -23,7 +23,8 @@ Where shardings live (and nowhere else):
 - a value's own layout: `Value.sharding` (op results and block arguments, func arguments too);
 - a func result's: `FuncOp.result_shardings`, read through `Func(op).result_sharding(i)`;
 - a constraint's or reshard's target: `ShardingConstraint(op).sharding`;
-- a manual computation's in/out shardings and manual axes: `ManualComputation(op)`;
+- a manual computation's in/out shardings and manual axes: `ManualComputation(op)`; a named
+  computation's in/out shardings: `NamedComputation(op)`;
 - an sdy collective's result sharding: `SdyCollective(op).out_sharding`;
 - a mesh: `MeshOp(op).mesh`, or `Module.meshes` for all of them by name.
 """
@@ -43,6 +44,7 @@ RESHARD = "sdy.reshard"
 # the target, unlike a constraint as written, which Shardy sends them through
 PER_USE = "shardc.per_use"
 MANUAL_COMPUTATION = "sdy.manual_computation"
+NAMED_COMPUTATION = "sdy.named_computation"
 MESH = "sdy.mesh"
 SHARDING_GROUP = "sdy.sharding_group"
 FUNC = "func.func"
@@ -121,19 +123,37 @@ class ShardingConstraint(_View):
         return cls(op)
 
 
-def constrained_sharding(v: Value) -> TensorSharding | None:
+def constrained_sharding(
+    v: Value, *, manual_results: bool = False, reshards: bool = False, own_first: bool = False
+) -> TensorSharding | None:
     """The layout `v` is held to: a `sdy.sharding_constraint`'s result, its constraint's; any
-    other value, its own sharding."""
-    if isinstance(v, OpResult) and v.owner.name == SHARDING_CONSTRAINT:
+    other value, its own sharding. The readers differ in three ways, each a flag:
+
+    - `manual_results`: a `sdy.manual_computation`'s result is held to its out_sharding (what
+      the op's users see; else its own sharding, which the export and the pad hazards read);
+    - `reshards`: an `sdy.reshard`'s result is held to the reshard's sharding as a constraint's
+      is (else its own, which propagation leaves unset);
+    - `own_first`: a value that carries a sharding of its own is held to that, whatever made
+      it (the plan reads a constraint's result so: its layout once propagated or made explicit,
+      which can differ from the constraint's own, e.g. on another mesh)."""
+    own = v.sharding
+    if (own_first and own is not None) or not isinstance(v, OpResult):
+        return own
+    name = v.owner.name
+    if name == SHARDING_CONSTRAINT or (reshards and name == RESHARD):
         return ShardingConstraint(v.owner).sharding
-    return v.sharding
+    if manual_results and name == MANUAL_COMPUTATION:
+        outs = ManualComputation(v.owner).out_shardings
+        if v.index < len(outs):
+            return outs[v.index]
+    return own
 
 
-class ManualComputation(_View):
-    """`sdy.manual_computation`: in/out shardings, manual axes, and the axes left free."""
+class _RegionShardings(_View):
+    """An op with one body called once: the layouts of its body arguments (`in_shardings`)
+    and of its results (`out_shardings`), kept on the op."""
 
     __slots__ = ()
-    OP_NAMES = (MANUAL_COMPUTATION,)
 
     @property
     def in_shardings(self) -> tuple[TensorSharding, ...]:
@@ -152,6 +172,21 @@ class ManualComputation(_View):
     @out_shardings.setter
     def out_shardings(self, value: tuple[TensorSharding, ...]) -> None:
         self.op.properties["out_shardings"] = ShardingPerValue(tuple(value))
+
+
+class NamedComputation(_RegionShardings):
+    """`sdy.named_computation<"name">`: a named body, propagated through as if inlined (Shardy
+    makes one of each call in its import); its in/out shardings are optional."""
+
+    __slots__ = ()
+    OP_NAMES = (NAMED_COMPUTATION,)
+
+
+class ManualComputation(_RegionShardings):
+    """`sdy.manual_computation`: in/out shardings, manual axes, and the axes left free."""
+
+    __slots__ = ()
+    OP_NAMES = (MANUAL_COMPUTATION,)
 
     @property
     def manual_axes(self) -> tuple[str, ...]:

@@ -44,12 +44,14 @@ from shardc.dialect.op_views import (
     FUNC,
     MANUAL_COMPUTATION,
     MESH,
+    NAMED_COMPUTATION,
     PER_USE,
     RESHARD,
     SHARDING_CONSTRAINT,
     SHARDING_GROUP,
     Func,
     ManualComputation,
+    NamedComputation,
     ShardingConstraint,
     constrained_sharding,
 )
@@ -103,7 +105,7 @@ NO_OP_SHARDING = frozenset({WHILE, MANUAL_COMPUTATION, SHARDING_CONSTRAINT})
 SKIP_OPS = frozenset({"builtin.module", FUNC, MESH})
 BROADCASTS = frozenset({"stablehlo.broadcast_in_dim"})  # (`_scalar_broadcast`'s op)
 # ops `export_op` treats otherwise than writing each result's final layout
-SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {RESHARD, CALL}
+SPECIAL_EXPORT_OPS = NO_OP_SHARDING | SKIP_OPS | {RESHARD, CALL, NAMED_COMPUTATION}
 # ops whose regions are scalar computations applied per element (a reduction's combiner, a sort's
 # comparator, a scatter's update): not data flow; Shardy writes a sharding on their ops only
 # where propagation gave one (from a constraint in the body), and so does shardc's export
@@ -408,7 +410,7 @@ class _Exporter:
             c.sharding = finalize(c.sharding, self.keep_open)
             op.results[0].sharding = None
             return
-        if op.name == MANUAL_COMPUTATION:
+        if op.name in (MANUAL_COMPUTATION, NAMED_COMPUTATION):
             self.export_manual(op)
             return
         if op.name in NO_OP_SHARDING:
@@ -431,7 +433,9 @@ class _Exporter:
             r.sharding = self.final(s)
 
     def export_manual(self, op: Operation) -> None:
-        view = ManualComputation(op)
+        """A manual or named computation's in/out shardings closed and cut as a func's
+        boundary is; its results carry no sharding of their own."""
+        view = ManualComputation(op) if op.name == MANUAL_COMPUTATION else NamedComputation(op)
         for key, shardings, values in (
             ("in_shardings", view.in_shardings, op.operands),
             ("out_shardings", view.out_shardings, op.results),

@@ -127,6 +127,7 @@ INTERPRETED_PROPERTIES = {
     "sdy.sharding_constraint": _interpret_sharding_prop,
     "sdy.reshard": _interpret_sharding_prop,
     "sdy.manual_computation": _interpret_manual,
+    "sdy.named_computation": _interpret_manual,  # (its in/out shardings; it has no manual axes)
     **{name: _interpret_out_sharding for name in SDY_COLLECTIVES},
 }
 

@@ -27,6 +27,7 @@ from shardc.dialect.op_views import (
     Func,
     ManualComputation,
     ShardingConstraint,
+    constrained_sharding,
 )
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.rules.registry import usable_rule
@@ -97,16 +98,9 @@ def is_choice_tensor(v: Value) -> bool:
 
 
 def current_sharding(v: Value) -> TensorSharding | None:
-    """A value's sharding after propagation (constraints and manual results keep it on the op)."""
-    if isinstance(v, OpResult):
-        op = v.owner
-        if op.name == SHARDING_CONSTRAINT:
-            return ShardingConstraint(op).sharding
-        if op.name == MANUAL_COMPUTATION:
-            outs = ManualComputation(op).out_shardings
-            if v.index < len(outs):
-                return outs[v.index]
-    return v.sharding
+    """A value's sharding after propagation (constraints and manual results keep it on the op:
+    `op_views.constrained_sharding` with manual results)."""
+    return constrained_sharding(v, manual_results=True)
 
 
 def set_sharding(v: Value, s: TensorSharding) -> None:

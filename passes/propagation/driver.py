@@ -25,7 +25,7 @@ from shardc.dialect.ir import (
     Value,
     func_body,
 )
-from shardc.dialect.op_views import Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import Func, ManualComputation, NamedComputation, ShardingConstraint
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
 from ..context import SAME_OPS, ImportNotes, OpList, PassContext
@@ -410,8 +410,8 @@ class Propagator:
 
     # -- results -------------------------------------------------------------------------------
     def write_back(self) -> None:
-        """Write the result the IR keeps on ops: func results, constraints, reshards and manual
-        in/out shardings (from their holders; every value's own sharding is on it already)."""
+        """Write the result the IR keeps on ops: func results, constraints, reshards, manual and
+        named computations' in/out shardings (from their holders; every value's own sharding is on it already)."""
         g = self.graph
         funcs = self.module.funcs  # (a property that lists them: once)
         for (name, i), h in self.func_results.items():
@@ -438,6 +438,21 @@ class Propagator:
                 view.in_shardings = tuple(ins)
             if outs:
                 view.out_shardings = tuple(outs)
+        for op in g.named:
+            # on the op, as Shardy keeps them; on the values too, for the passes after
+            # propagation that do not walk into named computations (the plan)
+            named = NamedComputation(op)
+            args = op.regions[0].entry.args if op.regions else ()
+            if args:
+                named.in_shardings = tuple(self._held_or_default(a) for a in args)
+            if op.results:
+                named.out_shardings = tuple(self._held_or_default(r) for r in op.results)
+
+    def _held_or_default(self, v: Value) -> TensorSharding:
+        """`v`'s stand-in's sharding (a default where it has none), now `v`'s own too."""
+        s = self.graph.held(v).sharding
+        v.sharding = s if s is not None else self._default(v.type)
+        return v.sharding
 
     def _default(self, t: object) -> TensorSharding:
         mesh = next(iter(self.meshes), "mesh")

@@ -22,6 +22,7 @@ from shardc.dialect.data_flow import (
     DATA_FLOW_EDGE,
     FUNC_DATA_FLOW_EDGE,
     KIND_OF,
+    NAMED_COMPUTATION,
     OPTIMIZATION_BARRIER,
     SHARDY_EDGE_OPS,
     SHARDY_REGION_RESULT_OPS,
@@ -48,6 +49,7 @@ from shardc.dialect.op_views import (
     SHARDING_CONSTRAINT,
     Func,
     ManualComputation,
+    NamedComputation,
     ShardingConstraint,
 )
 from shardc.dialect.rules.builder import identity_rule
@@ -100,8 +102,9 @@ PROPAGATION_BARRIER = "sdy.propagation_barrier"
 # ops whose one result is its operand under a sharding of its own (an identity unit)
 _IDENTITY_OPS = frozenset({SHARDING_CONSTRAINT, PROPAGATION_BARRIER, DATA_FLOW_EDGE})
 
-# the data-flow ops whose edges are units (data_flow.py): those Shardy puts edges on
-_EDGE_KINDS = {n: KIND_OF[n] for n in SHARDY_EDGE_OPS & WALKED_FLOW_OPS}
+# the data-flow ops whose edges are units (data_flow.py): those Shardy puts edges on (a named
+# computation's too: propagation crosses it as Shardy's does, though the walkers after it do not)
+_EDGE_KINDS = {n: KIND_OF[n] for n in SHARDY_EDGE_OPS & (WALKED_FLOW_OPS | {NAMED_COMPUTATION})}
 
 # ops `_add_units_of` does not hand to `_add_rule_unit` (every other op is a rule unit's)
 _SPECIAL_OPS = STRUCTURAL_OPS | frozenset(_EDGE_KINDS) | _IDENTITY_OPS | {FUNC_DATA_FLOW_EDGE, RESHARD}
@@ -143,6 +146,8 @@ class ModuleUnits:
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
         self.manuals: list[tuple[Operation, list[ManualArgSlot]]] = []
+        # named computations: their in/out shardings are their stand-ins', written back at the end
+        self.named: list[Operation] = []
         self.holders: list[Value | Holder] = []
         self.dead: set[int] = set()  # ops Shardy would erase as dead before propagating
         # id(value) -> the holder of its working sharding, for values whose sharding is an op's
@@ -278,6 +283,13 @@ class ModuleUnits:
                     self._stand_in(arg, local, f"body arg {i}")
                 for i, r in enumerate(op.results):
                     self._stand_in(r, outs[i] if i < len(outs) else r.sharding, f"result {i}")
+            elif name == NAMED_COMPUTATION:
+                named = NamedComputation(op)
+                ins, outs = named.in_shardings, named.out_shardings
+                for i, arg in enumerate(op.regions[0].entry.args if op.regions else ()):
+                    self._stand_in(arg, ins[i] if i < len(ins) else arg.sharding, f"body arg {i}")
+                for i, r in enumerate(op.results):
+                    self._stand_in(r, outs[i] if i < len(outs) else r.sharding, f"result {i}")
 
     def _redirect(self, c: Operation) -> None:
         """Readers of `c`'s input but `c` read `c`'s result: their uses count as its uses."""
@@ -376,7 +388,10 @@ class ModuleUnits:
             return
         kind = _EDGE_KINDS.get(name)
         if kind is FlowKind.REGION:
-            self._add_manual(op)
+            if name == MANUAL_COMPUTATION:
+                self._add_manual(op)
+            else:
+                self._add_named(op)
         elif kind is FlowKind.CALL:
             if not self._func_edges:  # (else only the func data-flow edges cross it)
                 self._add_call(op, funcs)
@@ -555,6 +570,16 @@ class ModuleUnits:
                     ManualResultSlot(self.held(r), local.type, manual),
                 )
         self.manuals.append((op, arg_slots))
+
+    def _add_named(self, op: Operation) -> None:
+        """A named computation's edges, as if its body were inline: operand i to body argument
+        i, the body's returned value i to result i."""
+        for i, (arg, _) in enumerate(region_arg_sources(op)):
+            self._add_edge(op, [self.operand_slot(op, i)], self.held(arg))
+        for i, r in enumerate(op.results):
+            for v in returned_sources(op, i):
+                self._add_edge(op, [self.value_slot(v)], self.held(r))
+        self.named.append(op)
 
     def _add_call(self, op: Operation, funcs: dict[str, Operation]) -> None:
         func = callee(op, funcs)
