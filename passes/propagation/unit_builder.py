@@ -758,7 +758,8 @@ def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = Fal
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `xla`: what XLA deletes before its own Shardy runs (its dead-code and
-    call-inlining passes): also unused calls of effect-free callees, loops and conditionals.
+    call-inlining passes): also unused calls of effect-free callees, loops, conditionals and
+    sharding constraints.
     `ops`: `list(module.walk())`, when the caller has it."""
     removable: dict[int, bool] = {}  # id(op) -> whether it may be erased once unused
     funcs = module.funcs if xla else {}
@@ -823,6 +824,8 @@ def _removable(
     if funcs is not None and pure_funcs is not None:
         if op.name == CALL:
             return _pure_func(callee_name(op), funcs, pure_funcs)
+        if op.name == SHARDING_CONSTRAINT:
+            return True  # XLA's `Sharding` custom call has no effect: its dead-code pass drops it
         if not _effect_free(op):
             return False
         return all(

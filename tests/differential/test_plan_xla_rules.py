@@ -12,6 +12,8 @@ import pytest
 
 import shardc
 
+from . import harness as H
+
 MESH = '["x"=4, "y"=2]'
 X, Y, XY = ("x",), ("y",), ("x", "y")
 
@@ -240,3 +242,25 @@ def test_dead_values_cost_nothing() -> None:
     )
     plan = shardc.plan(text, check=True)
     assert plan.dead_ops == 1 and plan.check.planned == [] and plan.check.compiled == []
+
+
+def test_unused_constraint_decides_no_layout() -> None:
+    # the dot and the constraint on it are dead: XLA's dead-code pass drops both before its
+    # propagation, so nothing shards %arg1 (no sharding of its own): XLA passes it whole
+    text = (
+        'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+        "func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+        '[{}, {"x"}]>}, %arg1: tensor<16x32xf32>) -> (tensor<8x16xf32> {sdy.sharding = '
+        '#sdy.sharding<@mesh, [{}, {"x"}]>}) {\n'
+        "  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : "
+        "(tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
+        '  %c = sdy.sharding_constraint %d <@mesh, [{}, {"y"}]> : tensor<8x32xf32>\n'
+        "  %r = stablehlo.negate %arg0 : tensor<8x16xf32>\n"
+        "  return %r : tensor<8x16xf32>\n}\n"
+    )
+    planned = shardc.plan(text).memory
+    stats = H.compile_mlir(shardc.propagate(text, mode="pin"), 8).get_compiled_memory_stats()
+    assert (planned.arguments, planned.results) == (
+        stats.argument_size_in_bytes,
+        stats.output_size_in_bytes,
+    ), "XLA lays out the arguments of a module with a dead constraint otherwise (What runs)"
