@@ -35,6 +35,8 @@ from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
+from ..pin import Written
+from ..propagation.call_sites import MARK
 from . import layout
 from .causes import Causes
 from .common_axes import common_axes
@@ -139,16 +141,24 @@ def plan_module(module: Module, origins: object = None, options: PlanOptions | N
 
 
 def plan_with_rewrites(
-    module: Module, origins: object = None, options: PlanOptions | None = None
+    module: Module,
+    origins: object = None,
+    options: PlanOptions | None = None,
+    written: Written | None = None,
 ) -> tuple[Plan, list[Rewrite]]:
-    """The plan and where each of its reshards sits in the IR (for `explicit.py`)."""
-    planner = _Planner(module, origins, options or PlanOptions())
+    """The plan and where each of its reshards sits in the IR (for `explicit.py`); `written`:
+    the module's annotations as its author wrote them (what the compiled form keeps of the
+    callees' result shardings)."""
+    planner = _Planner(module, origins, options or PlanOptions(), written)
     return planner.run(), planner.rewrites
 
 
 class _Planner:
-    def __init__(self, module: Module, origins: object, options: PlanOptions):
+    def __init__(
+        self, module: Module, origins: object, options: PlanOptions, written: Written | None = None
+    ):
         self.module = module
+        self.written = written
         self.options = options
         self.names = value_names(module)
         self.entries = set(entry_funcs(module))
@@ -159,6 +169,7 @@ class _Planner:
         self.funcs = module.funcs
         self.meshes = module.meshes
         self.func = ""
+        self.inlined: set[str] = set()  # callees XLA inlines (`_inlined_callees`)
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: dict[tuple[int, int, Dims], Operation] = {}
@@ -181,7 +192,9 @@ class _Planner:
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
         callees = self._callees()
-        for name, func in self.funcs.items():
+        # one call site per callee (the compiled form's): XLA inlines it (`_inlined`)
+        self.inlined = self._inlined_callees() if self.xla else set()
+        for name, func in self._callers_first(callees):
             body = func_body(func)
             if body is None or self.runs.func_runs(name) == 0:
                 continue
@@ -208,6 +221,40 @@ class _Planner:
                 if op.name == CALL:
                     out.add(callee_name(op))
         return out
+
+    def _inlined_callees(self) -> set[str]:
+        """The callees with one call site: XLA's call inliner copies the callee's body into
+        the caller, so its arguments are the call's operands and the call's results the values
+        it returns, each at its own layout (no reshard at the call: its users reshard what they
+        need)."""
+        sites: dict[str, int] = {}
+        for func in self.funcs.values():
+            for op in func.walk():
+                if op.name == CALL:
+                    sites[callee_name(op)] = sites.get(callee_name(op), 0) + 1
+        return {name for name, n in sites.items() if n == 1 and name in self.funcs}
+
+    def _callers_first(self, callees: set[str]) -> list[tuple[str, Operation]]:
+        """The funcs, each caller before its callees (an inlined callee's arguments take their
+        layouts from the call, which must be planned first)."""
+        order: list[str] = []
+        seen: set[str] = set()
+
+        def visit(name: str) -> None:
+            if name in seen or name not in self.funcs:
+                return
+            seen.add(name)
+            order.append(name)
+            for op in self.funcs[name].walk():
+                if op.name == CALL:
+                    visit(callee_name(op))
+
+        for name in self.funcs:
+            if name not in callees:
+                visit(name)
+        for name in self.funcs:
+            visit(name)
+        return [(name, self.funcs[name]) for name in order]
 
     # -- walking -------------------------------------------------------------------------------
     def _block(self, block: Block, manual: frozenset[str]) -> None:
@@ -492,6 +539,9 @@ class _Planner:
         body = func_body(callee) if callee is not None else None
         if callee is None or body is None:
             return
+        if callee_name(op) in self.inlined:
+            self._inline(op, body)
+            return
         for i, v in enumerate(op.operands):
             if i < len(body.args) and self._value_runs(body.args[i]):
                 arg = body.args[i]
@@ -519,6 +569,40 @@ class _Planner:
                 site=(op, "result", i),
                 shown=r,
             )
+
+    def _inline(self, op: Operation, body: Block) -> None:
+        """A call XLA inlines: the callee's arguments are partitioned as the call's operands
+        are, the call's results as the values the callee returns."""
+        for i, v in enumerate(op.operands):
+            if i < len(body.args):
+                s = self._sharding(v)
+                if s is not None:
+                    self.override[id(body.args[i])] = s
+        ret = body.terminator
+        callee = callee_name(op)
+        for i, r in enumerate(op.results):
+            declared = self._written_result(callee, i)
+            if declared is None and ret is not None and i < len(ret.operands):
+                declared = self._sharding(ret.operands[i])
+            if declared is not None:
+                self.override[id(r)] = declared
+
+    def _written_result(self, func: str, index: int) -> TensorSharding | None:
+        """The sharding the author wrote on result `index` of `func` (of the func a call
+        site's copy was made from): the compiled form keeps it (XLA constrains the inlined
+        value to it); None where none was written, or nothing says."""
+        if self.written is None:
+            return None
+        source, seen = func, set()
+        while source not in self.written.entries and source not in seen:
+            seen.add(source)
+            f = self.funcs.get(source)
+            mark = f.attributes.get(MARK) if f is not None else None
+            if mark is None:
+                return None
+            source = str(mark).strip('"')
+        results = self.written.entries.get(source, ((), ()))[1]
+        return results[index] if index < len(results) else None
 
     def _while(self, op: Operation) -> None:
         body = op.regions[1].entry if len(op.regions) > 1 else None
@@ -574,8 +658,14 @@ class _Planner:
         if body is None or body.terminator is None:
             return
         ret = body.terminator
+        inlined = self.func in self.inlined
         for i, v in enumerate(ret.operands):
-            declared = layout.declared_result_sharding(func, i)
+            # an inlined callee's result is constrained only where its author wrote a sharding
+            declared = (
+                self._written_result(self.func, i)
+                if inlined
+                else layout.declared_result_sharding(func, i)
+            )
             t = v.type
             if declared is None or not isinstance(t, TensorType):
                 continue

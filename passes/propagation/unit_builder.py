@@ -174,11 +174,12 @@ class ModuleUnits:
         funcs = self.module.funcs
         if self._ops is None:
             self._ops = list(self.module.walk())
+        # (before the stand-ins: a dead constraint sends no reader through itself)
+        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
         if self._func_edges:
             self._callees.clear()  # (no callee is inlined where it is called)
         callees = self._callees
-        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
@@ -262,7 +263,11 @@ class ModuleUnits:
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
                 (self.constraints if name == SHARDING_CONSTRAINT else self.reshards).append(op)
-                if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
+                if (
+                    redirects_uses(op)
+                    and id(op.operands[0]) not in self.redirects
+                    and id(op) not in self.dead
+                ):
                     self._redirect(op)
             elif name == MANUAL_COMPUTATION:
                 self._has_manual = True

@@ -264,3 +264,26 @@ def test_unused_constraint_decides_no_layout() -> None:
         stats.argument_size_in_bytes,
         stats.output_size_in_bytes,
     ), "XLA lays out the arguments of a module with a dead constraint otherwise (What runs)"
+
+
+CALLEE = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %r = func.call @f(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = stablehlo.negate %r : tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+func.func private @f(%a: tensor<8x16xf32>) -> (tensor<8x16xf32>RESULT) {
+  %n = stablehlo.negate %a : tensor<8x16xf32>
+  return %n : tensor<8x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "result", ["", ' {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}'], ids=["none", "written"]
+)
+def test_calls_are_inlined(result: str) -> None:
+    # XLA inlines the call: nothing moves at the call itself; a result sharding the callee's
+    # author wrote constrains the returned value (an all-to-all there, and one back after)
+    _compare("calls", CALLEE.replace("RESULT", result))
