@@ -40,11 +40,11 @@ from ..propagation.call_sites import MARK
 from . import layout
 from .causes import Causes, dims_text
 from .common_axes import common_axes
-from .cost import ALL_REDUCE, Step, reshard_steps, sort_axes
+from .cost import ALL_REDUCE, ALL_TO_ALL, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import Buffers, memory_estimate, tensor_of
+from .memory import POINTER, Buffers, aligned, memory_estimate, tensor_of
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
@@ -791,6 +791,19 @@ class _Planner:
         self.const[key] = result
         return result
 
+    def _footprint(self, step: Step) -> int:
+        """The temporary bytes of one collective: its result, but for an all-to-all, which
+        XLA's CPU backend runs on one piece per peer (the operand cut into `n` slices and `n`
+        received pieces, each a buffer of its own on a 64-byte boundary, and the tuple of their
+        pointers)."""
+        if step.kind != ALL_TO_ALL:
+            return step.bytes
+        mesh = self._mesh(step.after)
+        n = axes_size(step.axes, mesh) if mesh is not None else 1
+        if n <= 1:
+            return step.bytes
+        return 2 * n * aligned(-(-step.bytes // n)) + aligned(POINTER * n)
+
     def _emit(
         self,
         steps: list[Step] | tuple[Step, ...],
@@ -807,7 +820,9 @@ class _Planner:
         # an all-reduce sums in place, in the temporary buffer of the value it reduces (a
         # returned value's partial sums are a temporary, summed into the output)
         returned = any(u.name in _RETURNS for u in value.users)
-        moved = sum(s.bytes for s in steps if s.kind != ALL_REDUCE or returned)
+        held = [s for s in steps if s.kind != ALL_REDUCE or returned]
+        # (the steps run one after another: an all-to-all's pieces are gone before the next)
+        moved = max([sum(s.bytes for s in held), *(self._footprint(s) for s in held)])
         self.buffers[where] = self.buffers.get(where, 0) + moved
         self.gathered.add(id(value))
         name = self.causes.name(value)
