@@ -97,6 +97,9 @@ RESHARDS = [
     ("other axes on the same dim: gather, then slice", ((), Y), (X, ())),
     ("part of a dim's axes dropped: gather them", (XY, ()), (X, ())),
     ("a finer split: a local slice", (X, ()), (X, Y)),
+    # y moves to the dim x splits, ahead of x: an all-to-all puts it after x, then the blocks
+    # go to their devices (collective-permute); no gather
+    ("an axis moves ahead of another: all-to-all, permute", (Y, X), ((), ("y", "x"))),
 ]
 
 
