@@ -36,6 +36,7 @@ from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from ..pin import Written
+from ..pin_hazards import PIN_HAZARDS, pinnable
 from ..propagation.call_sites import MARK
 from . import layout
 from .causes import Causes, dims_text
@@ -274,6 +275,8 @@ class _Planner:
 
     def _op(self, op: Operation, manual: frozenset[str]) -> None:
         name = op.name
+        if self.xla and name in PIN_HAZARDS:
+            self._made_safe(op)
         if name in _EXPLICIT:
             self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
@@ -575,6 +578,17 @@ class _Planner:
                 site=(op, "result", i),
                 shown=r,
             )
+
+    def _made_safe(self, op: Operation) -> None:
+        """A result laid out where XLA's partitioner gets the op wrong (`pin_hazards`): the
+        compiled form pins it with those dims whole, so the op is computed, and its users read
+        it, at that safe layout."""
+        for r in op.results:
+            s = self._sharding(r)
+            if s is not None:
+                safe = pinnable(op, s)
+                if safe is not s:
+                    self.override[id(r)] = safe
 
     def _inline(self, op: Operation, body: Block) -> None:
         """A call XLA inlines: the callee's arguments are partitioned as the call's operands

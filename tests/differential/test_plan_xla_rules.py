@@ -311,3 +311,15 @@ def test_all_to_all_temporaries_are_one_piece_per_peer() -> None:
     assert abs(plan.memory.peak - temp.temp_size_in_bytes) <= 0.2 * temp.temp_size_in_bytes, (
         f"planned temporaries {plan.memory.peak} B, XLA's {temp.temp_size_in_bytes} B (Memory)"
     )
+
+
+def test_interior_pad_on_a_split_dim_is_computed_whole() -> None:
+    # a pad with interior and negative edge padding on a split dim: XLA's partitioner gets it
+    # wrong, so the compiled form pins it with that dim whole (passes/pin_hazards.py): the
+    # operand is gathered, not exchanged in halos
+    body = (
+        "%c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "  %r = stablehlo.pad %arg0, %c, low = [-2, 0], high = [3, 0], interior = [1, 0] : "
+        "(tensor<8x16xf32>, tensor<f32>) -> tensor<16x16xf32>"
+    )
+    _compare("halos", _module(body, [("8x16xf32", (X, ()))], ("16x16xf32", (X, ())), MESH))
