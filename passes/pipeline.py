@@ -275,8 +275,10 @@ def check_pass_names(dump_after: Iterable[str], disable: Iterable[str]) -> None:
 def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
     """The passes `options` ask for, in order."""
     passes: list[Pass] = []
-    if options.export == "pin":
-        passes.append(RecordWritten())  # the annotations as written, before anything changes them
+    if options.export == "pin" or options.plan is not None:
+        # the annotations as written, before anything changes them (what the compiled form,
+        # and so the plan of it, keeps)
+        passes.append(RecordWritten())
     if options.verify:
         # dynamic dims: propagated around (annotate export, opt); what compiles, plans or
         # chooses layouts by cost needs static shapes

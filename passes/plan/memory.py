@@ -32,7 +32,7 @@ from .liveness import Liveness
 from .op_cost import Tensor
 from .report import Memory
 
-_POINTER = 8
+POINTER = 8  # bytes of one pointer in an XLA tuple
 
 MeshOf = Callable[[TensorSharding | None], Mesh | None]
 _NO_MESH = Mesh(())  # (the mesh of a value without a sharding: the byte models never read it)
@@ -106,7 +106,7 @@ def memory_estimate(
                     s = layout.io_sharding(s, t.shape, mesh_of(s), is_main=True)
                 results += value_bytes(v, mesh_of, s)
             if len(ret.operands) > 1:
-                results += _POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
+                results += POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
         peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers or Buffers()))
     return Memory(args, results, peak)
 
@@ -193,7 +193,8 @@ _ALIGN = 64
 _TUPLED = CONTROL_FLOW_OPS
 
 
-def _aligned(n: int) -> int:
+def aligned(n: int) -> int:
+    """`n` bytes rounded up to XLA's CPU buffer alignment (0 stays 0)."""
     return -(-n // _ALIGN) * _ALIGN if n > 0 else 0
 
 
@@ -282,7 +283,7 @@ def _block_peak(
                 top = _top_level(user, block)
                 if top is not None:
                     last = max(last, index.get(id(top), k))
-            size = _aligned(value_bytes(r, mesh_of))
+            size = aligned(value_bytes(r, mesh_of))
             if op.name in _FUSIBLE:
                 reuse = _dying_operand(op, k, size, held, intervals)
             elif op.name == WHILE and r.index < len(op.operands):
@@ -298,7 +299,7 @@ def _block_peak(
                 continue
             held[id(r)] = len(intervals)
             intervals.append((k, last, size))
-        own = _aligned(buffers.at.get(id(op), 0))
+        own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
         if own and last > k:
@@ -307,7 +308,7 @@ def _block_peak(
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
-            inner += _aligned(_POINTER * n_in) + _aligned(_POINTER * len(op.results))
+            inner += aligned(POINTER * n_in) + aligned(POINTER * len(op.results))
         for region in op.regions:
             for b in region.blocks:
                 inner = max(inner, _block_peak(b, mesh_of, funcs, memo, active, live, buffers))

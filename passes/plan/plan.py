@@ -35,14 +35,17 @@ from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
+from ..pin import Written
+from ..pin_hazards import PIN_HAZARDS, pinnable
+from ..propagation.call_sites import MARK
 from . import layout
 from .causes import Causes, dims_text
 from .common_axes import common_axes
-from .cost import ALL_REDUCE, Step, reshard_steps, sort_axes
+from .cost import ALL_REDUCE, ALL_TO_ALL, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import Buffers, memory_estimate, tensor_of
+from .memory import POINTER, Buffers, aligned, memory_estimate, tensor_of
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
@@ -139,16 +142,24 @@ def plan_module(module: Module, origins: object = None, options: PlanOptions | N
 
 
 def plan_with_rewrites(
-    module: Module, origins: object = None, options: PlanOptions | None = None
+    module: Module,
+    origins: object = None,
+    options: PlanOptions | None = None,
+    written: Written | None = None,
 ) -> tuple[Plan, list[Rewrite]]:
-    """The plan and where each of its reshards sits in the IR (for `explicit.py`)."""
-    planner = _Planner(module, origins, options or PlanOptions())
+    """The plan and where each of its reshards sits in the IR (for `explicit.py`); `written`:
+    the module's annotations as its author wrote them (what the compiled form keeps of the
+    callees' result shardings)."""
+    planner = _Planner(module, origins, options or PlanOptions(), written)
     return planner.run(), planner.rewrites
 
 
 class _Planner:
-    def __init__(self, module: Module, origins: object, options: PlanOptions):
+    def __init__(
+        self, module: Module, origins: object, options: PlanOptions, written: Written | None = None
+    ):
         self.module = module
+        self.written = written
         self.options = options
         self.names = value_names(module)
         self.entries = set(entry_funcs(module))
@@ -159,6 +170,7 @@ class _Planner:
         self.funcs = module.funcs
         self.meshes = module.meshes
         self.func = ""
+        self.inlined: set[str] = set()  # callees XLA inlines (`_inlined_callees`)
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
         self.done: dict[tuple[int, int, tuple[DimSharding, ...]], Operation] = {}
@@ -181,7 +193,9 @@ class _Planner:
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> Plan:
         callees = self._callees()
-        for name, func in self.funcs.items():
+        # one call site per callee (the compiled form's): XLA inlines it (`_inlined`)
+        self.inlined = self._inlined_callees() if self.xla else set()
+        for name, func in self._callers_first(callees):
             body = func_body(func)
             if body is None or self.runs.func_runs(name) == 0:
                 continue
@@ -209,6 +223,40 @@ class _Planner:
                     out.add(callee_name(op))
         return out
 
+    def _inlined_callees(self) -> set[str]:
+        """The callees with one call site: XLA's call inliner copies the callee's body into
+        the caller, so its arguments are the call's operands and the call's results the values
+        it returns, each at its own layout (no reshard at the call: its users reshard what they
+        need)."""
+        sites: dict[str, int] = {}
+        for func in self.funcs.values():
+            for op in func.walk():
+                if op.name == CALL:
+                    sites[callee_name(op)] = sites.get(callee_name(op), 0) + 1
+        return {name for name, n in sites.items() if n == 1 and name in self.funcs}
+
+    def _callers_first(self, callees: set[str]) -> list[tuple[str, Operation]]:
+        """The funcs, each caller before its callees (an inlined callee's arguments take their
+        layouts from the call, which must be planned first)."""
+        order: list[str] = []
+        seen: set[str] = set()
+
+        def visit(name: str) -> None:
+            if name in seen or name not in self.funcs:
+                return
+            seen.add(name)
+            order.append(name)
+            for op in self.funcs[name].walk():
+                if op.name == CALL:
+                    visit(callee_name(op))
+
+        for name in self.funcs:
+            if name not in callees:
+                visit(name)
+        for name in self.funcs:
+            visit(name)
+        return [(name, self.funcs[name]) for name in order]
+
     # -- walking -------------------------------------------------------------------------------
     def _block(self, block: Block, manual: frozenset[str]) -> None:
         for op in block.ops:
@@ -227,6 +275,8 @@ class _Planner:
 
     def _op(self, op: Operation, manual: frozenset[str]) -> None:
         name = op.name
+        if self.xla and name in PIN_HAZARDS:
+            self._made_safe(op)
         if name in _EXPLICIT:
             self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
@@ -498,6 +548,9 @@ class _Planner:
         body = func_body(callee) if callee is not None else None
         if callee is None or body is None:
             return
+        if callee_name(op) in self.inlined:
+            self._inline(op, body)
+            return
         for i, v in enumerate(op.operands):
             if i < len(body.args) and self._value_runs(body.args[i]):
                 arg = body.args[i]
@@ -525,6 +578,51 @@ class _Planner:
                 site=(op, "result", i),
                 shown=r,
             )
+
+    def _made_safe(self, op: Operation) -> None:
+        """A result laid out where XLA's partitioner gets the op wrong (`pin_hazards`): the
+        compiled form pins it with those dims whole, so the op is computed, and its users read
+        it, at that safe layout."""
+        for r in op.results:
+            s = self._sharding(r)
+            if s is not None:
+                safe = pinnable(op, s)
+                if safe is not s:
+                    self.override[id(r)] = safe
+
+    def _inline(self, op: Operation, body: Block) -> None:
+        """A call XLA inlines: the callee's arguments are partitioned as the call's operands
+        are, the call's results as the values the callee returns."""
+        for i, v in enumerate(op.operands):
+            if i < len(body.args):
+                s = self._sharding(v)
+                if s is not None:
+                    self.override[id(body.args[i])] = s
+        ret = body.terminator
+        callee = callee_name(op)
+        for i, r in enumerate(op.results):
+            declared = self._written_result(callee, i)
+            if declared is None and ret is not None and i < len(ret.operands):
+                declared = self._sharding(ret.operands[i])
+            if declared is not None:
+                self.override[id(r)] = declared
+
+    def _written_result(self, func: str, index: int) -> TensorSharding | None:
+        """The sharding the author wrote on result `index` of `func` (of the func a call
+        site's copy was made from): the compiled form keeps it (XLA constrains the inlined
+        value to it); None where none was written, or nothing says."""
+        if self.written is None:
+            return None
+        source, seen = func, set()
+        while source not in self.written.entries and source not in seen:
+            seen.add(source)
+            f = self.funcs.get(source)
+            mark = f.attributes.get(MARK) if f is not None else None
+            if mark is None:
+                return None
+            source = str(mark).strip('"')
+        results = self.written.entries.get(source, ((), ()))[1]
+        return results[index] if index < len(results) else None
 
     def _while(self, op: Operation) -> None:
         body = op.regions[1].entry if len(op.regions) > 1 else None
@@ -580,8 +678,14 @@ class _Planner:
         if body is None or body.terminator is None:
             return
         ret = body.terminator
+        inlined = self.func in self.inlined
         for i, v in enumerate(ret.operands):
-            declared = layout.declared_result_sharding(func, i)
+            # an inlined callee's result is constrained only where its author wrote a sharding
+            declared = (
+                self._written_result(self.func, i)
+                if inlined
+                else layout.declared_result_sharding(func, i)
+            )
             t = v.type
             if declared is None or not isinstance(t, TensorType):
                 continue
@@ -701,6 +805,19 @@ class _Planner:
         self.const[key] = result
         return result
 
+    def _footprint(self, step: Step) -> int:
+        """The temporary bytes of one collective: its result, but for an all-to-all, which
+        XLA's CPU backend runs on one piece per peer (the operand cut into `n` slices and `n`
+        received pieces, each a buffer of its own on a 64-byte boundary, and the tuple of their
+        pointers)."""
+        if step.kind != ALL_TO_ALL:
+            return step.bytes
+        mesh = self._mesh(step.after)
+        n = axes_size(step.axes, mesh) if mesh is not None else 1
+        if n <= 1:
+            return step.bytes
+        return 2 * n * aligned(-(-step.bytes // n)) + aligned(POINTER * n)
+
     def _emit(
         self,
         steps: list[Step] | tuple[Step, ...],
@@ -717,7 +834,9 @@ class _Planner:
         # an all-reduce sums in place, in the temporary buffer of the value it reduces (a
         # returned value's partial sums are a temporary, summed into the output)
         returned = any(u.name in _RETURNS for u in value.users)
-        moved = sum(s.bytes for s in steps if s.kind != ALL_REDUCE or returned)
+        held = [s for s in steps if s.kind != ALL_REDUCE or returned]
+        # (the steps run one after another: an all-to-all's pieces are gone before the next)
+        moved = max([sum(s.bytes for s in held), *(self._footprint(s) for s in held)])
         self.buffers[where] = self.buffers.get(where, 0) + moved
         self.gathered.add(id(value))
         name = self.causes.name(value)

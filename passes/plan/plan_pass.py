@@ -13,6 +13,7 @@ from typing import ClassVar
 from shardc.dialect.ir import Module
 
 from ..context import ALL, PassContext
+from ..pin import Written
 from ..propagation.report import PropagationReport
 from .plan import PlanOptions, Rewrite, plan_with_rewrites
 
@@ -35,7 +36,7 @@ class PlanPass:
     def run(self, module: Module, ctx: PassContext) -> None:
         report = ctx.result(PropagationReport)
         origins = report.origins if report is not None else None
-        plan, rewrites = plan_with_rewrites(module, origins, self.options)
+        plan, rewrites = plan_with_rewrites(module, origins, self.options, ctx.result(Written))
         if report is not None:  # the ops propagation found no rule for, as it names them
             plan.ruleless = dict(report.ops_without_rules)
         auto = report.auto if report is not None else None

@@ -203,11 +203,14 @@ class _Resharder:
         another dim lacks at its minor end move there with an all-to-all (the dim's split
         split in two first), as often as that reaches the target; None where it does not."""
         act = lambda t: [[a for a in d if a in active] for d in t]  # noqa: E731
+        key = lambda d: sorted(a.sort_key(self.mesh) for a in d)  # noqa: E731
+        # the devices of a dim as a set: blocks in another order are a collective-permute
+        same = lambda x, y: [key(d) for d in x] == [key(d) for d in y]  # noqa: E731
         t = [list(d) for d in cur]
         plan: list[tuple[int, int, int]] = []
         for _ in range(len(t)):
             a_t, a_g = act(t), act(tgt)
-            if a_t == a_g:
+            if same(a_t, a_g):
                 break
             found = None
             for j in range(len(t)):
@@ -216,7 +219,7 @@ class _Resharder:
                         continue
                     for k in range(1, len(a_t[j]) + 1):
                         suffix = a_t[j][-k:]
-                        if a_t[j][:-k] == a_g[j] and a_g[i] == a_t[i] + suffix:
+                        if a_t[j][:-k] == a_g[j] and key(a_g[i]) == key(a_t[i] + suffix):
                             found = (j, i, k)
                             break
                     if found:
@@ -230,7 +233,7 @@ class _Resharder:
             moving = a_t[j][-k:]
             t[j] = [a for a in t[j] if a not in moving]
             t[i] = t[i] + moving
-        if act(t) != act(tgt):
+        if not plan or not same(act(t), act(tgt)):
             return None
         t = [list(d) for d in cur]
         for j, i, k in plan:
@@ -240,6 +243,8 @@ class _Resharder:
             out[i] = t[i] + moving
             self.emit(ALL_TO_ALL, moving, max(self.local(t), self.local(out)), out)
             t = out
+        if act(t) != act(tgt):  # the moved blocks are on the target's dims, other devices
+            self.emit(COLLECTIVE_PERMUTE, self.used(t, active), self.local(t), tgt)
         return tgt
 
     def _avoiding(self, d: list[AxisRef], fixed: set[AxisRef]) -> list[AxisRef]:

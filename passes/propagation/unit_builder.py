@@ -179,11 +179,12 @@ class ModuleUnits:
         funcs = self.module.funcs
         if self._ops is None:
             self._ops = list(self.module.walk())
+        # (before the stand-ins: a dead constraint sends no reader through itself)
+        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
         if self._func_edges:
             self._callees.clear()  # (no callee is inlined where it is called)
         callees = self._callees
-        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
         # A callee's units go where its call is, as in Shardy, which inlines it there (each call
         # site has its own callee: import_steps/call_sites.py); the rest in module order.
         for name, func in funcs.items():
@@ -267,7 +268,11 @@ class ModuleUnits:
                 r = op.results[0]
                 self._stand_in(r, ShardingConstraint(op).sharding, "target")
                 (self.constraints if name == SHARDING_CONSTRAINT else self.reshards).append(op)
-                if redirects_uses(op) and id(op.operands[0]) not in self.redirects:
+                if (
+                    redirects_uses(op)
+                    and id(op.operands[0]) not in self.redirects
+                    and id(op) not in self.dead
+                ):
                     self._redirect(op)
             elif name == MANUAL_COMPUTATION:
                 self._has_manual = True
@@ -783,7 +788,8 @@ def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = Fal
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `xla`: what XLA deletes before its own Shardy runs (its dead-code and
-    call-inlining passes): also unused calls of effect-free callees, loops and conditionals.
+    call-inlining passes): also unused calls of effect-free callees, loops, conditionals and
+    sharding constraints.
     `ops`: `list(module.walk())`, when the caller has it."""
     removable: dict[int, bool] = {}  # id(op) -> whether it may be erased once unused
     funcs = module.funcs if xla else {}
@@ -848,6 +854,8 @@ def _removable(
     if funcs is not None and pure_funcs is not None:
         if op.name == CALL:
             return _pure_func(callee_name(op), funcs, pure_funcs)
+        if op.name == SHARDING_CONSTRAINT:
+            return True  # XLA's `Sharding` custom call has no effect: its dead-code pass drops it
         if not _effect_free(op):
             return False
         return all(

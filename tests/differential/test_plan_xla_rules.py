@@ -12,6 +12,8 @@ import pytest
 
 import shardc
 
+from . import harness as H
+
 MESH = '["x"=4, "y"=2]'
 X, Y, XY = ("x",), ("y",), ("x", "y")
 
@@ -95,6 +97,9 @@ RESHARDS = [
     ("other axes on the same dim: gather, then slice", ((), Y), (X, ())),
     ("part of a dim's axes dropped: gather them", (XY, ()), (X, ())),
     ("a finer split: a local slice", (X, ()), (X, Y)),
+    # y moves to the dim x splits, ahead of x: an all-to-all puts it after x, then the blocks
+    # go to their devices (collective-permute); no gather
+    ("an axis moves ahead of another: all-to-all, permute", (Y, X), ((), ("y", "x"))),
 ]
 
 
@@ -240,3 +245,81 @@ def test_dead_values_cost_nothing() -> None:
     )
     plan = shardc.plan(text, check=True)
     assert plan.dead_ops == 1 and plan.check.planned == [] and plan.check.compiled == []
+
+
+def test_unused_constraint_decides_no_layout() -> None:
+    # the dot and the constraint on it are dead: XLA's dead-code pass drops both before its
+    # propagation, so nothing shards %arg1 (no sharding of its own): XLA passes it whole
+    text = (
+        'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+        "func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+        '[{}, {"x"}]>}, %arg1: tensor<16x32xf32>) -> (tensor<8x16xf32> {sdy.sharding = '
+        '#sdy.sharding<@mesh, [{}, {"x"}]>}) {\n'
+        "  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : "
+        "(tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
+        '  %c = sdy.sharding_constraint %d <@mesh, [{}, {"y"}]> : tensor<8x32xf32>\n'
+        "  %r = stablehlo.negate %arg0 : tensor<8x16xf32>\n"
+        "  return %r : tensor<8x16xf32>\n}\n"
+    )
+    planned = shardc.plan(text).memory
+    stats = H.compile_mlir(shardc.propagate(text, mode="pin"), 8).get_compiled_memory_stats()
+    assert (planned.arguments, planned.results) == (
+        stats.argument_size_in_bytes,
+        stats.output_size_in_bytes,
+    ), "XLA lays out the arguments of a module with a dead constraint otherwise (What runs)"
+
+
+CALLEE = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %r = func.call @f(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = stablehlo.negate %r : tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+func.func private @f(%a: tensor<8x16xf32>) -> (tensor<8x16xf32>RESULT) {
+  %n = stablehlo.negate %a : tensor<8x16xf32>
+  return %n : tensor<8x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "result", ["", ' {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}'], ids=["none", "written"]
+)
+def test_calls_are_inlined(result: str) -> None:
+    # XLA inlines the call: nothing moves at the call itself; a result sharding the callee's
+    # author wrote constrains the returned value (an all-to-all there, and one back after)
+    _compare("calls", CALLEE.replace("RESULT", result))
+
+
+def test_all_to_all_temporaries_are_one_piece_per_peer() -> None:
+    # XLA's CPU all-to-all runs on the operand cut into one slice per peer and receives one
+    # piece per peer, each a buffer of its own: about twice the moved value, not once
+    text = (
+        'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+        "func.func @main(%arg0: tensor<16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+        '[{"x"}, {}]>}) -> (tensor<16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+        '[{}, {"x"}]>}) {\n'
+        "  %e = stablehlo.exponential %arg0 : tensor<16x64xf32>\n"
+        '  %c = sdy.sharding_constraint %e <@mesh, [{}, {"x"}]> : tensor<16x64xf32>\n'
+        "  %r = stablehlo.negate %c : tensor<16x64xf32>\n"
+        "  return %r : tensor<16x64xf32>\n}\n"
+    )
+    plan = shardc.plan(text)
+    assert [c.kind for c in plan.collectives] == ["all-to-all"]
+    temp = H.compile_mlir(shardc.propagate(text, mode="pin"), 8).get_compiled_memory_stats()
+    assert abs(plan.memory.peak - temp.temp_size_in_bytes) <= 0.2 * temp.temp_size_in_bytes, (
+        f"planned temporaries {plan.memory.peak} B, XLA's {temp.temp_size_in_bytes} B (Memory)"
+    )
+
+
+def test_interior_pad_on_a_split_dim_is_computed_whole() -> None:
+    # a pad with interior and negative edge padding on a split dim: XLA's partitioner gets it
+    # wrong, so the compiled form pins it with that dim whole (passes/pin_hazards.py): the
+    # operand is gathered, not exchanged in halos
+    body = (
+        "%c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "  %r = stablehlo.pad %arg0, %c, low = [-2, 0], high = [3, 0], interior = [1, 0] : "
+        "(tensor<8x16xf32>, tensor<f32>) -> tensor<16x16xf32>"
+    )
+    _compare("halos", _module(body, [("8x16xf32", (X, ()))], ("16x16xf32", (X, ())), MESH))

@@ -20,9 +20,10 @@ func.func @constraint(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@me
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// A callee whose argument is replicated, called with an x-sharded value: gathered at the call.
-// CHECK-LABEL: all-gather {x} 1.0 KiB: %arg0 of func.call in @caller
-// CHECK-NEXT: cause: call argument: %arg0 is [{"x"}, {}] (annotated), %arg0 is [{}, {}]
+// A callee whose argument is replicated, called with an x-sharded value: XLA inlines the call,
+// so nothing moves there; the callee's negate, replicated as its result is, gathers the value.
+// CHECK-LABEL: all-gather {x} 1.0 KiB: %arg0 of stablehlo.negate in @callee
+// CHECK-NEXT: cause: %arg0 is [{"x"}, {}], stablehlo.negate needs it as [{}, {}]
 func.func @caller(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = func.call @callee(%arg0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
@@ -36,10 +37,11 @@ func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// A callee whose result is declared on dim 1 while the call site keeps x on dim 0: the call's
-// result is resharded after the call (one all-to-all of the 4x16 f32 block).
-// CHECK-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of func.call in @caller_result
-// CHECK-NEXT: cause: call result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], %0 at boundaries.mlir:{{[0-9]+}} is [{"x"}, {}]
+// A callee whose result is declared on dim 1 while the caller returns x on dim 0: XLA inlines
+// the call, so the value keeps the callee's layout up to the caller's return, where it is
+// resharded (one all-to-all of the 4x16 f32 block).
+// CHECK-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of func.return in @caller_result
+// CHECK-NEXT: cause: func result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], @caller_result result 0 is [{"x"}, {}] (annotated)
 func.func @caller_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = func.call @callee_result(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>

@@ -148,9 +148,9 @@ func.func @pin_while(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
 
 // -----
 
-// A closed constraint on a while result: XLA's import sends the result's other readers through
-// it, as shardc's propagation does, so the negate stays a reader of the result and nothing is
-// pinned.
+// An unused closed constraint on a while result: XLA's dead-code pass deletes it before its
+// propagation, and the compiled form's propagation lets it decide nothing (no reader is sent
+// through it), so the negate keeps the loop's layout and nothing is pinned.
 // CHECK-LABEL: func.func @constraint_on_while_result(
 // CHECK: %1 = sdy.sharding_constraint %0#1 <@mesh, [{}, {"y"}]>
 // CHECK-NEXT: %2 = stablehlo.negate %0#1
