@@ -75,7 +75,9 @@ def as_compiled(options: PropagationOptions | None) -> PropagationOptions:
     """`options` as the compiled form propagates (`.compile()`, `--pin`): what XLA deletes
     before its own propagation decides no layout (`xla_dead_code`), so that the plan is of the
     layout that runs."""
-    return replace(options or PropagationOptions(), xla_dead_code=True)
+    return replace(
+        options or PropagationOptions(), xla_dead_code=True, xla_dead_constraints=True
+    )
 
 
 def plan_compiled_form(

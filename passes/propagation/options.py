@@ -76,6 +76,12 @@ class PropagationOptions:
         "Shardy erases as dead, unused calls, loops and conditionals without side effects "
         "(what --pin and shardc.jit compile; off: Shardy's pipeline on the module as written)",
     )
+    xla_dead_constraints: bool = _option(
+        False,
+        "with xla_dead_code: an unused sharding constraint decides no layout either (XLA "
+        "deletes it before its own propagation; the plan models that, while --pin and "
+        "shardc.jit keep it deciding: pinning the layout XLA would then derive moved more)",
+    )
     auto: bool = _option(
         False,
         "after propagation, give mesh axes to the dims nothing decided, minimizing planned "

@@ -180,7 +180,12 @@ class ModuleUnits:
         if self._ops is None:
             self._ops = list(self.module.walk())
         # (before the stand-ins: a dead constraint sends no reader through itself)
-        self.dead = dead_ops(self.module, self._ops, xla=self.options.xla_dead_code)
+        self.dead = dead_ops(
+            self.module,
+            self._ops,
+            xla=self.options.xla_dead_code,
+            constraints=self.options.xla_dead_code and self.options.xla_dead_constraints,
+        )
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
         if self._func_edges:
             self._callees.clear()  # (no callee is inlined where it is called)
@@ -779,7 +784,12 @@ _EFFECTFUL = frozenset({
 _KEPT_WITH_REGIONS = SHARDY_REGION_RESULT_OPS
 
 
-def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = False) -> set[int]:
+def dead_ops(
+    module: Module,
+    ops: list[Operation] | None = None,
+    xla: bool = False,
+    constraints: bool = False,
+) -> set[int]:
     """ids of the side-effect-free stablehlo/chlo ops whose results only dead ops use.
 
     Shardy's pipeline erases such ops before it propagates (MLIR's trivially-dead rule, to a
@@ -788,8 +798,9 @@ def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = Fal
     (reduce, sort, scatter, reduce_window, map, if) is erased too when nothing in its regions
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `xla`: what XLA deletes before its own Shardy runs (its dead-code and
-    call-inlining passes): also unused calls of effect-free callees, loops, conditionals and
-    sharding constraints.
+    call-inlining passes): also unused calls of effect-free callees, loops and conditionals;
+    with `constraints`, unused sharding constraints too (XLA drops them as well; only the plan
+    models it, see `PropagationOptions.xla_dead_constraints`).
     `ops`: `list(module.walk())`, when the caller has it."""
     removable: dict[int, bool] = {}  # id(op) -> whether it may be erased once unused
     funcs = module.funcs if xla else {}
@@ -798,7 +809,9 @@ def dead_ops(module: Module, ops: list[Operation] | None = None, xla: bool = Fal
     def can_remove(op: Operation) -> bool:
         got = removable.get(id(op))
         if got is None:
-            got = removable[id(op)] = _removable(op, funcs, pure_funcs) if xla else _removable(op)
+            got = removable[id(op)] = (
+                _removable(op, funcs, pure_funcs, constraints) if xla else _removable(op)
+            )
         return got
 
     unused: list[Operation] = []  # removable ops none of whose results has a use
@@ -846,16 +859,19 @@ def _removable(
     op: Operation,
     funcs: dict[str, Operation] | None = None,
     pure_funcs: dict[str, bool] | None = None,
+    constraints: bool = False,
 ) -> bool:
     """Whether `op` goes once unused: Shardy's rule, or with `funcs` (the module's) XLA's,
-    which also removes loops, conditionals and calls of callees without effects."""
+    which also removes loops, conditionals and calls of callees without effects (and, with
+    `constraints`, sharding constraints)."""
     if not op.results:
         return False
     if funcs is not None and pure_funcs is not None:
         if op.name == CALL:
             return _pure_func(callee_name(op), funcs, pure_funcs)
         if op.name == SHARDING_CONSTRAINT:
-            return True  # XLA's `Sharding` custom call has no effect: its dead-code pass drops it
+            # XLA's `Sharding` custom call has no effect: its dead-code pass drops it
+            return constraints
         if not _effect_free(op):
             return False
         return all(
