@@ -73,7 +73,8 @@ def _off(planned: float | None, compiled: float) -> str:
 
 
 def _budget(b: int) -> str:
-    return f"{b / 2**20:.1f}MiB" if b % 2**20 == 0 or b >= 10 * 2**20 else f"{b / 1e3:g}KB"
+    """Decimal, as the budgets are written (MiB too for the megabyte ones)."""
+    return f"{b / 1e6:g}MB ({b / 2**20:.1f} MiB)" if b >= 10**6 else f"{b / 1e3:g}KB"
 
 
 def table_rows(prog: Program, budgets: list[int]) -> None:

@@ -441,7 +441,7 @@ def model_set() -> list[Program]:
 BUDGETS: dict[str, tuple[int, ...]] = {
     "MLP Adam train step": (11_000_000, 6_000_000, 1_600_000),
     "1-layer Adam train step": (1_300_000, 700_000, 390_000),
-    "transformer forward": (250_000, 160_000, 120_000),
+    "transformer forward": (300_000, 250_000, 160_000, 120_000),
     "MoE Adam train step": (850_000, 400_000, 250_000),
     "conv net Adam train step": (600_000, 350_000, 270_000),
     # issue 23's measured failures at their sizes: 19.1 MiB at 3 layers, 76.3 MiB at 12
