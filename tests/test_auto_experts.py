@@ -33,14 +33,14 @@ from .auto_programs import (
 )
 
 # (program, budget in bytes): a budget every expert meets where the program's cheapest layout
-# is plain data parallelism or Megatron, and budgets that leave only the sharded experts
+# is plain data parallelism or Megatron, and budgets that leave only the sharded experts. The
+# conv net's and the transformer layer's Adam steps, whose budgeted solves take minutes here,
+# are the bench's (bench/bench_auto.py; the conv net's unbudgeted step is checked below)
 CASES = [
-    ("MLP Adam train step", 11_000_000),
     ("MLP Adam train step", 1_600_000),
     ("transformer forward", 300_000),
     ("transformer forward", 160_000),
     ("MoE Adam train step", 400_000),
-    ("conv net Adam train step", 350_000),
 ]
 
 
