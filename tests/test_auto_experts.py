@@ -1,6 +1,8 @@
 """Auto against the four expert layouts on issue 23's model set, each compiled by XLA on 8
-virtual CPU devices (4x2 mesh, only the batch annotated): the MLP's and a transformer layer's
-Adam steps, a transformer forward, a mixture-of-experts layer's and a conv net's Adam steps.
+virtual CPU devices (4x2 mesh, only the batch annotated): here the programs whose budgeted
+solves take seconds (the MLP's Adam step, a transformer forward, a mixture-of-experts layer's
+Adam step); the whole set, the conv net's and the transformer layer's Adam steps included, is
+bench/bench_auto.py's table.
 
 The experts are tests/auto_programs.py's writers (data parallel, FSDP, Megatron, FSDP+TP), one
 function each over the program's parameter tree, for every parameter and both Adam moments.
