@@ -448,8 +448,9 @@ BUDGETS: dict[str, tuple[int, ...]] = {
     "3-layer Adam train step (width 512)": (20_000_000,),
     "12-layer Adam train step (width 512)": (80_000_000,),
 }
-# (width, hidden width) of the transformer stacks of issue 23's measured failures: FSDP+TP's
-# state at 12 layers is the 67.4 MiB the issue measured
+# (width, hidden width) of the transformer stacks of issue 23's measured failures, whose dims
+# the issue did not record: at these, FSDP+TP's state alone at 12 layers is 67.5 MiB, near the
+# 67.4 MiB it measured
 FULL = (512, 1792)
 
 
