@@ -5,7 +5,8 @@ XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
 memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
 + temporaries - aliased), which is the promise there: where it differs from the plan's, auto
 plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
-smallest layout is measured first), and the layout XLA fits that moves fewest bytes is kept;
+smallest layout is measured first; where auto kept its smallest layout, for the budget widened
+by the plan's margin), and the layout XLA fits that moves fewest bytes is kept;
 else the call fails naming the smallest layout found (by the plan: one figure per program,
 whatever budget was asked). The report says what each compile measured.
 """
