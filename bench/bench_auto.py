@@ -1,12 +1,18 @@
-"""Benchmark: automatic sharding against hand-written layouts, and the solve time of a stack.
+"""Benchmark: automatic sharding against the four expert layouts, and the solve time of a stack.
 
-Part 1 (the table): for each program of tests/auto_programs.py (MLP train step, transformer layer
-train step, MLP forward, the MLP's and a transformer layer's Adam steps) on a 4x2 mesh (data=4, model=2), with only the input batch annotated,
-every hand-written layout (DP+megatron, FSDP, FSDP+TP, seed 003's 2D layout) and auto at each
-budget are compiled with XLA in their pinned form on 8 virtual CPU devices: collective bytes per
+Part 1 (the table): for each program of issue 23's model set (tests/auto_programs.py: the MLP's
+and a transformer layer's Adam steps, a transformer forward, a mixture-of-experts layer's and a
+conv net's Adam steps; `--full` adds the 3- and 12-layer Adam steps of the issue's measured
+failures at their sizes) on a 4x2 mesh (data=4, model=2), with only the input batch annotated,
+every expert layout (data parallel, FSDP, Megatron, FSDP+TP, written by tests/auto_programs.py's
+expert writers for every parameter and moment) and auto at each budget are compiled as
+`.compile()` compiles them (what a call runs) on 8 virtual CPU devices: collective bytes per
 device (per collective, the larger of operand and result; the plan's measure), XLA's
-memory_analysis (arguments + outputs + temporaries) and whether the numbers match the unsharded
-run. `ratio` is auto's bytes over the best hand-written layout that fits the same budget.
+memory_analysis (arguments + outputs + temporaries - aliased) and whether the numbers match the
+unsharded run. For auto also what it predicted: the plan's bytes and memory of the layout chosen
+(what auto reports), auto's own estimate inside the solve (its objective and peak), and the
+seconds of the whole lower + compile (solves and XLA checks) and of the solves alone. `ratio`
+is auto's bytes over the best expert that fits the budget.
 
 Part 2: the auto pass alone on an N-layer stack of the transformer layer's forward pass with
 only the batch annotated (no XLA): nodes, nodes tied to repeated layers, seconds, method.
@@ -14,7 +20,8 @@ only the batch annotated (no XLA): nodes, nodes tied to repeated layers, seconds
 Part 3 (speed): jax.jit's lower + compile of an N-layer Adam step against auto's solve and the
 whole shardc.jit lower + compile with auto, in one run.
 
-    python bench/bench_auto.py [--layers 8,32] [--speed-layers 1,2] [--skip-table]
+    python bench/bench_auto.py [--only PROGRAM] [--full] [--layers 8,32] [--speed-layers 1,2]
+        [--skip-table]
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import common  # noqa: E402,F401 - sets the 8 virtual devices before jax is impo
 import numpy as np  # noqa: E402
 
 from tests.auto_programs import (  # noqa: E402
+    BUDGETS,
+    FULL,
     MESH,
     TB,
     TD,
@@ -39,77 +48,85 @@ from tests.auto_programs import (  # noqa: E402
     TF,
     TH,
     TS,
+    Measured,
+    Program,
     _layer,
     adam_program,
     fresh,
     measure,
-    mlp_adam_program,
-    programs,
+    model_set,
     reference,
 )
 
-BUDGETS = {
-    "MLP train step": ["2MB", "1MB"],
-    "transformer train step": ["500KB", "350KB"],
-    "MLP forward": ["1MB", "600KB", "400KB"],
-    "transformer forward": ["300KB", "160KB"],
-    "MLP Adam train step": ["11MB", "7MB", "1.7MB"],
-    "1-layer Adam train step": ["1.3MB", "450KB"],
-}
+
+def _kib(n: float | None) -> str:
+    return "" if n is None else f"{n / 1024:.1f}"
 
 
-def bench_programs() -> list:
-    """The test programs, the MLP's Adam step and a transformer layer's Adam step."""
-    return [*programs(), mlp_adam_program(), adam_program(1)]
+def _off(planned: float | None, compiled: float) -> str:
+    """The prediction and its error against the compiled figure."""
+    if planned is None:
+        return ""
+    if not compiled:
+        return f"{_kib(planned)} (exact)" if not planned else f"{_kib(planned)}"
+    return f"{_kib(planned)} ({(planned - compiled) / compiled:+.0%})"
 
 
-def _kib(n: int) -> str:
-    return f"{n / 1024:8.1f}"
+def _budget(b: int) -> str:
+    """Decimal, as the budgets are written (MiB too for the megabyte ones)."""
+    return f"{b / 1e6:g}MB ({b / 2**20:.1f} MiB)" if b >= 10**6 else f"{b / 1e3:g}KB"
 
 
-def table(only: list[str] | None = None) -> None:
-    print(
-        "| program | layout | budget | collective KiB | XLA memory KiB | fits | numbers | ratio |"
-    )
-    print("| --- | --- | --- | ---: | ---: | --- | --- | ---: |")
-    for prog in bench_programs():
-        if only and prog.name not in only:
+def table_rows(prog: Program, budgets: list[int]) -> None:
+    """The program's expert rows, then auto's at each budget."""
+    ref = reference(prog)
+
+    def ok(outs: list[np.ndarray]) -> str:
+        same = all(
+            np.allclose(a, b, rtol=2e-4, atol=2e-4) for a, b in zip(outs, ref, strict=True)
+        )
+        return "ok" if same else "WRONG"
+
+    experts: dict[str, Measured] = {}
+    for name, (i, o) in prog.hand.items():
+        m = experts[name] = measure(prog, i, o)
+        print(f"| {prog.name} | {name} | - | {_kib(m.bytes)} | {_kib(m.memory)} | | | | "
+              f"{m.seconds:.0f} | | {ok(m.outputs)} | |")  # fmt: skip
+    for b in budgets:
+        fits = {k: m.bytes for k, m in experts.items() if m.memory <= b}
+        try:
+            m = measure(prog, prog.batch_only, auto=True, memory_budget=b)
+        except Exception as e:  # noqa: BLE001 - a budget auto cannot meet is a row too
+            print(f"| {prog.name} | auto | {_budget(b)} | | | | | | | error: "
+                  f"{str(e).splitlines()[0][:200]} | | |")  # fmt: skip
             continue
-        ref = reference(prog)
+        a = m.auto
+        est_bytes = sum(f.objective for f in a.functions)
+        est_peak = max(f.peak for f in a.functions)
+        solve = sum(f.seconds for f in a.functions)
+        best = min(fits.values()) if fits else None
+        ratio = "n/a (none fits)"
+        if best is not None:
+            name = min(fits, key=fits.__getitem__)
+            ratio = f"{m.bytes / best:.2f} vs {name}" if best else f"+{m.bytes} B vs {name}"
+        print(
+            f"| {prog.name} | auto | {_budget(b)} | {_kib(m.bytes)} | {_kib(m.memory)} "
+            f"| {_off(a.planned_bytes, m.bytes)} | {_off(a.planned_memory, m.memory)} "
+            f"| {_kib(est_bytes)} / {_kib(est_peak)} | {m.seconds:.0f} ({solve:.0f}) "
+            f"| {'yes' if m.memory <= b else 'NO'} | {ok(m.outputs)} | {ratio} |"
+        )
 
-        def ok(outs: list[np.ndarray], ref: list[np.ndarray] = ref) -> str:
-            same = all(
-                np.allclose(a, b, rtol=2e-4, atol=2e-4) for a, b in zip(outs, ref, strict=True)
-            )
-            return "ok" if same else "WRONG"
 
-        rows = {"batch only (replicated weights)": measure(prog, prog.batch_only)}
-        rows.update({k: measure(prog, i, o) for k, (i, o) in prog.hand.items()})
-        for k, m in rows.items():
-            print(
-                f"| {prog.name} | {k} | - | {_kib(m.bytes)} | {_kib(m.memory)} | - | {ok(m.outputs)} | |"
-            )
-        from shardc.passes.auto.cost import parse_size
-
-        for budget in BUDGETS[prog.name]:
-            b = parse_size(budget)
-            t0 = time.perf_counter()
-            try:
-                m = measure(prog, prog.batch_only, auto=True, memory_budget=budget)
-            except Exception as e:  # noqa: BLE001 - a budget auto cannot meet is a row too
-                print(f"| {prog.name} | auto | {budget} | | | error: "
-                      f"{str(e).splitlines()[0][:160]} | | |")  # fmt: skip
-                continue
-            secs = time.perf_counter() - t0
-            fits = {k: r.bytes for k, r in rows.items() if r.memory <= b and k in prog.hand}
-            best = min(fits.values()) if fits else None
-            ratio = f"{m.bytes / best:.2f}" if best else "n/a"
-            name = min(fits, key=fits.__getitem__) if fits else "none fits"
-            print(
-                f"| {prog.name} | auto ({secs:.0f} s incl. XLA checks) | {budget} | {_kib(m.bytes)} "
-                f"| {_kib(m.memory)} | {'yes' if m.memory <= b else 'NO'} | {ok(m.outputs)} "
-                f"| {ratio} vs {name} |"
-            )
+def table(only: list[str] | None = None, full: bool = False) -> None:
+    print("| program | layout | budget | collective KiB | XLA memory KiB | planned KiB | "
+          "planned memory KiB | auto's estimate KiB / memory KiB | s (solves) | fits | numbers "
+          "| ratio |")  # fmt: skip
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+    progs = model_set() + ([adam_program(n, *FULL) for n in (3, 12)] if full else [])
+    for prog in progs:
+        if only and not any(o in prog.name for o in only):
+            continue
+        table_rows(prog, list(BUDGETS[prog.name]))
 
 
 def stack(n_layers: int) -> None:
@@ -148,38 +165,6 @@ def stack(n_layers: int) -> None:
     print(f"| {n_layers} | {f.nodes} | {f.tied_nodes} | {f.strategies} | {secs:.1f} | {f.method} |")
 
 
-def moe(budgets: list[int]) -> None:
-    """The mixture-of-experts train step of tests/steps (top-2 routing, AdamW, groups on
-    data x expert): its own expert-parallel layout, compiled by XLA (jax.jit), against auto with
-    only the data annotated, at each budget."""
-    import shardc
-    from tests.auto_programs import collective_bytes
-    from tests.steps import moe as moe_step
-    from tests.steps.common import auto_mesh
-    from tests.steps.harness import memory_bytes
-
-    mesh = auto_mesh({"data": 4, "expert": 2})
-    step = moe_step.build(mesh)
-    args = step.init()
-
-    def measured(f: object) -> tuple[int, int]:
-        c = f.lower(*args).compile()  # type: ignore[attr-defined]
-        return collective_bytes(c.as_text()), memory_bytes(c)
-
-    eb, em = measured(step.jax_jit())
-    print(f"| MoE train step | expert parallel (its own) | - | {_kib(eb)} | {_kib(em)} | - | | |")
-    free = (None, None, *step.in_shardings[2:])
-    for b in budgets:
-        t0 = time.perf_counter()
-        f = shardc.jit(step.fun, mesh=mesh, in_shardings=free, auto=True, memory_budget=b,
-                       donate_argnums=step.donate_argnums)  # fmt: skip
-        ab, am = measured(f)
-        secs = time.perf_counter() - t0
-        ratio = f"{ab / eb:.2f} vs expert parallel" if em <= b else "n/a (expert over budget)"
-        print(f"| MoE train step | auto ({secs:.0f} s incl. XLA checks) | {b / 1e6:.1f}MB | "
-              f"{_kib(ab)} | {_kib(am)} | {'yes' if am <= b else 'NO'} | | {ratio} |")  # fmt: skip
-
-
 def speed(n_layers: int) -> None:
     """Seconds of jax.jit's lower + compile of the N-layer Adam step (batch on "data", the rest
     left to XLA), of auto's solve of it, and of shardc.jit's lower + compile with auto (no
@@ -215,11 +200,12 @@ def main() -> None:
     ap.add_argument("--speed-layers", default="1,2")
     ap.add_argument("--skip-table", action="store_true")
     ap.add_argument("--only", action="append", default=None, metavar="PROGRAM",
-                    help="table rows of this program only (repeatable)")
+                    help="table rows of the programs whose name has this (repeatable)")
+    ap.add_argument("--full", action="store_true",
+                    help="add the 3- and 12-layer Adam steps of issue 23's measured failures")
     args = ap.parse_args()
     if not args.skip_table:
-        table(args.only)
-        moe([400_000, 2_000_000])
+        table(args.only, args.full)
         print()
     print("| Adam step layers | nodes | tied | jax.jit lower+compile s | auto solve s (ratio) "
           "| shardc.jit auto lower+compile s (ratio) | method |")  # fmt: skip

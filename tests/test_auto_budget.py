@@ -1,41 +1,38 @@
-"""The memory budget is a promise checked by XLA: an Adam train step (parameters and both moments
-in and out, the case where auto's layout needed twice its budget) through `shardc.jit(auto=True,
-memory_budget=...)` on 8 virtual CPU devices, at a budget only the 2D expert layouts meet, one
-Megatron meets too, and one every layout meets: XLA's memory_analysis of auto's program is
-within the budget, its numbers are the unsharded ones, and it moves at most 1.1x (+256 B) the
-collective bytes of the best expert layout that fits (each compiled by XLA)."""
+"""The memory budget is a promise checked by XLA, or a clear error naming the smallest layout
+found: one figure per program, whatever budget was asked (8 virtual CPU devices, 4x2 mesh).
+
+The budgets that only the sharded experts meet, where auto must fit by XLA's memory_analysis and
+move no more than the best expert that fits, are tests/test_auto_experts.py's (the MLP's Adam
+step at 1.6 MB, between what FSDP+TP needs and what auto chooses with no budget, and the MoE
+layer at 400 KB); issue 23's transformer failures at their sizes (3 layers at 19.1 MiB, 12 at
+76.3 MiB) are bench/bench_auto.py --full's."""
 
 from __future__ import annotations
 
-import functools
+import re
 
 import numpy as np
 import pytest
 
-from .auto_programs import Measured, Program, measure, mlp_adam_program, reference
+import shardc
+
+from .auto_programs import MESH
 
 
-@functools.cache
-def _program() -> Program:
-    return mlp_adam_program()
+def _decay(w: object, x: object) -> object:
+    return w * 0.5 + (x @ w).sum()  # type: ignore[operator]
 
 
-@functools.cache
-def _experts() -> dict[str, Measured]:
-    prog = _program()
-    return {k: measure(prog, i, o) for k, (i, o) in prog.hand.items()}
+def _smallest(budget: str) -> int:
+    f = shardc.jit(_decay, mesh=MESH, in_shardings=(None, "data, _"), auto=True,
+                   memory_budget=budget)  # fmt: skip
+    w = np.ones((64, 64), np.float32)
+    x = np.ones((32, 64), np.float32)
+    with pytest.raises(shardc.ShardcError, match="the smallest layout found needs") as e:
+        f.lower(w, x)
+    return int(re.search(r"smallest layout found needs [^(]*\((\d+) bytes\)", str(e.value))[1])  # type: ignore[index]
 
 
-@pytest.mark.parametrize("budget", [1_700_000, 7_000_000, 11_000_000])
-def test_adam_step_fits_the_budget_by_xla_and_moves_no_more_than_experts(budget: int) -> None:
-    prog = _program()
-    experts = _experts()
-    fitting = {k: m.bytes for k, m in experts.items() if m.memory <= budget}
-    assert fitting and len(fitting) < len(experts) or budget == 11_000_000
-    if budget == 11_000_000:
-        assert len(fitting) == len(experts), "every expert layout meets the largest budget"
-    auto = measure(prog, prog.batch_only, auto=True, memory_budget=budget)
-    assert auto.memory <= budget, (auto.memory, budget)
-    for got, want in zip(auto.outputs, reference(prog), strict=True):
-        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
-    assert auto.bytes <= 1.1 * min(fitting.values()) + 256, (auto.bytes, fitting)
+def test_an_unmeetable_budget_names_one_smallest_layout_whatever_the_budget() -> None:
+    small = _smallest("1KB")
+    assert small > 4000 and _smallest("4000B") == small

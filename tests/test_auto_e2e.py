@@ -1,7 +1,9 @@
 """Auto-sharding end to end on 8 virtual CPU devices: only the batch annotated, a budget too small
 for replicated weights; auto's pinned layout compiles with XLA, gives the unsharded numbers, fits
 the budget by XLA's memory_analysis and moves at most 1.1x the collective bytes of the best
-hand-written layout that fits (DP+megatron, FSDP, FSDP+TP, seed 003's 2D layout)."""
+expert layout that fits (data parallel, FSDP, Megatron, FSDP+TP: tests/auto_programs.py's
+writers). The SGD train steps and the MLP forward; issue 23's model set (Adam steps, the
+transformer forward, MoE, conv net) is tests/test_auto_experts.py's."""
 
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ CASES = [
     ("MLP train step", "1MB"),
     ("MLP forward", "600KB"),
     ("transformer train step", "500KB"),
-    ("transformer forward", "160KB"),
 ]
 
 
@@ -40,19 +41,6 @@ def test_auto_layout_fits_runs_right_and_moves_no_more_than_experts(name: str, b
     assert batch.body().startswith('<@mesh, [{"data"}')
     hand = {k: measure(prog, i, o) for k, (i, o) in prog.hand.items()}
     fitting = {k: m.bytes for k, m in hand.items() if m.memory <= limit}
-    assert fitting, "some hand-written layout must fit the budget"
-    best = min(fitting.values())
-    assert auto.bytes <= 1.1 * best, (auto.bytes, fitting)
+    assert fitting, "some expert layout must fit the budget"
+    assert auto.bytes <= 1.1 * min(fitting.values()) + 256, (auto.bytes, fitting)
 
-
-def test_a_budget_every_layout_meets_finds_the_cheapest() -> None:
-    # replicated weights with the batch split move nothing in a forward pass: with room for
-    # them, auto must find that (the cheapest layout, which no tight budget allows)
-    prog = next(p for p in programs() if p.name == "transformer forward")
-    replicated = measure(prog, prog.batch_only)
-    hand = {k: measure(prog, i, o) for k, (i, o) in prog.hand.items()}
-    budget = 300_000
-    assert all(m.memory <= budget for m in (replicated, *hand.values()))
-    auto = measure(prog, prog.batch_only, auto=True, memory_budget=budget)
-    assert auto.memory <= budget
-    assert auto.bytes <= min(replicated.bytes, *(m.bytes for m in hand.values())) + 256

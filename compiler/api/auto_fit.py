@@ -5,7 +5,8 @@ XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
 memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
 + temporaries - aliased), which is the promise there: where it differs from the plan's, auto
 plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
-smallest layout is measured first), and the layout XLA fits that moves fewest bytes is kept;
+smallest layout is measured first; where auto kept its smallest layout, for the budget widened
+by the plan's margin), and the layout XLA fits that moves fewest bytes is kept;
 else the call fails naming the smallest layout found (by the plan: one figure per program,
 whatever budget was asked). The report says what each compile measured.
 """
@@ -21,8 +22,11 @@ from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.auto.auto_pass import AutoOptions
-from shardc.passes.auto.checked import BudgetNotMet
+from shardc.passes.auto.checked import SMALLEST_NOTE, BudgetNotMet
 from shardc.passes.auto.cost import format_bytes
+
+# how far the plan's memory may be from XLA's (issue 23: within 20%)
+PLAN_MARGIN = 0.2
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
@@ -61,6 +65,7 @@ def fit_to_budget(
     assert budget is not None
     notes: list[str] = []
     fits: list[tuple[int, Module, Any]] = []
+    fell_back: list[bool] = []  # per attempt measured: auto kept its smallest layout
 
     def attempt(ask: int) -> tuple[int, int] | None:
         """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
@@ -73,6 +78,7 @@ def fit_to_budget(
             return None
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
+        fell_back.append(any(SMALLEST_NOTE in n for n in getattr(report.auto, "notes", ())))
         notes.append(
             f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
             f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "
@@ -92,6 +98,11 @@ def fit_to_budget(
         # the plan's memory was off by planned/used: ask it for the budget corrected by that
         corrected = max(1, int(budget * planned / used * 0.98))
         attempt(corrected)
+    elif got is not None and fell_back[0]:
+        # the plan ruled out every layout the solves chose and auto kept its smallest one, which
+        # XLA fits; the plan may have overestimated the ones ruled out (its memory is within
+        # PLAN_MARGIN of XLA's): plan once more for the budget widened by that margin
+        attempt(int(budget * (1 + PLAN_MARGIN)))
     if fits:
         _, module, report = min(fits, key=lambda f: f[0])
         if report.auto is not None:

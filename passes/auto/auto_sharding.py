@@ -13,12 +13,13 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-from shardc.dialect.data_flow import entry_funcs
+from shardc.dialect.data_flow import CALL, entry_funcs
 from shardc.dialect.errors import ShardcError, not_one_of
 from shardc.dialect.ir import (
     Module,
     Operation,
     Value,
+    callee_name,
     func_body,
 )
 from shardc.dialect.op_views import (
@@ -29,6 +30,7 @@ from shardc.dialect.op_views import (
     ShardingConstraint,
 )
 from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from .cost import AxisWeights, format_bytes, parse_axis_costs, parse_size
@@ -203,6 +205,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
                 hint=f"give --memory-budget {need} or more, or a mesh with more devices",
             )
         decisions = apply_solution(g, sol.choice, names, kept)
+        align_pointwise_callees(module, g)
         reshards = insert_reshards(g, sol.choice)
         paired = {j: g.nodes[an].values[0] for _, j, an in g.paired_sinks}
         _set_func_results(module.funcs[fname], kept.results.get(fname, []), paired)
@@ -249,6 +252,43 @@ def apply_solution(
             unr = cur.unreduced if cur is not None else ()
             set_sharding(v, TensorSharding(mesh, tuple(dims), rep, unr))
     return out
+
+
+def align_pointwise_callees(module: Module, g: StrategyGraph) -> None:
+    """A call of an element-wise callee (JAX's relu, gelu, ...) follows its operand in the graph
+    and is laid out at the call site only; its callee's body keeps what the first propagation
+    gave it, and a layout that differs there costs a reshard at each call boundary that the
+    solve never saw (a relu's callee with the batch on "data" under a replicated call: an
+    all-gather of its result per call). So the callee's arguments, body values of the call's
+    shape and results take the call's layout, where every call of that callee is followed and
+    has the same."""
+    seen: dict[str, set[tuple[tuple[int, ...], TensorSharding]]] = {}
+    for node in g.nodes:
+        for op in node.followers:
+            if op.name == CALL:
+                r = op.results[0]
+                s = r.sharding
+                layout = (tuple(r.type.shape), s) if s is not None else None  # type: ignore[union-attr]
+                seen.setdefault(callee_name(op), set()).add(layout)  # type: ignore[arg-type]
+    if not seen:
+        return
+    calls: dict[str, int] = {}
+    for op in module.walk():
+        if op.name == CALL and callee_name(op) in seen:
+            calls[callee_name(op)] = calls.get(callee_name(op), 0) + 1
+    followed = {name: sum(1 for n in g.nodes for op in n.followers
+                          if op.name == CALL and callee_name(op) == name) for name in seen}  # fmt: skip
+    for name, layouts in seen.items():
+        func = module.funcs.get(name)
+        body = func_body(func) if func is not None else None
+        if body is None or len(layouts) != 1 or None in layouts or calls[name] != followed[name]:
+            continue
+        ((shape, layout),) = layouts
+        for v in (*body.args, *(r for o in body.ops for r in o.results)):
+            if isinstance(v.type, TensorType) and tuple(v.type.shape) == shape:
+                set_sharding(v, layout)
+        for i in range(Func(func).num_results):  # type: ignore[arg-type]
+            Func(func).set_result_sharding(i, layout)  # type: ignore[arg-type]
 
 
 def insert_reshards(g: StrategyGraph, choice: list[int]) -> int:

@@ -26,6 +26,8 @@ from .cost import format_bytes
 from .graph import Kept
 
 ROUNDS = 3
+# the note of a layout kept as the smallest found (shardc.jit's XLA check reads it)
+SMALLEST_NOTE = "took the smallest layout found"
 
 
 class BudgetNotMet(ShardcError):
@@ -124,7 +126,7 @@ def run_checked(
     got = planned(module)
     if got.memory <= budget:
         notes.append(
-            f"auto: took the smallest layout found: {format_bytes(got.memory)} by the plan, "
+            f"auto: {SMALLEST_NOTE}: {format_bytes(got.memory)} by the plan, "
             f"moving {format_bytes(got.bytes)}"
         )
         _record(report, got, notes)
