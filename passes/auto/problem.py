@@ -140,14 +140,20 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     value_node: list[int] = []
     vbytes: list[list[int]] = []
     index: dict[tuple[int, int], int] = {}
+    bytes_memo: dict[tuple, list[int]] = {}
     for n, node in enumerate(nodes):
         for j, v in enumerate(node.values):
             index[(n, j)] = len(value_node)
             value_node.append(n)
             if not materialized(v):
                 vbytes.append([0] * len(node.strategies))
-            else:
-                vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
+                continue
+            # nodes alike (repeated layers) give their values the same bytes per strategy
+            bkey = (fp[n], j, v.type)
+            row = bytes_memo.get(bkey)
+            if row is None:
+                row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
+            vbytes.append(row)
     live_sets = _live_sets(g, index, temp_pos)
     p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
     if tie:
@@ -201,8 +207,13 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
 def _live_sets(
     g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int]
 ) -> list[tuple[list[int], list[int]]]:
-    """The values live at each program point and the reshard temporaries made there, without
-    repeats or sets inside the previous one."""
+    """The values live at each program point and the reshard temporaries made there, keeping
+    only the sets no other one contains (all bytes are >= 0, so those bound nothing).
+
+    One sweep suffices: a value is live over one interval of program points and a temporary
+    at one point only, so a set contained in a later one is contained in every set between
+    them, the next one included; the sweep skips a set its predecessor contains and replaces
+    its predecessor where that one is contained in it."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
     at: dict[int, list[int]] = {}
@@ -225,19 +236,7 @@ def _live_sets(
                 out.append((sorted(live), sorted(here)))
             prev = (set(live), here)
         live.difference_update(ends.get(t, ()))
-    return _maximal(out)
-
-
-def _maximal(sets: list[tuple[list[int], list[int]]]) -> list[tuple[list[int], list[int]]]:
-    """The live sets that no other one contains (all bytes are >= 0, so those bound nothing)."""
-    as_sets = [(frozenset(v), frozenset(t)) for v, t in sets]
-    order = sorted(range(len(sets)), key=lambda i: -(len(as_sets[i][0]) + len(as_sets[i][1])))
-    kept: list[int] = []
-    for i in order:
-        vi, ti = as_sets[i]
-        if not any(vi <= as_sets[j][0] and ti <= as_sets[j][1] for j in kept):
-            kept.append(i)
-    return [sets[i] for i in sorted(kept)]
+    return out
 
 
 def tie_repeated(
