@@ -47,12 +47,96 @@ class Problem:
             total += table[choice[u]][choice[v]]
         return total
 
+    def memory_rows(self) -> list[dict[Term, int]]:
+        """The live sets' bytes as rows over the tied choices (`MemoryRows`), computed once."""
+        rows = self.__dict__.get("_rows")
+        if rows is None:
+            rows = self.__dict__["_rows"] = memory_rows(self)
+        return rows
+
     def peak_memory(self, choice: list[int]) -> int:
         if not self.live_sets:
             return 0
         vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
         tb = [t[choice[u]][choice[v]] for u, v, t in self.temps]
         return max(sum(vb[i] for i in vs) + sum(tb[i] for i in ts) for vs, ts in self.live_sets)
+
+
+# a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
+# rv takes kv" (a reshard temporary between two tied choices)
+Term = tuple[int, ...]
+
+
+def memory_rows(p: Problem) -> list[dict[Term, int]]:
+    """Each live set's bytes as coefficients on the representatives' choices, without the rows
+    that others imply: duplicates, and the inner rows of arithmetic runs. Repeated layers
+    share one choice, so the live sets of layer k of a stack are one row with the layer's
+    bytes counted k times (activations saved by the layers before, gradients of the layers
+    after): the rows over the same terms form runs with equal steps, and a row inside a run
+    is the mean of its neighbours, so the run's two ends bound it. The rows kept do not grow
+    with the number of repeated layers."""
+    rows: list[dict[Term, int]] = []
+    seen: set[frozenset] = set()
+    for values, temps in p.live_sets:
+        row: dict[Term, int] = {}
+        for vi in values:
+            r = p.rep[p.value_node[vi]]
+            for k, b in enumerate(p.value_bytes[vi]):
+                if b:
+                    row[(r, k)] = row.get((r, k), 0) + b
+        for ti in temps:
+            u, v, tbl = p.temps[ti]
+            ru, rv = p.rep[u], p.rep[v]
+            for k, trow in enumerate(tbl):
+                for kv, b in enumerate(trow):
+                    if not b:
+                        continue
+                    if ru == rv:
+                        if k == kv:
+                            row[(ru, k)] = row.get((ru, k), 0) + b
+                    else:
+                        key = (ru, rv, k, kv)
+                        row[key] = row.get(key, 0) + b
+        if not row:
+            continue
+        frozen = frozenset(row.items())
+        if frozen not in seen:
+            seen.add(frozen)
+            rows.append(row)
+    groups: dict[frozenset, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(frozenset(row), []).append(i)
+    inner: set[int] = set()
+    for members in groups.values():
+        # a layer makes several rows over the same terms: the runs are those of every
+        # `period`-th row; one period per group (the one that finds most), so that each row
+        # dropped lies between two rows kept
+        best: set[int] = set()
+        for period in range(1, min(len(members) // 2, MAX_PERIOD) + 1):
+            found = _inner_rows(rows, members, period)
+            if len(found) > len(best):
+                best = found
+        inner |= best
+    return [row for i, row in enumerate(rows) if i not in inner]
+
+
+# the most rows a repeated layer makes over the same terms that `memory_rows` looks through
+MAX_PERIOD = 16
+
+
+def _inner_rows(rows: list[dict[Term, int]], members: list[int], period: int) -> set[int]:
+    """The rows strictly inside runs of equal steps of every `period`-th member."""
+    out: set[int] = set()
+    for start in range(period):
+        seq = members[start::period]
+        steps = [_step(rows[a], rows[b]) for a, b in zip(seq, seq[1:], strict=False)]
+        out.update(seq[i] for i in range(1, len(seq) - 1) if steps[i - 1] == steps[i])
+    return out
+
+
+def _step(a: dict[Term, int], b: dict[Term, int]) -> dict[Term, int]:
+    """b - a over the same terms."""
+    return {t: b[t] - c for t, c in a.items()}
 
 
 def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:

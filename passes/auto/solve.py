@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .problem import Problem, eliminate
+from .problem import Problem, Term, eliminate
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
@@ -144,24 +144,21 @@ class _Indexes:
         return v
 
 
-def _memory_terms(p: Problem, x: dict[int, list], live: tuple[list[int], list[int]],
-                  ix: _Indexes) -> list:  # fmt: skip
-    coef: dict = {}
-    values, temps = live
-    for vi in values:
-        n = p.value_node[vi]
-        xs = x[p.rep[n]]
-        for k, b in enumerate(p.value_bytes[vi]):
-            if b:
-                coef[xs[k]] = coef.get(xs[k], 0) + b
-    terms = [c * v for v, c in coef.items()]
-    for ti in temps:
-        u, v, tbl = p.temps[ti]
-        ru, rv = p.rep[u], p.rep[v]
-        if ru == rv:
-            terms.extend(tbl[k][k] * x[ru][k] for k in range(len(tbl)) if tbl[k][k])
-        else:
-            terms.append(ix.element(ru, rv, tbl))
+def _memory_terms(p: Problem, x: dict[int, list], row: dict[Term, int], ix: _Indexes) -> list:
+    """One memory row (`Problem.memory_rows`) as CP-SAT terms: a Boolean per choice term, an
+    element of a table per pair of tied choices."""
+    terms = []
+    tables: dict[tuple[int, int], list[list[int]]] = {}
+    for t, c in row.items():
+        if len(t) == 2:
+            terms.append(c * x[t[0]][t[1]])
+            continue
+        ru, rv, k, kv = t
+        tbl = tables.get((ru, rv))
+        if tbl is None:
+            tbl = tables[(ru, rv)] = [[0] * p.num_strategies[rv] for _ in range(p.num_strategies[ru])]
+        tbl[k][kv] += c
+    terms.extend(ix.element(ru, rv, tbl) for (ru, rv), tbl in tables.items())
     return terms
 
 
@@ -237,8 +234,8 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Sol
     m, x = _model(p)
     ix = _Indexes(p, m, x)
     if budget is not None:
-        for live in p.live_sets:
-            m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
+        for row in p.memory_rows():
+            m.Add(sum(_memory_terms(p, x, row, ix)) <= budget)
     for cut in p.cuts:
         m.AddBoolOr([x[p.rep[n]][k].Not() for n, k in {(p.rep[n], k) for n, k in cut}])
     m.Minimize(sum(_objective_terms(p, m, x, ix)))
@@ -266,8 +263,8 @@ def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
         ix = _Indexes(p, m, x)
         hi = sum(max(b) for b in p.value_bytes) + sum(max(map(max, t)) for _, _, t in p.temps)
         peak = m.NewIntVar(0, hi or 1, "peak")
-        for live in p.live_sets:
-            m.Add(sum(_memory_terms(p, x, live, ix)) <= peak)
+        for row in p.memory_rows():
+            m.Add(sum(_memory_terms(p, x, row, ix)) <= peak)
         m.Minimize(peak)
         s = _solver(time_limit)
         if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -413,28 +410,15 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         picks = {xoff[p.rep[n]] + k for n, k in cut}
         add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
     if budget is not None:
-        for values, temps in p.live_sets:
+        for mrow in p.memory_rows():
             e: dict[int, float] = {}
-            for vi in values:
-                off = xoff[p.rep[p.value_node[vi]]]
-                for k, b in enumerate(p.value_bytes[vi]):
-                    if b:
-                        e[off + k] = e.get(off + k, 0.0) + b
-            for ti in temps:
-                u, v, mtbl = p.temps[ti]
-                ru, rv = p.rep[u], p.rep[v]
-                if ru == rv:
-                    for k in range(len(mtbl)):
-                        if mtbl[k][k]:
-                            e[xoff[ru] + k] = e.get(xoff[ru] + k, 0.0) + mtbl[k][k]
-                    continue
-                base = pair(ru, rv)
-                nv = p.num_strategies[rv]
-                for k, mrow in enumerate(mtbl):
-                    for kv, nb in enumerate(mrow):
-                        if nb:
-                            j = base + k * nv + kv
-                            e[j] = e.get(j, 0.0) + nb
+            for t, b in mrow.items():
+                if len(t) == 2:
+                    j = xoff[t[0]] + t[1]
+                else:
+                    ru, rv, k, kv = t
+                    j = pair(ru, rv) + k * p.num_strategies[rv] + kv
+                e[j] = e.get(j, 0.0) + b
             add_row(e, -np.inf, budget)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
     integrality = np.zeros(nvar)
