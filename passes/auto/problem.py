@@ -36,6 +36,9 @@ class Problem:
     rep: list[int] = field(default_factory=list)
     # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
     cuts: list[list[tuple[int, int]]] = field(default_factory=list)
+    # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
+    # from `live_sets` where asked
+    rows: list[dict[Term, int]] | None = None
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -48,18 +51,24 @@ class Problem:
         return total
 
     def memory_rows(self) -> list[dict[Term, int]]:
-        """The live sets' bytes as rows over the tied choices (`MemoryRows`), computed once."""
-        rows = self.__dict__.get("_rows")
-        if rows is None:
-            rows = self.__dict__["_rows"] = memory_rows(self)
-        return rows
+        """The memory bound as rows over the representatives' choices: `rows`, else made from
+        the live sets (`memory_rows`)."""
+        return self.rows if self.rows is not None else memory_rows(self)
 
     def peak_memory(self, choice: list[int]) -> int:
-        if not self.live_sets:
-            return 0
-        vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
-        tb = [t[choice[u]][choice[v]] for u, v, t in self.temps]
-        return max(sum(vb[i] for i in vs) + sum(tb[i] for i in ts) for vs, ts in self.live_sets)
+        """The largest live set's bytes, each node taking its representative's choice."""
+        best = 0
+        for row in self.memory_rows():
+            total = 0
+            for t, b in row.items():
+                if len(t) == 2:
+                    hit = choice[t[0]] == t[1]
+                else:
+                    hit = choice[t[0]] == t[2] and choice[t[1]] == t[3]
+                if hit:
+                    total += b
+            best = max(best, total)
+        return best
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
@@ -69,40 +78,58 @@ Term = tuple[int, ...]
 
 def memory_rows(p: Problem) -> list[dict[Term, int]]:
     """Each live set's bytes as coefficients on the representatives' choices, without the rows
-    that others imply: duplicates, and the inner rows of arithmetic runs. Repeated layers
-    share one choice, so the live sets of layer k of a stack are one row with the layer's
-    bytes counted k times (activations saved by the layers before, gradients of the layers
-    after): the rows over the same terms form runs with equal steps, and a row inside a run
-    is the mean of its neighbours, so the run's two ends bound it. The rows kept do not grow
-    with the number of repeated layers."""
+    that others imply (`reduce_rows`)."""
     rows: list[dict[Term, int]] = []
-    seen: set[frozenset] = set()
     for values, temps in p.live_sets:
         row: dict[Term, int] = {}
         for vi in values:
-            r = p.rep[p.value_node[vi]]
-            for k, b in enumerate(p.value_bytes[vi]):
-                if b:
-                    row[(r, k)] = row.get((r, k), 0) + b
+            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], 1)
         for ti in temps:
-            u, v, tbl = p.temps[ti]
-            ru, rv = p.rep[u], p.rep[v]
-            for k, trow in enumerate(tbl):
-                for kv, b in enumerate(trow):
-                    if not b:
-                        continue
-                    if ru == rv:
-                        if k == kv:
-                            row[(ru, k)] = row.get((ru, k), 0) + b
-                    else:
-                        key = (ru, rv, k, kv)
-                        row[key] = row.get(key, 0) + b
-        if not row:
-            continue
+            _add_temp(row, p, ti, 1)
+        rows.append(row)
+    return reduce_rows(rows)
+
+
+def _add_value(row: dict[Term, int], r: int, nbytes: list[int], sign: int) -> None:
+    for k, b in enumerate(nbytes):
+        if b:
+            c = row.get((r, k), 0) + sign * b
+            if c:
+                row[(r, k)] = c
+            else:
+                del row[(r, k)]
+
+
+def _add_temp(row: dict[Term, int], p: Problem, ti: int, sign: int) -> None:
+    u, v, tbl = p.temps[ti]
+    ru, rv = p.rep[u], p.rep[v]
+    for k, trow in enumerate(tbl):
+        for kv, b in enumerate(trow):
+            if not b or (ru == rv and k != kv):
+                continue
+            key: Term = (ru, k) if ru == rv else (ru, rv, k, kv)
+            c = row.get(key, 0) + sign * b
+            if c:
+                row[key] = c
+            else:
+                del row[key]
+
+
+def reduce_rows(rows: list[dict[Term, int]]) -> list[dict[Term, int]]:
+    """`rows` (in program order) without those that others imply: empty ones, duplicates, and
+    the rows inside runs of equal steps. Repeated layers share one choice, so the live sets of
+    layer k of a stack are one row with the layer's bytes counted k times (activations saved
+    by the layers before, gradients of the layers after): the rows over the same terms form
+    runs with equal steps, and a row inside a run is the mean of its neighbours, so the run's
+    two ends bound it. The rows kept do not grow with the number of repeated layers."""
+    kept: list[dict[Term, int]] = []
+    seen: set[frozenset] = set()
+    for row in rows:
         frozen = frozenset(row.items())
-        if frozen not in seen:
+        if row and frozen not in seen:
             seen.add(frozen)
-            rows.append(row)
+            kept.append(row)
+    rows = kept
     groups: dict[frozenset, list[int]] = {}
     for i, row in enumerate(rows):
         groups.setdefault(frozenset(row), []).append(i)
@@ -120,7 +147,7 @@ def memory_rows(p: Problem) -> list[dict[Term, int]]:
     return [row for i, row in enumerate(rows) if i not in inner]
 
 
-# the most rows a repeated layer makes over the same terms that `memory_rows` looks through
+# the most rows a repeated layer makes over the same terms that `reduce_rows` looks through
 MAX_PERIOD = 16
 
 
@@ -158,6 +185,8 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         return r
 
     table_memo: dict[tuple, list[list[float]]] = {}
+    # nodes alike (repeated layers) pay alike for reading their own values and for results
+    row_memo: dict[tuple, list[float]] = {}
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_pos: list[int] = []
@@ -186,8 +215,10 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 temps.append((ui, vi, mt))
                 temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
             if ui == vi:
-                for k, s in enumerate(node.strategies):
-                    cost[vi][k] += eb(x, s.outs[j], s.ins[i])
+                own = row_memo.get(tkey)
+                if own is None:
+                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
+                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
                 continue
             key = (fp[ui], j, fp[vi], i, x.type)
             tbl = table_memo.get(key)
@@ -203,8 +234,11 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         if loc is None:
             continue
         ui, j = loc
-        for k, s in enumerate(nodes[ui].strategies):
-            cost[ui][k] += eb(x, s.outs[j], req)
+        skey = (fp[ui], j, x.type, req)
+        own = row_memo.get(skey)
+        if own is None:
+            own = row_memo[skey] = [eb(x, s.outs[j], req) for s in nodes[ui].strategies]
+        cost[ui] = [a + b for a, b in zip(cost[ui], own, strict=True)]
     for x, _, an in g.paired_sinks:
         # a result paired with an argument leaves in the argument's layout
         loc = g.where.get(id(x))
@@ -238,11 +272,11 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
             if row is None:
                 row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
             vbytes.append(row)
-    live_sets = _live_sets(g, index, temp_pos)
-    p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
+    p = Problem(ns, cost, edges, value_node, vbytes, [], temps)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
+    p.rows = _live_rows(g, index, temp_pos, p)
     return p
 
 
@@ -288,16 +322,14 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
         edges[key] = tbl
 
 
-def _live_sets(
-    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int]
-) -> list[tuple[list[int], list[int]]]:
-    """The values live at each program point and the reshard temporaries made there, keeping
-    only the sets no other one contains (all bytes are >= 0, so those bound nothing).
-
-    One sweep suffices: a value is live over one interval of program points and a temporary
-    at one point only, so a set contained in a later one is contained in every set between
-    them, the next one included; the sweep skips a set its predecessor contains and replaces
-    its predecessor where that one is contained in it."""
+def _live_rows(
+    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int], p: Problem
+) -> list[dict[Term, int]]:
+    """The bytes live at each program point (values, each live over one interval of points,
+    and the reshard temporaries made there) as rows over the representatives' choices
+    (`reduce_rows`). Only points whose live set no other contains give a row: something
+    starts there (or a temporary is made there), else its predecessor holds it all, and
+    something ends there (or a temporary), else its successor does."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
     at: dict[int, list[int]] = {}
@@ -307,20 +339,21 @@ def _live_sets(
         ends.setdefault(last, []).append(vi)
     for ti, t in enumerate(temp_pos):
         at.setdefault(t, []).append(ti)
-    live: set[int] = set()
-    out: list[tuple[list[int], list[int]]] = []
-    prev: tuple[set[int], set[int]] = (set(), set())
+    row: dict[Term, int] = {}
+    out: list[dict[Term, int]] = []
     for t in range(-1, g.num_positions + 1):
-        live.update(starts.get(t, ()))
-        here = set(at.get(t, ()))
-        if (live or here) and not (live <= prev[0] and here <= prev[1]):
-            if out and prev[0] <= live and prev[1] <= here:
-                out[-1] = (sorted(live), sorted(here))
-            else:
-                out.append((sorted(live), sorted(here)))
-            prev = (set(live), here)
-        live.difference_update(ends.get(t, ()))
-    return out
+        began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
+        for vi in began:
+            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], 1)
+        for ti in made:
+            _add_temp(row, p, ti, 1)
+        if (began or made) and (ending or made):
+            out.append(dict(row))
+        for ti in made:
+            _add_temp(row, p, ti, -1)
+        for vi in ending:
+            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], -1)
+    return reduce_rows(out)
 
 
 def tie_repeated(
@@ -388,11 +421,9 @@ def eliminate(
     busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
     busy.update(n for cut in p.cuts for n, _ in cut)
     if memory:
-        for vi, n in enumerate(p.value_node):
-            if any(p.value_bytes[vi]):
-                busy.add(n)
-        for u, v, _ in p.temps:
-            busy.update((u, v))
+        for mrow in p.memory_rows():
+            for term in mrow:
+                busy.update(term[: len(term) // 2])
     adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         _merge(adj[u], v, tbl)
@@ -456,6 +487,8 @@ def eliminate(
         p.temps,
         list(p.rep),
         p.cuts,
+        # without a budget, memory is not asked of the smaller problem
+        p.memory_rows() if memory else [],
     )
 
     def recover(choice: list[int]) -> list[int]:
@@ -470,6 +503,52 @@ def eliminate(
         return out
 
     return q, recover
+
+
+def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """The problem over the representatives alone: a tied node's costs and edges added to its
+    representative's (an edge within one class adds its diagonal), the memory rows renumbered.
+    Repeated layers give it one layer's nodes, whatever the depth. Returns it and the function
+    that spreads its choice over every node."""
+    reps = sorted(set(p.rep))
+    at = {r: i for i, r in enumerate(reps)}
+    if len(reps) == len(p.rep):
+        return p, lambda c: c
+    cost = [[0.0] * p.num_strategies[r] for r in reps]
+    for n, c in enumerate(p.node_cost):
+        row = cost[at[p.rep[n]]]
+        for k, x in enumerate(c):
+            row[k] += x
+    # tied edges share their table: add each table once, times how often it occurs
+    counts: dict[tuple[int, int, int], int] = {}
+    tables: dict[int, list[list[float]]] = {}
+    for (u, v), tbl in p.edges.items():
+        key = (at[p.rep[u]], at[p.rep[v]], id(tbl))
+        counts[key] = counts.get(key, 0) + 1
+        tables[id(tbl)] = tbl
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    for (iu, iv, t), times in counts.items():
+        tbl = tables[t]
+        if iu == iv:
+            for k in range(len(tbl)):
+                cost[iu][k] += times * tbl[k][k]
+            continue
+        scaled = [[times * x for x in r] for r in tbl]
+        if iu > iv:
+            iu, iv, scaled = iv, iu, [list(col) for col in zip(*scaled, strict=True)]
+        _add_table(edges, iu, iv, scaled)
+    rows: list[dict[Term, int]] = [
+        {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
+         for t, b in row.items()}
+        for row in p.memory_rows()
+    ]  # fmt: skip
+    cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts, rows)
+
+    def spread(choice: list[int]) -> list[int]:
+        return [choice[at[r]] for r in p.rep]
+
+    return q, spread
 
 
 def _merge(d: dict[int, list[list[float]]], key: int, tbl: list[list[float]]) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .problem import Problem, Term, eliminate
+from .problem import Problem, Term, eliminate, quotient
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
@@ -40,6 +40,10 @@ class Solution:
     peak: int
     method: str  # "cp-sat optimal", "cp-sat feasible (time limit)", "greedy"
     feasible: bool
+    # the size of the problem the exact solver was given: (node, strategy) choices and memory
+    # rows, after tying repeated layers and folding chains (`quotient`, `eliminate`)
+    variables: int = 0
+    rows: int = 0
 
 
 def _scaled(x: float) -> int:
@@ -60,8 +64,9 @@ def solve(
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
     deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
-    q, recover = eliminate(p, memory=budget is not None)
-    size = sum(q.num_strategies[r] for r in set(q.rep))
+    quot, spread = quotient(p)
+    q, recover = eliminate(quot, memory=budget is not None)
+    size = sum(q.num_strategies)
     sol = None
     if size <= exact_limit:
         if solver == "cp-sat":
@@ -69,9 +74,13 @@ def solve(
         else:
             sol = solve_milp(q, budget, time_limit)
     if sol is None:
-        sol = solve_greedy(q, budget)
-    choice = recover(sol.choice)
-    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible)
+        sol = solve_greedy(p, budget)
+        choice = sol.choice
+    else:
+        choice = spread(recover(sol.choice))
+    rows = len(q.memory_rows()) if budget is not None else 0
+    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
+                    size, rows)  # fmt: skip
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -257,18 +266,19 @@ def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
     """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
     from ortools.sat.python import cp_model
 
-    size = sum(p.num_strategies[r] for r in set(p.rep))
-    if size <= EXACT_LIMIT:
-        m, x = _model(p)
-        ix = _Indexes(p, m, x)
-        hi = sum(max(b) for b in p.value_bytes) + sum(max(map(max, t)) for _, _, t in p.temps)
+    q, spread = quotient(p)
+    if sum(q.num_strategies) <= EXACT_LIMIT:
+        m, x = _model(q)
+        ix = _Indexes(q, m, x)
+        rows = q.memory_rows()
+        hi = max((sum(row.values()) for row in rows), default=0)
         peak = m.NewIntVar(0, hi or 1, "peak")
-        for row in p.memory_rows():
-            m.Add(sum(_memory_terms(p, x, row, ix)) <= peak)
+        for row in rows:
+            m.Add(sum(_memory_terms(q, x, row, ix)) <= peak)
         m.Minimize(peak)
         s = _solver(time_limit)
         if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            choice = _choice(p, x, s)
+            choice = spread(_choice(q, x, s))
             return Solution(choice, p.objective(choice), p.peak_memory(choice), "cp-sat", False)
     return solve_greedy(p, None, memory_only=True)
 
@@ -280,10 +290,17 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     incoming: list[list[tuple[int, list[list[float]]]]] = [[] for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         incoming[v].append((u, tbl))
+    # a choice's memory: its values' bytes; where only rows are known (`quotient`), the most
+    # the choice adds to one row
     node_mem = [[0.0] * p.num_strategies[n] for n in range(n_nodes)]
     for vi, n in enumerate(p.value_node):
         for k, b in enumerate(p.value_bytes[vi]):
             node_mem[n][k] += b
+    if not p.value_node:
+        for row in p.memory_rows():
+            for t, b in row.items():
+                if len(t) == 2 and b > node_mem[t[0]][t[1]]:
+                    node_mem[t[0]][t[1]] = b
     best: Solution | None = None
     lams = [float("inf")] if memory_only else [0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, 1e3, float("inf")]
     for lam in lams:
