@@ -78,61 +78,111 @@ Term = tuple[int, ...]
 
 def memory_rows(p: Problem) -> list[dict[Term, int]]:
     """Each live set's bytes as coefficients on the representatives' choices, without the rows
-    that others imply (`reduce_rows`)."""
+    that others imply (`kept_rows`)."""
+    sweep = _Sweep(p)
     rows: list[dict[Term, int]] = []
+    marks: list[tuple[int, int, int] | None] = []
     for values, temps in p.live_sets:
-        row: dict[Term, int] = {}
+        sweep.row.clear()
+        sweep.f1 = sweep.f2 = sweep.support = 0
         for vi in values:
-            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], 1)
+            sweep.add(sweep.value_terms(vi), 1)
         for ti in temps:
-            _add_temp(row, p, ti, 1)
-        rows.append(row)
-    return reduce_rows(rows)
+            sweep.add(sweep.temp_terms(ti), 1)
+        rows.append(dict(sweep.row))
+        marks.append(sweep.mark())
+    return [rows[i] for i in kept_rows(marks)]
 
 
-def _add_value(row: dict[Term, int], r: int, nbytes: list[int], sign: int) -> None:
-    for k, b in enumerate(nbytes):
-        if b:
-            c = row.get((r, k), 0) + sign * b
-            if c:
-                row[(r, k)] = c
+class _Sweep:
+    """A memory row (term -> bytes) kept as values and temporaries come and go, with its
+    fingerprints: two random linear forms of its coefficients (rows that are equal, or whose
+    steps are equal, agree on them; rows that are not, with odds under 2^-120) and one of its
+    set of terms (rows over the same terms)."""
+
+    def __init__(self, p: Problem):
+        self.p = p
+        self.row: dict[Term, int] = {}
+        self.f1 = self.f2 = self.support = 0
+        self.weights: dict[Term, tuple[int, int, int]] = {}
+        self.memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
+
+    def _terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        out = []
+        for t, b in items:
+            w = self.weights.get(t)
+            if w is None:
+                d = hashlib.blake2b(repr(t).encode(), digest_size=24).digest()
+                w = self.weights[t] = (
+                    int.from_bytes(d[:8], "little"),
+                    int.from_bytes(d[8:16], "little"),
+                    int.from_bytes(d[16:], "little"),
+                )
+            out.append((t, b, w))
+        return out
+
+    def value_terms(self, vi: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        p = self.p
+        r, nbytes = p.rep[p.value_node[vi]], p.value_bytes[vi]
+        key = (r, id(nbytes))
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._terms([((r, k), b) for k, b in enumerate(nbytes) if b])
+        return got
+
+    def temp_terms(self, ti: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        u, v, tbl = self.p.temps[ti]
+        ru, rv = self.p.rep[u], self.p.rep[v]
+        key = (ru, rv, id(tbl))
+        got = self.memo.get(key)
+        if got is None:
+            if ru == rv:
+                items: list[tuple[Term, int]] = [
+                    ((ru, k), tbl[k][k]) for k in range(len(tbl)) if tbl[k][k]
+                ]
             else:
-                del row[(r, k)]
+                items = [((ru, rv, k, kv), b) for k, trow in enumerate(tbl)
+                         for kv, b in enumerate(trow) if b]  # fmt: skip
+            got = self.memo[key] = self._terms(items)
+        return got
 
-
-def _add_temp(row: dict[Term, int], p: Problem, ti: int, sign: int) -> None:
-    u, v, tbl = p.temps[ti]
-    ru, rv = p.rep[u], p.rep[v]
-    for k, trow in enumerate(tbl):
-        for kv, b in enumerate(trow):
-            if not b or (ru == rv and k != kv):
-                continue
-            key: Term = (ru, k) if ru == rv else (ru, rv, k, kv)
-            c = row.get(key, 0) + sign * b
+    def add(self, terms: list[tuple[Term, int, tuple[int, int, int]]], sign: int) -> None:
+        row = self.row
+        for t, b, (w1, w2, w3) in terms:
+            c = row.get(t, 0)
+            if not c:
+                self.support ^= w3
+            c += sign * b
             if c:
-                row[key] = c
+                row[t] = c
             else:
-                del row[key]
+                del row[t]
+                self.support ^= w3
+            self.f1 += sign * b * w1
+            self.f2 += sign * b * w2
+
+    def mark(self) -> tuple[int, int, int] | None:
+        """The row's fingerprints (None: empty)."""
+        return (self.f1, self.f2, self.support) if self.row else None
 
 
-def reduce_rows(rows: list[dict[Term, int]]) -> list[dict[Term, int]]:
-    """`rows` (in program order) without those that others imply: empty ones, duplicates, and
-    the rows inside runs of equal steps. Repeated layers share one choice, so the live sets of
-    layer k of a stack are one row with the layer's bytes counted k times (activations saved
-    by the layers before, gradients of the layers after): the rows over the same terms form
-    runs with equal steps, and a row inside a run is the mean of its neighbours, so the run's
-    two ends bound it. The rows kept do not grow with the number of repeated layers."""
-    kept: list[dict[Term, int]] = []
-    seen: set[frozenset] = set()
-    for row in rows:
-        frozen = frozenset(row.items())
-        if row and frozen not in seen:
-            seen.add(frozen)
-            kept.append(row)
-    rows = kept
-    groups: dict[frozenset, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(frozenset(row), []).append(i)
+def kept_rows(marks: list[tuple[int, int, int] | None]) -> list[int]:
+    """Which rows (in program order, by their fingerprints `_Sweep.mark`) bound anything:
+    not empty, not a duplicate, not inside a run of equal steps. Repeated layers share one
+    choice, so the live sets of layer k of a stack are one row with the layer's bytes counted
+    k times (activations saved by the layers before, gradients of the layers after): the rows
+    over the same terms form runs with equal steps, and a row inside a run is the mean of its
+    neighbours, so the run's two ends bound it. The rows kept do not grow with the number of
+    repeated layers."""
+    seen: set[tuple[int, int]] = set()
+    order: list[int] = []
+    for i, m in enumerate(marks):
+        if m is not None and m[:2] not in seen:
+            seen.add(m[:2])
+            order.append(i)
+    groups: dict[int, list[int]] = {}
+    for i in order:
+        groups.setdefault(marks[i][2], []).append(i)  # type: ignore[index]
     inner: set[int] = set()
     for members in groups.values():
         # a layer makes several rows over the same terms: the runs are those of every
@@ -140,30 +190,29 @@ def reduce_rows(rows: list[dict[Term, int]]) -> list[dict[Term, int]]:
         # dropped lies between two rows kept
         best: set[int] = set()
         for period in range(1, min(len(members) // 2, MAX_PERIOD) + 1):
-            found = _inner_rows(rows, members, period)
+            found = _inner_rows(marks, members, period)
             if len(found) > len(best):
                 best = found
         inner |= best
-    return [row for i, row in enumerate(rows) if i not in inner]
+    return [i for i in order if i not in inner]
 
 
-# the most rows a repeated layer makes over the same terms that `reduce_rows` looks through
+# the most rows a repeated layer makes over the same terms that `kept_rows` looks through
 MAX_PERIOD = 16
 
 
-def _inner_rows(rows: list[dict[Term, int]], members: list[int], period: int) -> set[int]:
+def _inner_rows(
+    marks: list[tuple[int, int, int] | None], members: list[int], period: int
+) -> set[int]:
     """The rows strictly inside runs of equal steps of every `period`-th member."""
     out: set[int] = set()
     for start in range(period):
-        seq = members[start::period]
-        steps = [_step(rows[a], rows[b]) for a, b in zip(seq, seq[1:], strict=False)]
-        out.update(seq[i] for i in range(1, len(seq) - 1) if steps[i - 1] == steps[i])
+        seq = [marks[i] for i in members[start::period]]
+        for i in range(1, len(seq) - 1):
+            a, b, c = seq[i - 1], seq[i], seq[i + 1]
+            if a[0] + c[0] == 2 * b[0] and a[1] + c[1] == 2 * b[1]:  # type: ignore[index]
+                out.add(members[start + i * period])
     return out
-
-
-def _step(a: dict[Term, int], b: dict[Term, int]) -> dict[Term, int]:
-    """b - a over the same terms."""
-    return {t: b[t] - c for t, c in a.items()}
 
 
 def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
@@ -327,9 +376,10 @@ def _live_rows(
 ) -> list[dict[Term, int]]:
     """The bytes live at each program point (values, each live over one interval of points,
     and the reshard temporaries made there) as rows over the representatives' choices
-    (`reduce_rows`). Only points whose live set no other contains give a row: something
+    (`kept_rows`). Only points whose live set no other contains give a row: something
     starts there (or a temporary is made there), else its predecessor holds it all, and
-    something ends there (or a temporary), else its successor does."""
+    something ends there (or a temporary), else its successor does. One sweep finds the
+    rows to keep by their fingerprints, a second one writes those."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
     at: dict[int, list[int]] = {}
@@ -339,21 +389,32 @@ def _live_rows(
         ends.setdefault(last, []).append(vi)
     for ti, t in enumerate(temp_pos):
         at.setdefault(t, []).append(ti)
-    row: dict[Term, int] = {}
-    out: list[dict[Term, int]] = []
-    for t in range(-1, g.num_positions + 1):
-        began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
-        for vi in began:
-            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], 1)
-        for ti in made:
-            _add_temp(row, p, ti, 1)
-        if (began or made) and (ending or made):
-            out.append(dict(row))
-        for ti in made:
-            _add_temp(row, p, ti, -1)
-        for vi in ending:
-            _add_value(row, p.rep[p.value_node[vi]], p.value_bytes[vi], -1)
-    return reduce_rows(out)
+    sweep = _Sweep(p)
+
+    def run(keep: set[int] | None) -> list:
+        sweep.row.clear()
+        sweep.f1 = sweep.f2 = sweep.support = 0
+        out: list = []
+        n = 0
+        for t in range(-1, g.num_positions + 1):
+            began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
+            for vi in began:
+                sweep.add(sweep.value_terms(vi), 1)
+            for ti in made:
+                sweep.add(sweep.temp_terms(ti), 1)
+            if (began or made) and (ending or made):
+                if keep is None:
+                    out.append(sweep.mark())
+                elif n in keep:
+                    out.append(dict(sweep.row))
+                n += 1
+            for ti in made:
+                sweep.add(sweep.temp_terms(ti), -1)
+            for vi in ending:
+                sweep.add(sweep.value_terms(vi), -1)
+        return out
+
+    return run(set(kept_rows(run(None))))
 
 
 def tie_repeated(
