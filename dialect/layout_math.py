@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .shardings import AxisRef, Mesh, TensorSharding
+from .shardings import AxisRef, DimSharding, Mesh, TensorSharding
 
 
 def axes_size(axes: Iterable[AxisRef], mesh: Mesh) -> int:
@@ -46,6 +46,19 @@ def local_bytes(
     for s in local_shape(shape, dims, mesh):
         n *= s
     return n
+
+
+def axes_layout(mesh: str | Mesh, axes: Iterable[Iterable[AxisRef]]) -> TensorSharding:
+    """The sharding that splits dim d over `axes[d]` and nothing else: closed dims, no
+    priorities, no replicated or unreduced axes (a layout as the byte models compare them)."""
+    return TensorSharding(mesh, tuple(DimSharding(tuple(d)) for d in axes))
+
+
+def dim_axes(sharding: TensorSharding | None, rank: int) -> tuple[tuple[AxisRef, ...], ...]:
+    """The axes of each of `rank` dims under `sharding`, a dim past its end whole (None:
+    every dim whole)."""
+    dims = sharding.dims if sharding is not None else ()
+    return tuple(dims[d].axes if d < len(dims) else () for d in range(rank))
 
 
 def sharded_local_bytes(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shardc.dialect.layout_math import local_bytes, local_shape
+from shardc.dialect.layout_math import axes_layout, local_bytes, local_shape
 from shardc.dialect.rules.builder import RuleBuilder
 from shardc.dialect.rules.model import FactorKind
-from shardc.dialect.shardings import AxisRef, Mesh
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.passes.plan.common_axes import common_axes, compatible_axes
 from shardc.passes.plan.cost import (
     peak_live,
@@ -21,8 +21,13 @@ X1, X2 = AxisRef("x", (1, 2)), AxisRef("x", (2, 2))
 SHAPE = (16, 8)  # f32: 512 B global
 
 
+def L(dims: tuple[tuple[AxisRef, ...], ...], mesh: Mesh = MESH) -> TensorSharding:
+    """The layout splitting dim d over `dims[d]`."""
+    return axes_layout(mesh, dims)
+
+
 def kinds(src, dst, shape=SHAPE, style="xla"):  # noqa: ANN001, ANN202 - terse helpers for the table below
-    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, src, dst, MESH, style)]
+    return [(s.kind, s.axes, s.bytes) for s in reshard_steps(shape, 4, L(src), L(dst), MESH, style)]
 
 
 def test_local_shape_and_bytes_round_up_like_xla_pads() -> None:
@@ -57,7 +62,7 @@ def test_all_to_all_moves_an_axis_between_dims() -> None:
 def test_collective_permute_for_other_blocks_of_the_same_size() -> None:
     mesh = Mesh.of(a=2, b=2)
     a, b = AxisRef("a"), AxisRef("b")
-    steps = reshard_steps((8, 8), 4, ((a,), (b,)), ((b,), (a,)), mesh)
+    steps = reshard_steps((8, 8), 4, L(((a,), (b,)), mesh), L(((b,), (a,)), mesh), mesh)
     assert [(s.kind, s.bytes) for s in steps] == [("collective-permute", 4 * 4 * 4)]
 
 
@@ -74,7 +79,7 @@ def test_aligned_blocks_slice_permute_gather() -> None:
         ("collective-permute", (Y,), 128),
         ("all-gather", (X2,), 256),
     ]
-    assert reshard_bytes(SHAPE, 4, ((X,), ()), ((Y,), ()), MESH, "shardy") == 384
+    assert reshard_bytes(SHAPE, 4, L(((X,), ())), L(((Y,), ())), MESH, "shardy") == 384
     assert kinds(((X,), ()), ((Y,), ())) == [
         ("collective-permute", (X, Y), 128),
         ("all-gather", (X1,), 256),
@@ -84,7 +89,7 @@ def test_aligned_blocks_slice_permute_gather() -> None:
 def test_unaligned_axes_gather_then_slice() -> None:
     mesh = Mesh.of(a=3, b=2)
     a, b = AxisRef("a"), AxisRef("b")
-    steps = reshard_steps((12, 2), 4, ((a,), ()), ((b,), ()), mesh)
+    steps = reshard_steps((12, 2), 4, L(((a,), ()), mesh), L(((b,), ()), mesh), mesh)
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [
         ("all-gather", (a,), 96),
         ("all-slice", (b,), 0),
@@ -93,19 +98,19 @@ def test_unaligned_axes_gather_then_slice() -> None:
 
 def test_reduction_all_reduce_or_reduce_scatter() -> None:
     # partial sums over x, result replicated: all-reduce of the whole local result
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((), ()), MESH)
+    steps = reduction_steps(SHAPE, 4, L(((), ())), (X,), L(((), ())), MESH)
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("all-reduce", (X,), 512)]
     # the result keeps x on dim 0: Shardy's reduce-scatter, measured on its (larger) operand;
     # XLA all-reduces the whole partial result and slices it, the same bytes
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH, "shardy")
+    steps = reduction_steps(SHAPE, 4, L(((), ())), (X,), L(((X,), ())), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [("reduce-scatter", (X,), 512)]
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X,), ((X,), ()), MESH)
+    steps = reduction_steps(SHAPE, 4, L(((), ())), (X,), L(((X,), ())), MESH)
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [
         ("all-reduce", (X,), 512),
         ("all-slice", (X,), 0),
     ]
     # over x and y, keeping x: reduce-scatter x, then all-reduce y on the scattered quarter
-    steps = reduction_steps(SHAPE, 4, ((), ()), (X, Y), ((X,), ()), MESH, "shardy")
+    steps = reduction_steps(SHAPE, 4, L(((), ())), (X, Y), L(((X,), ())), MESH, "shardy")
     assert [(s.kind, s.axes, s.bytes) for s in steps] == [
         ("reduce-scatter", (X,), 512),
         ("all-reduce", (Y,), 128),
@@ -129,9 +134,9 @@ def _dot_rule():  # noqa: ANN202
 
 def test_dot_with_sharded_contraction_all_reduces() -> None:
     rule = _dot_rule()
-    lhs = Tensor((16, 32), 4, ((), (X,)))
-    rhs = Tensor((32, 8), 4, ((X,), ()))
-    out = Tensor((16, 8), 4, ((), ()))
+    lhs = Tensor((16, 32), 4, L(((), (X,))))
+    rhs = Tensor((32, 8), 4, L(((X,), ())))
+    out = Tensor((16, 8), 4, L(((), ())))
     steps = op_steps(rule, [lhs, rhs, out], MESH)
     assert steps.operands == ((), ())
     assert [(s.kind, s.axes, s.bytes) for s in steps.results[0]] == [("all-reduce", (X,), 512)]
@@ -141,9 +146,9 @@ def test_dot_with_sharded_contraction_all_reduces() -> None:
 def test_dot_conflict_reshards_the_smaller_side() -> None:
     rule = _dot_rule()
     # lhs wants i on x, rhs has k on x: the bigger lhs (16x32) wins, rhs is all-gathered
-    lhs = Tensor((16, 32), 4, ((X,), ()))
-    rhs = Tensor((32, 8), 4, ((X,), ()))
-    out = Tensor((16, 8), 4, ((X,), ()))
+    lhs = Tensor((16, 32), 4, L(((X,), ())))
+    rhs = Tensor((32, 8), 4, L(((X,), ())))
+    out = Tensor((16, 8), 4, L(((X,), ())))
     steps = op_steps(rule, [lhs, rhs, out], MESH)
     assert steps.common[0] == (X,) and steps.common[2] == ()
     assert [(s.kind, s.bytes) for s in steps.operands[1]] == [("all-gather", 32 * 8 * 4)]
@@ -154,22 +159,22 @@ def test_common_axes_compatible_and_need_replication() -> None:
     b = RuleBuilder([1], [1])
     b.add_factor(0, 0, 16, FactorKind.NEED_REPLICATION)
     rule = b.build()
-    sharded = Tensor((16,), 4, ((X,),))
+    sharded = Tensor((16,), 4, L(((X,),)))
     projs = [project_tensor(sharded, rule.operand_dims[0], rule, MESH)] * 2
     assert compatible_axes(projs, rule, MESH) is None  # a sharded need-replication factor
     assert common_axes(projs, rule, [16, 16], MESH) == [()]
     # element-wise, both sides agree: nothing to do
     pw = RuleBuilder([2], [2]).add_pointwise((16, 8)).build()
-    t = Tensor((16, 8), 4, ((X,), (Y,)))
+    t = Tensor((16, 8), 4, L(((X,), (Y,))))
     p = project_tensor(t, pw.operand_dims[0], pw, MESH)
     assert compatible_axes([p, p], pw, MESH) == [(X,), (Y,)]
 
 
 def test_elementwise_at_result_layout_or_shardy_choice() -> None:
     pw = RuleBuilder([2, 2], [2]).add_pointwise((16, 8)).build()
-    a = Tensor((16, 8), 4, ((X,), ()))
-    b = Tensor((16, 8), 4, ((Y,), ()))
-    out = Tensor((16, 8), 4, ((), ()))
+    a = Tensor((16, 8), 4, L(((X,), ())))
+    b = Tensor((16, 8), 4, L(((Y,), ())))
+    out = Tensor((16, 8), 4, L(((), ())))
     # XLA (pinned result replicated): both operands gathered, no result reshard
     xla = op_steps(pw, [a, b, out], MESH, style="xla")
     assert [s.kind for st in xla.operands for s in st] == ["all-gather", "all-gather"]

@@ -225,7 +225,7 @@ def evaluate_fixes(
         c = result.collectives[i]
         best: tuple[int, str] | None = None
         for cand in c.candidates[:CANDIDATES_PER_COLLECTIVE]:
-            key = (cand.locator, cand.dims)
+            key = (cand.locator, cand.sharding.dims)
             if key not in totals:
                 module = fresh()
                 try:

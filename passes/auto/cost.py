@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
+from shardc.dialect.layout_math import dim_axes
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.passes.plan.cost import reshard_steps
 
@@ -84,12 +85,6 @@ def collective_weight(axes: Iterable[AxisRef], weights: AxisWeights | None) -> f
     return max(weights.get(n, 1.0) for n in names)
 
 
-def _dim_axes(s: TensorSharding | None, rank: int) -> list[tuple[AxisRef, ...]]:
-    if s is None:
-        return [()] * rank
-    return [s.dims[i].axes if i < len(s.dims) else () for i in range(rank)]
-
-
 def reshard_bytes(
     shape: tuple[int, ...],
     elem_bytes: int,
@@ -103,8 +98,9 @@ def reshard_bytes(
     free, all-to-alls move axes between dims, all-gathers what is left), each weighted by its
     slowest mesh axis."""
     rank = len(shape)
-    a, b = _dim_axes(src, rank), _dim_axes(dst, rank)
-    if a == b:
+    if dim_axes(src, rank) == dim_axes(dst, rank):
         return 0.0
-    steps = reshard_steps(shape, elem_bytes, tuple(a), tuple(b), mesh)
+    a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
+    b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
+    steps = reshard_steps(shape, elem_bytes, a, b, mesh)
     return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)

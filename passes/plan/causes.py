@@ -17,13 +17,13 @@ from typing import Any
 
 from shardc.dialect.axis_types import explicit_axes
 from shardc.dialect.ir import Module, Operation, Value
+from shardc.dialect.layout_math import axes_layout, dim_axes
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 
 from ..propagation.explain import type_setter
 from . import layout
-from .cost import Dims
 from .fixes import Candidate, locate
 from .naming import value_label
 from .op_cost import OpSteps, Tensor
@@ -35,13 +35,15 @@ def axes_text(axes: tuple[AxisRef, ...]) -> str:
     return "{" + ", ".join(str(a) for a in axes) + "}"
 
 
-def dims_text(dims: Dims) -> str:
-    return "[" + ", ".join(axes_text(d) for d in dims) + "]"
+def dims_text(sharding: TensorSharding) -> str:
+    """The dims' axes of a layout, `[{"x"}, {}]`."""
+    return "[" + ", ".join(axes_text(d.axes) for d in sharding.dims) + "]"
 
 
-def _first_difference(have: Dims, want: Dims) -> int:
-    for d in range(len(have)):
-        if have[d] != (want[d] if d < len(want) else ()):
+def _first_difference(have: TensorSharding, want: TensorSharding) -> int:
+    h, w = dim_axes(have, len(have.dims)), dim_axes(want, len(have.dims))
+    for d in range(len(h)):
+        if h[d] != w[d]:
             return d
     return 0
 
@@ -129,9 +131,11 @@ class Causes:
                 return m
         return None
 
-    def candidate(self, holder: Any, dims: Dims, shape_of: Value) -> tuple[Candidate, ...]:
-        """Give the user annotation `holder` the dims `dims` (those of a value of
-        `shape_of`'s shape): a candidate when `holder` is one and has that shape."""
+    def candidate(
+        self, holder: Any, target: TensorSharding, shape_of: Value
+    ) -> tuple[Candidate, ...]:
+        """Give the user annotation `holder` the dims' axes of `target` (a layout of a value
+        of `shape_of`'s shape): a candidate when `holder` is one and has that shape."""
         loc = self._annotation(holder)
         if loc is None:
             return ()
@@ -142,8 +146,8 @@ class Causes:
         mesh = self._mesh_ref(shape_of)
         if mesh is None:
             return ()
-        text = f"annotate {loc.kind} {self.name(holder)} as {dims_text(dims)}"
-        return (Candidate(loc, dims, mesh, text),)
+        text = f"annotate {loc.kind} {self.name(holder)} as {dims_text(target)}"
+        return (Candidate(loc, axes_layout(mesh, (d.axes for d in target.dims)), text),)
 
     def _roots(self, v: Value, dims: range) -> list[Any]:
         out: list[Any] = []
@@ -164,10 +168,12 @@ class Causes:
         """What decided tensor i's dim d must be: a text and the tensor (None: the op)."""
         all_dims = (*rule.operand_dims, *rule.result_dims)
         factors = all_dims[i][d] if d < len(all_dims[i]) else ()
-        want = steps.computed[i][d] if d < len(steps.computed[i]) else ()
+        computed = [c.dims for c in steps.computed]
+        want = computed[i][d].axes if d < len(computed[i]) else ()
+        have = [t.sharding.dims for t in ts]
         values = self._values(op)
         for f in factors:
-            if rule.kinds[f] == FactorKind.NEED_REPLICATION and ts[i].dims[d]:
+            if rule.kinds[f] == FactorKind.NEED_REPLICATION and have[i][d].axes:
                 return f"{op.name} cannot split dim {d}", None
         # a tensor of the op sharded along the same factor as the op is computed
         for f in factors:
@@ -175,16 +181,16 @@ class Causes:
                 if j == i:
                     continue
                 for e, fl in enumerate(dims):
-                    if f in fl and ts[j].dims[e] and ts[j].dims[e] == steps.computed[j][e]:
-                        return self.dim(values[j], e, ts[j].dims[e]), values[j]
+                    if f in fl and have[j][e].axes and have[j][e].axes == computed[j][e].axes:
+                        return self.dim(values[j], e, have[j][e].axes), values[j]
         # a tensor that takes the axes this dim has on another dim
-        mine = set(ts[i].dims[d]) | set(want)
-        for j, t in enumerate(ts):
+        mine = set(have[i][d].axes) | set(want)
+        for j, t in enumerate(have):
             if j == i:
                 continue
-            for e, axes in enumerate(t.dims):
-                if any(a.overlaps(b, mesh) for a in axes for b in mine):
-                    return self.dim(values[j], e, axes), values[j]
+            for e, dim in enumerate(t):
+                if any(a.overlaps(b, mesh) for a in dim.axes for b in mine):
+                    return self.dim(values[j], e, dim.axes), values[j]
         return f"{op.name}'s sharding rule", None
 
     def operand(
@@ -193,7 +199,7 @@ class Causes:
     ) -> Result:  # fmt: skip
         """Operand i has one sharding, the op needs another."""
         v = op.operands[i]
-        have, want = ts[i].dims, steps.computed[i]
+        have, want = ts[i].sharding, steps.computed[i]
         d = _first_difference(have, want)
         rival, who = self._rival(op, i, d, rule, ts, steps, mesh)
         cause = (
@@ -201,7 +207,7 @@ class Causes:
             f"{dims_text(want)} (following {rival})"
         )
         cands: list[Candidate] = []
-        for r in self._roots(v, range(len(have))) or [v]:
+        for r in self._roots(v, range(len(have.dims))) or [v]:
             cands.extend(self.candidate(r, want, v))
         if who is not None:
             # the rival's annotation made to agree with operand i's layout (same shapes)
@@ -216,7 +222,7 @@ class Causes:
         """The op computes result j at one sharding, the result has another."""
         n = len(op.operands)
         r = op.results[j]
-        have, computed = ts[n + j].dims, steps.computed[n + j]
+        have, computed = ts[n + j].sharding, steps.computed[n + j]
         d = _first_difference(have, computed)
         rival, _ = self._rival(op, n + j, d, rule, ts, steps, mesh)
         cause = (
@@ -224,7 +230,7 @@ class Causes:
             f"it is {dims_text(have)}{self.root(r, d)}"
         )
         cands: list[Candidate] = []
-        for root in self._roots(r, range(len(have))):
+        for root in self._roots(r, range(len(have.dims))):
             cands.extend(self.candidate(root, computed, r))
         return cause, tuple(cands)
 
@@ -241,9 +247,12 @@ class Causes:
             for i, dims in enumerate(rule.operand_dims):
                 for d, fl in enumerate(dims):
                     if f in fl:
-                        where.append(self.dim(op.operands[i], d, ts[i].dims[d]))
+                        t = ts[i].sharding
+                        where.append(self.dim(op.operands[i], d, t.dims[d].axes))
                         v = op.operands[i]
-                        replicated = tuple(() if e == d else a for e, a in enumerate(ts[i].dims))
+                        replicated = axes_layout(
+                            t.mesh, (() if e == d else x.axes for e, x in enumerate(t.dims))
+                        )
                         for r in self._roots(v, range(d, d + 1)):
                             cands.extend(self.candidate(r, replicated, v))
             parts.append(
@@ -254,7 +263,13 @@ class Causes:
 
     # -- boundaries ----------------------------------------------------------------------------
     def boundary(
-        self, src: Value, holder: Any, have: Dims, want: Dims, what: str, wanted: Any
+        self,
+        src: Value,
+        holder: Any,
+        have: TensorSharding,
+        want: TensorSharding,
+        what: str,
+        wanted: Any,
     ) -> Result:
         """`src` is `have`, the boundary (`holder`) wants `want`; `wanted` is the sharding
         object the holder carries (for its mesh)."""
@@ -270,17 +285,18 @@ class Causes:
         if isinstance(holder, str) or not isinstance(holder, Value):
             cands.extend(self._holder_candidate(holder, have, src, wanted))
         else:
-            for r in self._roots(holder, range(len(want))) or [holder]:
+            for r in self._roots(holder, range(len(want.dims))) or [holder]:
                 cands.extend(self.candidate(r, have, src))
-        for r in self._roots(src, range(len(have))):
+        for r in self._roots(src, range(len(have.dims))):
             cands.extend(self.candidate(r, want, src))
         return cause, tuple(cands)
 
     def _holder_candidate(
-        self, holder: Any, have: Dims, src: Value, wanted: TensorSharding | None
+        self, holder: Any, have: TensorSharding, src: Value, wanted: TensorSharding | None
     ) -> tuple[Candidate, ...]:
         loc = self._annotation(holder)
         mesh = wanted.mesh if wanted is not None else self._mesh_ref(src)
         if loc is None or mesh is None:
             return ()
-        return (Candidate(loc, have, mesh, f"declare {self.name(holder)} as {dims_text(have)}"),)
+        new = axes_layout(mesh, (d.axes for d in have.dims))
+        return (Candidate(loc, new, f"declare {self.name(holder)} as {dims_text(have)}"),)

@@ -17,8 +17,8 @@ all-slice is a local dynamic-slice, not a collective: it moves nothing and costs
 
 from __future__ import annotations
 
-from shardc.dialect.layout_math import axes_size
-from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
+from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes, sharded_local_bytes
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding, make_axis_ref
 
 from .steps import (
     ALL_GATHER,
@@ -28,7 +28,6 @@ from .steps import (
     COLLECTIVE_PERMUTE,
     KINDS,
     REDUCE_SCATTER,
-    Dims,
     Step,
     local_bytes,
     local_shape,
@@ -45,7 +44,6 @@ __all__ = [
     "COLLECTIVE_PERMUTE",
     "KINDS",
     "REDUCE_SCATTER",
-    "Dims",
     "Step",
     "local_bytes",
     "local_shape",
@@ -90,12 +88,13 @@ def _common_prefix(a: list[AxisRef], b: list[AxisRef]) -> int:
 def reshard_steps(
     shape: tuple[int, ...],
     elem_bytes: int,
-    src: Dims,
-    dst: Dims,
+    src: TensorSharding,
+    dst: TensorSharding,
     mesh: Mesh,
     style: str = "xla",
 ) -> list[Step]:
-    """The collectives that reshard a tensor from `src` to `dst` dim axes, in Shardy's order.
+    """The collectives that reshard a tensor from layout `src` to `dst`, in Shardy's order
+    (only the dims' axes count: a dim past a sharding's end is whole).
 
     Per round: all-slice the target axes the tensor does not use yet (free), collective-permute
     when every dim keeps its local size but devices hold other blocks, all-to-all the axes that
@@ -107,14 +106,13 @@ def reshard_steps(
     if style == "xla":
         return xla_reshard_steps(shape, elem_bytes, src, dst, mesh)
     rank = len(shape)
-    src = tuple(src) + ((),) * (rank - len(src))
-    dst = tuple(dst) + ((),) * (rank - len(dst))
-    refs = [a for d in (*src, *dst) for a in d]
+    src_axes, dst_axes = dim_axes(src, rank), dim_axes(dst, rank)
+    refs = [a for d in (*src_axes, *dst_axes) for a in d]
     if not refs:
         return []
     cuts = _atoms(refs, mesh)
-    cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src]
-    tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst]
+    cur = [[x for a in d for x in _split(a, cuts, mesh)] for d in src_axes]
+    tgt = [[x for a in d for x in _split(a, cuts, mesh)] for d in dst_axes]
     aligned = _aligned(shape, elem_bytes, cur, tgt, mesh)
     if aligned is not None and (style == "shardy" or aligned[-1].kind != ALL_GATHER):
         return aligned
@@ -150,9 +148,8 @@ def _rounds(
         per_dim: list[list[AxisRef]] | None = None,
         move: tuple[int, int] | None = None,
     ) -> None:
-        after = tuple(merge_axes(d, mesh) for d in cur)
-        pd = _dims(per_dim, mesh) if per_dim is not None else None
-        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, after, pd, move))
+        pd = _layout(per_dim, mesh) if per_dim is not None else None
+        steps.append(Step(kind, sort_axes(axes, mesh), nbytes, _layout(cur, mesh), pd, move))
 
     def nbytes() -> int:
         return local_bytes(shape, elem_bytes, tuple(tuple(d) for d in cur), mesh)
@@ -218,12 +215,12 @@ def _rounds(
         # 4. all-gather: every misplaced axis still on a dim, one collective per dim, the
         #    minor dims first (as XLA orders them: the bigger gathers come last).
         if one_gather and sum(1 for d in ins if d) > 1:
-            per_dim_all = _dims([list(ins[d]) for d in range(rank)], mesh)
+            per_dim_all = _layout([list(ins[d]) for d in range(rank)], mesh)
             for d in range(rank):
                 cur[d] = cur[d][: pre[d]]
-            after = tuple(merge_axes(d, mesh) for d in cur)
-            axes = tuple(a for d in per_dim_all for a in d)  # (not merged across dims)
-            steps.append(Step(ALL_GATHER, axes, nbytes(), after, per_dim_all))
+            # (not merged across dims)
+            axes = tuple(a for d in per_dim_all.dims for a in d.axes)
+            steps.append(Step(ALL_GATHER, axes, nbytes(), _layout(cur, mesh), per_dim_all))
             continue
         for d in reversed(range(rank)):
             if not ins[d]:
@@ -287,7 +284,13 @@ def _aligned(
     if any(slice_dims):
         sliced = [a for d in slice_dims for a in d]
         steps.append(
-            Step(ALL_SLICE, sort_axes(sliced, mesh), 0, _dims(fine, mesh), _dims(slice_dims, mesh))
+            Step(
+                ALL_SLICE,
+                sort_axes(sliced, mesh),
+                0,
+                _layout(fine, mesh),
+                _layout(slice_dims, mesh),
+            )
         )
     # what the all-gather after the permute merges: the minor part of the fine blocks
     gather_dims: list[list[AxisRef]] = [[] for _ in range(rank)]
@@ -310,33 +313,34 @@ def _aligned(
         Step(
             COLLECTIVE_PERMUTE,
             sort_axes(list(dict.fromkeys(moved)), mesh),
-            local_bytes(shape, elem_bytes, _dims(fine, mesh), mesh),
-            _dims(permuted, mesh),
+            local_bytes(shape, elem_bytes, [merge_axes(d, mesh) for d in fine], mesh),
+            _layout(permuted, mesh),
         )
     )
     if any(gather_dims):
-        after = tuple(merge_axes(t, mesh) for t in tgt)
+        after = _layout(tgt, mesh)
         steps.append(
             Step(
                 ALL_GATHER,
                 sort_axes([a for d in gather_dims for a in d], mesh),
-                local_bytes(shape, elem_bytes, after, mesh),
+                sharded_local_bytes(shape, elem_bytes, after, mesh),
                 after,
-                _dims(gather_dims, mesh),
+                _layout(gather_dims, mesh),
             )
         )
     return steps
 
 
-def _dims(axes: list[list[AxisRef]] | tuple[tuple[AxisRef, ...], ...], mesh: Mesh) -> Dims:
-    return tuple(merge_axes(d, mesh) for d in axes)
+def _layout(axes: list[list[AxisRef]], mesh: Mesh) -> TensorSharding:
+    """The layout with dim d split over `axes[d]`, consecutive sub-axes merged."""
+    return axes_layout(mesh, (merge_axes(d, mesh) for d in axes))
 
 
 def reshard_bytes(
     shape: tuple[int, ...],
     elem_bytes: int,
-    src: Dims,
-    dst: Dims,
+    src: TensorSharding,
+    dst: TensorSharding,
     mesh: Mesh,
     style: str = "xla",
 ) -> int:
@@ -347,9 +351,9 @@ def reshard_bytes(
 def reduction_steps(
     shape: tuple[int, ...],
     elem_bytes: int,
-    computed: Dims,
+    computed: TensorSharding,
     reduce_axes: tuple[AxisRef, ...],
-    wanted: Dims,
+    wanted: TensorSharding,
     mesh: Mesh,
     style: str = "xla",
 ) -> list[Step]:
@@ -366,7 +370,7 @@ def reduction_steps(
     if style == "xla":
         # XLA's partitioner all-reduces the whole partial result and then slices it to the
         # result's sharding (docs/xla_partitioner.md, "reductions"): no reduce-scatter
-        full = local_bytes(shape, elem_bytes, computed, mesh)
+        full = sharded_local_bytes(shape, elem_bytes, computed, mesh)
         return [
             Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed)
         ] + after_reshard
@@ -378,7 +382,7 @@ def reduction_steps(
     if first_slice is not None:
         scattered = [a for a in first_slice.axes if _covered(a, reduce_names, mesh)]
     if scattered and first_slice is not None:
-        full = local_bytes(shape, elem_bytes, computed, mesh)
+        full = sharded_local_bytes(shape, elem_bytes, computed, mesh)
         after = first_slice.after
         out.append(
             Step(REDUCE_SCATTER, sort_axes(scattered, mesh), full, after, first_slice.per_dim)
@@ -388,11 +392,11 @@ def reduction_steps(
         if unsliced:
             out.append(Step(ALL_SLICE, sort_axes(unsliced, mesh), 0, after))
         if remaining:
-            small = local_bytes(shape, elem_bytes, after, mesh)
+            small = sharded_local_bytes(shape, elem_bytes, after, mesh)
             out.append(Step(ALL_REDUCE, sort_axes(remaining, mesh), small, after))
         rest = after_reshard[1:]
     else:
-        full = local_bytes(shape, elem_bytes, computed, mesh)
+        full = sharded_local_bytes(shape, elem_bytes, computed, mesh)
         out.append(Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed))
         rest = after_reshard
     return out + rest

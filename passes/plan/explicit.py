@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardc.dialect.ir import AttrDict, Module, Operation, Value
-from shardc.dialect.layout_math import axes_size
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+from shardc.dialect.layout_math import axes_layout, axes_size
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 
 from . import layout
 from .cost import (
@@ -25,7 +25,6 @@ from .cost import (
     ALL_TO_ALL,
     COLLECTIVE_PERMUTE,
     REDUCE_SCATTER,
-    Dims,
     Step,
     merge_axes,
 )
@@ -45,18 +44,26 @@ def _axes(axes: Sequence[AxisRef]) -> str:
     return "{" + ", ".join(str(a) for a in axes) + "}"
 
 
-def _per_dim(dims: Dims) -> str:
-    return "#sdy<list_of_axis_ref_lists[" + ", ".join(_axes(d) for d in dims) + "]>"
+def _per_dim(axes: TensorSharding) -> str:
+    return "#sdy<list_of_axis_ref_lists[" + ", ".join(_axes(d.axes) for d in axes.dims) + "]>"
 
 
-def _sharding(mesh: str | Mesh, dims: Dims) -> TensorSharding:
-    return TensorSharding(mesh, tuple(DimSharding(tuple(d)) for d in dims))
+def _on(mesh: str | Mesh, target: TensorSharding) -> TensorSharding:
+    """`target`'s dims on the module's mesh `mesh` (the byte models lay out on the resolved one)."""
+    return TensorSharding(mesh, target.dims)
 
 
-def _ops_for(step: Step, before: Dims, mesh: str | Mesh) -> list[tuple[str, dict[str, object]]]:
+def _merged(target: TensorSharding, mesh: Mesh) -> TensorSharding:
+    """`target` with consecutive sub-axes of each dim merged."""
+    return axes_layout(target.mesh, (merge_axes(d.axes, mesh) for d in target.dims))
+
+
+def _ops_for(
+    step: Step, before: TensorSharding, mesh: str | Mesh
+) -> list[tuple[str, dict[str, object]]]:
     """The sdy op(s) of one step: (name, properties)."""
-    out = _sharding(mesh, step.after)
-    rank = len(step.after)
+    out = _on(mesh, step.after)
+    rank = len(step.after.dims)
     if step.kind == ALL_GATHER:
         per_dim = step.per_dim or _diff(before, step.after, rank, gathered=True)
         return [("sdy.all_gather", {"gathering_axes": _per_dim(per_dim), "out_sharding": out})]
@@ -70,7 +77,7 @@ def _ops_for(step: Step, before: Dims, mesh: str | Mesh) -> list[tuple[str, dict
         reduce = "#sdy<axis_ref_list" + _axes(step.axes) + ">"
         per_dim = step.per_dim or _diff(before, step.after, rank, gathered=False)
         return [
-            ("sdy.all_reduce", {"reduction_axes": reduce, "out_sharding": _sharding(mesh, before)}),
+            ("sdy.all_reduce", {"reduction_axes": reduce, "out_sharding": _on(mesh, before)}),
             ("sdy.all_slice", {"slicing_axes": _per_dim(per_dim), "out_sharding": out}),
         ]
     if step.kind == ALL_TO_ALL:
@@ -82,28 +89,30 @@ def _ops_for(step: Step, before: Dims, mesh: str | Mesh) -> list[tuple[str, dict
     raise ValueError(f"unknown collective kind {step.kind}")
 
 
-def _diff(before: Dims, after: Dims, rank: int, gathered: bool) -> Dims:
+def _diff(
+    before: TensorSharding, after: TensorSharding, rank: int, gathered: bool
+) -> TensorSharding:
     """Per dim, the axes one layout has beyond the other (the suffix a gather or slice moves)."""
     out = []
     for d in range(rank):
-        b = before[d] if d < len(before) else ()
-        a = after[d] if d < len(after) else ()
+        b = before.dims[d].axes if d < len(before.dims) else ()
+        a = after.dims[d].axes if d < len(after.dims) else ()
         long, short = (b, a) if gathered else (a, b)
-        out.append(tuple(long[len(short) :]))
-    return tuple(out)
+        out.append(long[len(short) :])
+    return axes_layout(after.mesh, out)
 
 
-def _expected(step: Step, before: Dims, mesh: Mesh) -> Dims | None:
-    """The dims an explicit op of `step` gives a value sharded `before`, as Shardy's verifiers
-    compute them; None where the op would not verify."""
-    rank = len(before)
-    cur = [list(before[d]) if d < len(before) else [] for d in range(rank)]
+def _expected(step: Step, before: TensorSharding, mesh: Mesh) -> TensorSharding | None:
+    """The layout an explicit op of `step` gives a value laid out as `before`, as Shardy's
+    verifiers compute it; None where the op would not verify."""
+    rank = len(before.dims)
+    cur = [list(before.dims[d].axes) for d in range(rank)]
     kind = step.kind
     if kind in (ALL_GATHER, ALL_SLICE, REDUCE_SCATTER):
         gathered = kind == ALL_GATHER
         per_dim = step.per_dim or _diff(before, step.after, rank, gathered=gathered)
         for d in range(rank):
-            axes = list(per_dim[d]) if d < len(per_dim) else []
+            axes = list(per_dim.dims[d].axes) if d < len(per_dim.dims) else []
             if not axes:
                 continue
             if gathered:
@@ -122,7 +131,7 @@ def _expected(step: Step, before: Dims, mesh: Mesh) -> Dims | None:
         cur[src] = cur[src][: len(cur[src]) - len(axes)]
         cur[tgt].extend(axes)
     elif kind == COLLECTIVE_PERMUTE:
-        after = [list(d) for d in step.after]
+        after = [list(d.axes) for d in step.after.dims]
         for d in range(rank):
             n_in = axes_size(cur[d], mesh)
             n_out = axes_size(after[d] if d < len(after) else (), mesh)
@@ -132,23 +141,23 @@ def _expected(step: Step, before: Dims, mesh: Mesh) -> Dims | None:
     flat = [a for d in cur for a in d]
     if any(a.overlaps(b, mesh) for i, a in enumerate(flat) for b in flat[i + 1 :]):
         return None  # an axis twice
-    return tuple(merge_axes(d, mesh) for d in cur)
+    return axes_layout(before.mesh, (merge_axes(d, mesh) for d in cur))
 
 
-def _verifies(value: Value, start: Dims, steps: Sequence[Step], mesh: Mesh) -> bool:
+def _verifies(value: Value, start: TensorSharding, steps: Sequence[Step], mesh: Mesh) -> bool:
     """Whether the explicit ops of `steps` verify: the value has a sharding to act on, and
-    each op takes the dims before it to the dims the next one starts from."""
+    each op takes the layout before it to the layout the next one starts from."""
     own = layout.value_sharding(value)
     if own is None or _region_argument(value):
         return False  # (a loop's or branch's block argument carries no sharding of its own)
-    before = tuple(merge_axes(d, mesh) for d in start)
-    if tuple(merge_axes(d.axes, mesh) for d in own.dims) != before:
+    before = _merged(start, mesh)
+    if _merged(own, mesh).dims != before.dims:
         return False  # the value is written with another sharding than the plan starts from
     for step in steps:
-        if step.after == before and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
+        if step.after.dims == before.dims and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
             continue
         got = _expected(step, before, mesh)
-        if got is None or got != tuple(merge_axes(d, mesh) for d in step.after):
+        if got is None or got.dims != _merged(step.after, mesh).dims:
             return False
         before = step.after
     return True
@@ -161,20 +170,22 @@ def _region_argument(value: Value) -> bool:
     return owner is not None and owner.name != "func.func"
 
 
-def _reshard(value: Value, dims: Dims, mesh: str | Mesh, loc: str | None) -> list[Operation]:
-    """One `sdy.reshard` to `dims`: what Shardy writes where no explicit collective applies."""
-    props = AttrDict(items={"sharding": _sharding(mesh, dims)})
+def _reshard(
+    value: Value, target: TensorSharding, mesh: str | Mesh, loc: str | None
+) -> list[Operation]:
+    """One `sdy.reshard` to `target`: what Shardy writes where no explicit collective applies."""
+    props = AttrDict(items={"sharding": _on(mesh, target)})
     return [Operation("sdy.reshard", [value], [value.type], properties=props, loc=loc)]
 
 
 def _chain(
-    value: Value, start: Dims, steps: Sequence[Step], mesh: str | Mesh, loc: str | None
+    value: Value, start: TensorSharding, steps: Sequence[Step], mesh: str | Mesh, loc: str | None
 ) -> list[Operation]:
     """The explicit ops that take `value` from `start` through `steps` (no-op steps skipped)."""
     ops: list[Operation] = []
     cur, before = value, start
     for step in steps:
-        if step.after == before and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
+        if step.after.dims == before.dims and step.kind not in (ALL_REDUCE, REDUCE_SCATTER):
             continue
         for name, props in _ops_for(step, before, mesh):
             op = Operation(name, [cur], [cur.type], properties=AttrDict(items=dict(props)), loc=loc)
@@ -230,7 +241,7 @@ def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
         else:
             result = op.results[rw.index]
             users = list(result.uses)
-            layout.set_value_sharding(result, _sharding(mesh, rw.start))
+            layout.set_value_sharding(result, _on(mesh, rw.start))
             chain = _chain_or_reshard(result, rw, mesh, resolved, op.loc)
             if not chain:
                 continue
@@ -239,7 +250,7 @@ def write_explicit(module: Module, rewrites: Sequence[Rewrite]) -> int:
                 block.insert(at + k, new)
             for u, i in users:
                 u.set_operand(i, chain[-1].results[0])
-            layout.set_value_sharding(result, _sharding(mesh, rw.start))
+            layout.set_value_sharding(result, _on(mesh, rw.start))
         count += len(chain)
     return count
 

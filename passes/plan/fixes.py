@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardc.dialect.ir import BlockArgument, Module, Operation, OpResult, func_body, symbol_name
-from shardc.dialect.shardings import DimSharding, Mesh, TensorSharding
+from shardc.dialect.shardings import TensorSharding
 
 from . import layout
-from .cost import Dims
 
 _CONSTRAINT = "sdy.sharding_constraint"
 
@@ -36,11 +35,11 @@ class Locator:
 
 @dataclass(frozen=True)
 class Candidate:
-    """An annotation change: `locator` gets `dims` (on mesh `mesh`); `text` says it."""
+    """An annotation change: `locator` gets `sharding` (closed dims on the annotation's mesh,
+    `layout_math.axes_layout`); `text` says it."""
 
     locator: Locator
-    dims: Dims
-    mesh: str | Mesh
+    sharding: TensorSharding
     text: str
 
 
@@ -84,7 +83,7 @@ def apply(module: Module, candidate: Candidate) -> bool:
     body = func_body(func) if func is not None else None
     if func is None or body is None:
         return False
-    new = TensorSharding(candidate.mesh, tuple(DimSharding(tuple(d)) for d in candidate.dims))
+    new = candidate.sharding
     if loc.kind == "argument":
         if loc.index >= len(body.args):
             return False
@@ -104,7 +103,3 @@ def apply(module: Module, candidate: Candidate) -> bool:
         return False
     layout.set_constraint_sharding(same[loc.index], new)
     return True
-
-
-def dims_text(dims: Dims) -> str:
-    return "[" + ", ".join("{" + ", ".join(str(a) for a in d) + "}" for d in dims) + "]"

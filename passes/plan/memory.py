@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from shardc.dialect.data_flow import CALL, CONTROL_FLOW_OPS, WHILE
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
-from shardc.dialect.layout_math import local_bytes
+from shardc.dialect.layout_math import axes_layout, sharded_local_bytes
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
@@ -35,19 +35,26 @@ from .report import Memory
 _POINTER = 8
 
 MeshOf = Callable[[TensorSharding | None], Mesh | None]
+_NO_MESH = Mesh(())  # (the mesh of a value without a sharding: the byte models never read it)
 
 
 def tensor_of(v: Value, sharding: TensorSharding | None = None) -> Tensor | None:
-    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes)."""
+    """A value as the byte model sees it (None for tokens, tuples, dynamic shapes): its
+    sharding's axes per dim as a closed layout; replicated where it has no sharding of its
+    rank (on an empty mesh where it has none at all)."""
     t = v.type
     if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
         return None
     s = sharding if sharding is not None else layout.value_sharding(v)
     rank = t.rank
     if s is None or len(s.dims) != rank:
-        return Tensor(t.shape, element_bytes(t.element_type), ((),) * rank)
+        mesh = s.mesh if s is not None else _NO_MESH
+        return Tensor(t.shape, element_bytes(t.element_type), axes_layout(mesh, [()] * rank))
     return Tensor(
-        t.shape, element_bytes(t.element_type), tuple(d.axes for d in s.dims), s.unreduced
+        t.shape,
+        element_bytes(t.element_type),
+        axes_layout(s.mesh, (d.axes for d in s.dims)),
+        s.unreduced,
     )
 
 
@@ -60,7 +67,7 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
     mesh = mesh_of(s)
     if mesh is None:
         return t.elem_bytes * t.num_elements
-    return local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
+    return sharded_local_bytes(t.shape, t.elem_bytes, t.sharding, mesh)
 
 
 @dataclass

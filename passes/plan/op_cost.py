@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shardc.dialect.layout_math import axes_layout, dim_axes
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 
 from ..propagation.projection import (
     FactorSharding,
@@ -21,17 +22,18 @@ from ..propagation.projection import (
     project,
 )
 from .common_axes import AxesPerFactor, common_axes, xla_contraction
-from .cost import Dims, Step, reduction_steps, reshard_steps
+from .cost import Step, reduction_steps, reshard_steps
 from .xla_dot import dot_dims, dot_plan
 
 
 @dataclass(frozen=True, slots=True)
 class Tensor:
-    """A tensor as the byte model sees it: global shape, element bytes, axes per dim."""
+    """A tensor as the byte model sees it: global shape, element bytes, layout (one dim
+    sharding per dim, closed: `layout_math.axes_layout`), unreduced axes."""
 
     shape: tuple[int, ...]
     elem_bytes: int
-    dims: Dims
+    sharding: TensorSharding
     unreduced: tuple[AxisRef, ...] = ()
 
     @property
@@ -47,7 +49,7 @@ class OpSteps:
     """The collectives of one op: per operand before it, per result after it (reduction first)."""
 
     common: AxesPerFactor
-    computed: tuple[Dims, ...]  # per tensor (operands then results): the dims the op uses
+    computed: tuple[TensorSharding, ...]  # per tensor (operands then results): its layout in the op
     operands: tuple[tuple[Step, ...], ...]
     results: tuple[tuple[Step, ...], ...]
     reduce_axes: tuple[AxisRef, ...]
@@ -57,30 +59,26 @@ class OpSteps:
         return sum(s.bytes for steps in (*self.operands, *self.results) for s in steps)
 
 
-def _sharding(dims: Dims, mesh: Mesh) -> TensorSharding:
-    return TensorSharding(mesh, tuple(DimSharding(d) for d in dims))
-
-
 def project_tensor(
     t: Tensor, dim_factors: tuple[tuple[int, ...], ...], rule: OpShardingRule, mesh: Mesh
 ) -> TensorFactorShardings:
     """`t` projected on the factors of its dims."""
-    return project(_sharding(t.dims, mesh), dim_factors, rule.factor_sizes, mesh)
+    return project(t.sharding, dim_factors, rule.factor_sizes, mesh)
 
 
-def computed_dims(
+def computed_sharding(
     common: AxesPerFactor,
     dim_factors: tuple[tuple[int, ...], ...],
     rule: OpShardingRule,
     mesh: Mesh,
-) -> Dims:
-    """The dims of a tensor of the op when its factors are sharded as `common`."""
+) -> TensorSharding:
+    """The layout of a tensor of the op when its factors are sharded as `common`."""
     proj = TensorFactorShardings()
     for flist in dim_factors:
         for f in flist:
             proj.factors[f] = FactorSharding(axes=common[f])
     s = back_project(proj, None, dim_factors, rule.factor_sizes, mesh, mesh)
-    return tuple(d.axes for d in s.dims)
+    return axes_layout(mesh, (d.axes for d in s.dims))
 
 
 def op_steps(
@@ -113,7 +111,9 @@ def op_steps(
         if style == "xla":
             common = xla_contraction(common, projs, rule, sizes, mesh)
     n = len(rule.operand_dims)
-    computed = tuple(computed_dims(common, all_dims[i], rule, mesh) for i in range(len(tensors)))
+    computed = tuple(
+        computed_sharding(common, all_dims[i], rule, mesh) for i in range(len(tensors))
+    )
     if style == "xla" and len(tensors) > n:
         common, computed = _keep_expressible(common, computed, all_dims, rule, mesh, n)
     reduce: list[AxisRef] = []
@@ -123,21 +123,25 @@ def op_steps(
     operands: list[tuple[Step, ...]] = []
     for i in range(n):
         t = tensors[i]
-        if i in skip_operands or _same(t.dims, computed[i]):
+        if i in skip_operands or _same(t.sharding, computed[i]):
             operands.append(())
             continue
         operands.append(
-            tuple(reshard_steps(t.shape, t.elem_bytes, t.dims, computed[i], mesh, style))
+            tuple(reshard_steps(t.shape, t.elem_bytes, t.sharding, computed[i], mesh, style))
         )
     results: list[tuple[Step, ...]] = []
     for j in range(len(tensors) - n):
         t = tensors[n + j]
         red = tuple(a for a in reduce if not any(u.contains(a, mesh) for u in t.unreduced))
-        if not red and _same(t.dims, computed[n + j]):
+        if not red and _same(t.sharding, computed[n + j]):
             results.append(())
             continue
         results.append(
-            tuple(reduction_steps(t.shape, t.elem_bytes, computed[n + j], red, t.dims, mesh, style))
+            tuple(
+                reduction_steps(
+                    t.shape, t.elem_bytes, computed[n + j], red, t.sharding, mesh, style
+                )
+            )
         )
     return OpSteps(common, computed, tuple(operands), tuple(results), tuple(reduce))
 
@@ -153,29 +157,29 @@ def _xla_dot_steps(rule: OpShardingRule, tensors: Sequence[Tensor], mesh: Mesh) 
         dims,
         (lhs.shape, rhs.shape, out.shape),
         (lhs.elem_bytes, rhs.elem_bytes, out.elem_bytes),
-        (lhs.dims, rhs.dims, out.dims),
+        (lhs.sharding, rhs.sharding, out.sharding),
         mesh,
     )
     common: AxesPerFactor = [()] * rule.num_factors
     for t, dim_factors in reversed(list(zip(plan.computed, (*rule.operand_dims, *rule.result_dims), strict=True))):
         for d, factors in enumerate(dim_factors):
             for f in factors:
-                common[f] = t[d] if d < len(t) else ()
+                common[f] = t.dims[d].axes if d < len(t.dims) else ()
     return OpSteps(common, plan.computed, plan.operands, (plan.result,), plan.reduced)
 
 
 def _keep_expressible(
     common: AxesPerFactor,
-    computed: tuple[Dims, ...],
+    computed: tuple[TensorSharding, ...],
     all_dims: tuple[tuple[tuple[int, ...], ...], ...],
     rule: OpShardingRule,
     mesh: Mesh,
     n: int,
-) -> tuple[AxesPerFactor, tuple[Dims, ...]]:
+) -> tuple[AxesPerFactor, tuple[TensorSharding, ...]]:
     """A factor's axes that a result's dims cannot carry (the minor factor of a merged dim
     whose major factor is not split whole: a reshape) are gathered from the operands first,
     as XLA's partitioner does (docs/xla_partitioner.md, "reshapes")."""
-    held = [a for dims in computed[n:] for d in dims for a in d]
+    held = [a for s in computed[n:] for d in s.dims for a in d.axes]
     carried = {
         a
         for f in range(rule.num_factors)
@@ -200,12 +204,15 @@ def _keep_expressible(
                 break
             keep.append(a)
         fixed[f] = tuple(keep)
-    return fixed, tuple(computed_dims(fixed, all_dims[i], rule, mesh) for i in range(len(computed)))
+    return fixed, tuple(
+        computed_sharding(fixed, all_dims[i], rule, mesh) for i in range(len(computed))
+    )
 
 
-def _same(a: Dims, b: Dims) -> bool:
-    n = max(len(a), len(b))
-    return all((a[d] if d < len(a) else ()) == (b[d] if d < len(b) else ()) for d in range(n))
+def _same(a: TensorSharding, b: TensorSharding) -> bool:
+    """Whether two layouts split every dim over the same axes (a dim past the end is whole)."""
+    n = max(len(a.dims), len(b.dims))
+    return dim_axes(a, n) == dim_axes(b, n)
 
 
 def op_cost(

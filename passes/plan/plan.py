@@ -28,17 +28,17 @@ from dataclasses import dataclass
 
 from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
-from shardc.dialect.layout_math import axes_size, local_bytes
+from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes, sharded_local_bytes
 from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
+from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from . import layout
-from .causes import Causes
+from .causes import Causes, dims_text
 from .common_axes import common_axes
-from .cost import ALL_REDUCE, Dims, Step, reshard_steps, sort_axes
+from .cost import ALL_REDUCE, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
@@ -111,13 +111,13 @@ _EXPLICIT = {
 @dataclass(frozen=True)
 class Rewrite:
     """Where an explicit form reshards: before `op`'s operand `index` (`where="operand"`) or
-    after its result `index` (`"result"`, which the op then computes at `start`), from dims
+    after its result `index` (`"result"`, which the op then computes at `start`), from layout
     `start` through `steps` (see `explicit.py`)."""
 
     op: Operation
     where: str
     index: int
-    start: Dims
+    start: TensorSharding
     mesh: str | Mesh | None
     steps: tuple[Step, ...]
 
@@ -161,7 +161,7 @@ class _Planner:
         self.func = ""
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
-        self.done: dict[tuple[int, int, Dims], Operation] = {}
+        self.done: dict[tuple[int, int, tuple[DimSharding, ...]], Operation] = {}
         # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
         self.reused: dict[int, list[Operation]] = {}
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
@@ -295,7 +295,9 @@ class _Planner:
         if any(t is None for t in tensors):
             return
         ts: list[Tensor] = tensors  # type: ignore[assignment]
-        if not any(a for t in ts for d in t.dims for a in d) and not any(t.unreduced for t in ts):
+        if not any(d.axes for t in ts for d in t.sharding.dims) and not any(
+            t.unreduced for t in ts
+        ):
             return
         skip = frozenset(i for i, v in enumerate(op.operands) if self._is_constant(v) and self.xla)
         common = None
@@ -315,17 +317,18 @@ class _Planner:
             if st and self._first(op, op.operands[i], steps.computed[i]):
                 cause, cands = self.causes.operand(op, i, rule, ts, steps, mesh)
                 full = self.full_windows.get(id(op), set())
-                gathered = [d for d in full if i == 0 and ts[i].dims[d]]
+                have = ts[i].sharding.dims
+                gathered = [d for d in full if i == 0 and have[d].axes]
                 if gathered:
                     d = gathered[0]
                     cause = (
-                        f"{self.causes.dim(op.operands[i], d, ts[i].dims[d])}, but the window "
+                        f"{self.causes.dim(op.operands[i], d, have[d].axes)}, but the window "
                         f"of {op.name} spans all of dim {d}: XLA needs it as "
-                        f"{_text(steps.computed[i])}"
+                        f"{dims_text(steps.computed[i])}"
                     )
                 self._emit(st, op.operands[i], op, cause, cands)
                 ref = self._ref(op)
-                self.rewrites.append(Rewrite(op, "operand", i, ts[i].dims, ref, st))
+                self.rewrites.append(Rewrite(op, "operand", i, ts[i].sharding, ref, st))
         n = len(op.operands)
         for j, st in enumerate(steps.results):
             if not st or not self._value_runs(op.results[j]):
@@ -333,7 +336,7 @@ class _Planner:
             if self.xla and not any(s.kind in _REDUCING for s in st):
                 # XLA's partitioner keeps the result as computed beside its resharded form:
                 # a later use that needs it as computed reads that, with no collective
-                key = (id(op.parent), id(op.results[j]), steps.computed[n + j])
+                key = (id(op.parent), id(op.results[j]), steps.computed[n + j].dims)
                 self.done.setdefault(key, op)
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
@@ -379,7 +382,7 @@ class _Planner:
         gathered = []
         for d, size in enumerate(shape):
             shards = 1
-            for a in ts[0].dims[d]:
+            for a in ts[0].sharding.dims[d].axes:
                 shards *= a.size(mesh)
             if d >= len(update) or update[d] == size or shards == 1:
                 continue
@@ -408,7 +411,8 @@ class _Planner:
         rows along a dim that stays sharded (`halo.py`)."""
         n = len(op.operands)
         src, dst = ts[0], ts[n]
-        have, out = steps.computed[0], steps.computed[n]
+        computed = steps.computed[0]
+        have, out = dim_axes(computed, len(src.shape)), dim_axes(steps.computed[n], len(dst.shape))
         for d in range(min(len(src.shape), len(dst.shape))):
             if not have[d] or have[d] != out[d]:
                 continue
@@ -419,13 +423,13 @@ class _Planner:
             rows = halo_rows(source, src.shape[d], dst.shape[d], devices)
             if not rows:
                 continue
-            block = local_bytes(src.shape, src.elem_bytes, have, mesh)
+            block = sharded_local_bytes(src.shape, src.elem_bytes, computed, mesh)
             per_row = block // max(-(-src.shape[d] // devices), 1)
             cause = (
                 f"{op.name} moves rows of dim {d} across the devices it is split over "
                 f"({axis_text_list(have[d])}): XLA exchanges halos with its neighbours"
             )
-            halo = [Step("collective-permute", have[d], r * per_row, have) for r in rows]
+            halo = [Step("collective-permute", have[d], r * per_row, computed) for r in rows]
             self._emit(halo, op.operands[0], op, cause, ())
 
     def _ruleless(self, op: Operation) -> None:
@@ -465,8 +469,8 @@ class _Planner:
         t = tensor_of(src, s)
         if t is None:
             return
-        want = _dims(dst, len(t.shape))
-        steps = reshard_steps(t.shape, t.elem_bytes, t.dims, want, mesh, self.options.model)
+        want = _layout(dst, len(t.shape), mesh)
+        steps = reshard_steps(t.shape, t.elem_bytes, t.sharding, want, mesh, self.options.model)
         unreduced = tuple(a for a in t.unreduced if dst is None or a not in dst.unreduced)
         if unreduced:
             steps.insert(
@@ -474,18 +478,20 @@ class _Planner:
                 Step(
                     ALL_REDUCE,
                     sort_axes(list(unreduced), mesh),
-                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh),
-                    t.dims,
+                    sharded_local_bytes(t.shape, t.elem_bytes, t.sharding, mesh),
+                    t.sharding,
                 ),
             )
         if not steps or not self._first(op, src, want):
             return
-        cause, cands = self.causes.boundary(src, holder, t.dims, want, what, dst)
+        cause, cands = self.causes.boundary(src, holder, t.sharding, want, what, dst)
         at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
         self._emit(steps, shown if shown is not None else src, op, cause, cands, at=at)
         if site is not None:
             ref = (s.mesh if s is not None else None) or (dst.mesh if dst is not None else None)
-            self.rewrites.append(Rewrite(site[0], site[1], site[2], t.dims, ref, tuple(steps)))
+            self.rewrites.append(
+                Rewrite(site[0], site[1], site[2], t.sharding, ref, tuple(steps))
+            )
 
     def _call(self, op: Operation) -> None:
         callee = self.funcs.get(callee_name(op))
@@ -601,7 +607,7 @@ class _Planner:
                     continue
                 mesh = self._mesh(layout.value_sharding(x))
                 total += (
-                    local_bytes(t.shape, t.elem_bytes, t.dims, mesh)
+                    sharded_local_bytes(t.shape, t.elem_bytes, t.sharding, mesh)
                     if mesh
                     else (t.elem_bytes * t.num_elements)
                 )
@@ -668,11 +674,11 @@ class _Planner:
     def _tensor(self, v: Value) -> Tensor | None:
         return tensor_of(v, self._sharding(v))
 
-    def _first(self, op: Operation, v: Value, target: Dims) -> bool:
-        """Whether this is the first reshard of `v` to `target` in `op`'s block."""
+    def _first(self, op: Operation, v: Value, target: TensorSharding) -> bool:
+        """Whether this is the first reshard of `v` to layout `target` in `op`'s block."""
         if self.options.model != "xla":
             return True  # Shardy reshards per use
-        key = (id(op.parent), id(v), target)
+        key = (id(op.parent), id(v), target.dims)
         anchor = self.done.get(key)
         if anchor is not None:  # XLA reuses the reshard made there: its buffer lives on
             self.reused.setdefault(id(anchor), []).append(op)
@@ -744,33 +750,30 @@ def axis_text_list(axes: tuple[AxisRef, ...]) -> str:
     return "{" + ", ".join(str(a) for a in axes) + "}"
 
 
-def _dims(s: TensorSharding | None, rank: int) -> Dims:
+def _layout(s: TensorSharding | None, rank: int, mesh: Mesh) -> TensorSharding:
+    """`s`'s axes per dim as a closed layout on `mesh` (replicated where `s` is None or of
+    another rank)."""
     if s is None or len(s.dims) != rank:
-        return ((),) * rank
-    return tuple(d.axes for d in s.dims)
+        return axes_layout(mesh, [()] * rank)
+    return axes_layout(mesh, (d.axes for d in s.dims))
 
 
 # ---------------------------------------------------------------------------------------------
 # The cost function for other passes (automatic sharding): IR in, bytes out, nothing changed.
 
 
-def _as_tensor(v: Value, s: TensorSharding | None) -> Tensor | None:
-    t = tensor_of(v, s)
-    if t is None or s is None or len(s.dims) != len(t.shape):
-        return t
-    return Tensor(t.shape, t.elem_bytes, tuple(d.axes for d in s.dims), s.unreduced)
-
-
 def reshard_cost(
     v: Value, a: TensorSharding | None, b: TensorSharding | None, mesh: Mesh, model: str = "xla"
 ) -> int:
     """Bytes per device of resharding value `v` from sharding `a` to `b` (None: replicated)."""
-    t = _as_tensor(v, a)
+    t = tensor_of(v, a)
     if t is None:
         return 0
     return sum(
         s.bytes
-        for s in reshard_steps(t.shape, t.elem_bytes, t.dims, _dims(b, len(t.shape)), mesh, model)
+        for s in reshard_steps(
+            t.shape, t.elem_bytes, t.sharding, _layout(b, len(t.shape), mesh), mesh, model
+        )
     )
 
 
@@ -787,7 +790,7 @@ def op_cost_of(
     if rule is None:
         return 0
     tensors = [
-        _as_tensor(v, s)
+        tensor_of(v, s)
         for v, s in zip([*op.operands, *op.results], [*operands, *results], strict=True)
     ]
     if any(t is None for t in tensors):
@@ -801,7 +804,3 @@ def layout_memory(module: Module) -> Memory:
     called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == CALL}
     roots = [f for n, f in funcs.items() if n not in called]
     return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
-
-
-def _text(dims: Dims) -> str:
-    return "[" + ", ".join("{" + ", ".join(str(a) for a in d) + "}" for d in dims) + "]"

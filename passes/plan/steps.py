@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardc.dialect.layout_math import local_bytes, local_shape
-from shardc.dialect.shardings import AxisRef, Mesh
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 
 __all__ = ["local_bytes", "local_shape"]  # (the layout arithmetic, for the byte models)
-
-Dims = tuple[tuple[AxisRef, ...], ...]
 
 ALL_GATHER = "all-gather"
 ALL_SLICE = "all-slice"
@@ -23,17 +21,18 @@ KINDS = (ALL_GATHER, ALL_SLICE, ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL, COLLECTI
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the dims after.
+    """One collective of a reshard or reduction: its kind, mesh axes, bytes and the layout after.
 
-    `per_dim` holds the axes gathered or sliced on each dim (all-gather, all-slice,
-    reduce-scatter), `move` the source and target dim of an all-to-all: what an explicit
-    `sdy` collective op needs."""
+    `after` is the tensor's layout once the collective ran (`layout_math.axes_layout`: closed
+    dims on the byte model's mesh); `per_dim` holds the axes gathered or sliced on each dim
+    (all-gather, all-slice, reduce-scatter) in the same form, `move` the source and target dim
+    of an all-to-all: what an explicit `sdy` collective op needs."""
 
     kind: str
     axes: tuple[AxisRef, ...]
     bytes: int
-    after: Dims
-    per_dim: Dims | None = None
+    after: TensorSharding
+    per_dim: TensorSharding | None = None
     move: tuple[int, int] | None = None
 
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from shardc.dialect.layout_math import axes_size
+from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
-from shardc.dialect.shardings import AxisRef, Mesh
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 
 from .cost import _atoms, _split, reshard_steps
-from .steps import ALL_REDUCE, Dims, Step, local_bytes, merge_axes, sort_axes
+from .steps import ALL_REDUCE, Step, local_bytes, merge_axes, sort_axes
 
 Atoms = tuple[tuple[AxisRef, ...], ...]  # axes (atoms) per dim, major to minor
 Active = frozenset[AxisRef]
@@ -84,12 +84,12 @@ def dot_dims(rule: OpShardingRule) -> DotDims | None:
 
 @dataclass(frozen=True)
 class DotPlan:
-    """The collectives of one dot: before it per operand, after it on the result; the dims
-    each of lhs, rhs and the result is computed at; the axes partial sums are reduced over."""
+    """The collectives of one dot: before it per operand, after it on the result; the layouts
+    lhs, rhs and the result are computed at; the axes partial sums are reduced over."""
 
     operands: tuple[tuple[Step, ...], tuple[Step, ...]]
     result: tuple[Step, ...]
-    computed: tuple[Dims, Dims, Dims]
+    computed: tuple[TensorSharding, TensorSharding, TensorSharding]
     reduced: tuple[AxisRef, ...]
 
 
@@ -773,23 +773,24 @@ class _Partitioner:
         return self.finish(ev1 + ev2 + made_ev, made, out, lo, r)
 
 
-def _merged(t: Atoms, mesh: Mesh) -> Dims:
-    return tuple(merge_axes(d, mesh) for d in t)
+def _merged(t: Atoms, mesh: Mesh) -> TensorSharding:
+    return axes_layout(mesh, (merge_axes(d, mesh) for d in t))
 
 
 def dot_plan(
     dims: DotDims,
     shapes: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
     elem_bytes: tuple[int, int, int],
-    tensors: tuple[Dims, Dims, Dims],
+    tensors: tuple[TensorSharding, TensorSharding, TensorSharding],
     mesh: Mesh,
 ) -> DotPlan:
     """The collectives XLA's partitioner makes for a dot whose lhs, rhs and result are
-    sharded as `tensors` (axes per dim), see the module docstring."""
-    refs = [a for t in tensors for d in t for a in d]
+    laid out as `tensors`, see the module docstring."""
+    axes = [dim_axes(t, len(shape)) for t, shape in zip(tensors, shapes, strict=True)]
+    refs = [a for t in axes for d in t for a in d]
     cuts = _atoms(refs + _mesh_refs(mesh), mesh)
     atoms = tuple(
-        tuple(tuple(x for a in d for x in _split(a, cuts, mesh)) for d in t) for t in tensors
+        tuple(tuple(x for a in d for x in _split(a, cuts, mesh)) for d in t) for t in axes
     )
     active: Active = frozenset(
         x for a in _mesh_refs(mesh) for x in _split(a, cuts, mesh) if x.size(mesh) > 1
@@ -803,7 +804,7 @@ def dot_plan(
         if e.which == -1:
             per[OUT].append(
                 Step(ALL_REDUCE, sort_axes(list(e.axes), mesh),
-                     local_bytes(shapes[OUT], elem_bytes[OUT], _merged(e.src, mesh), mesh),
+                     local_bytes(shapes[OUT], elem_bytes[OUT], e.src, mesh),
                      _merged(e.src, mesh))
             )
             reduced.extend(e.axes)

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shardc.dialect.layout_math import axes_size
-from shardc.dialect.shardings import AxisRef, Mesh, make_axis_ref
+from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes
+from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding, make_axis_ref
 
 from .steps import (
     ALL_GATHER,
     ALL_SLICE,
     ALL_TO_ALL,
     COLLECTIVE_PERMUTE,
-    Dims,
     Step,
     local_bytes,
     merge_axes,
@@ -44,17 +43,20 @@ Atoms = list[list[AxisRef]]
 
 
 def xla_reshard_steps(
-    shape: tuple[int, ...], elem_bytes: int, src: Dims, dst: Dims, mesh: Mesh
+    shape: tuple[int, ...], elem_bytes: int, src: TensorSharding, dst: TensorSharding, mesh: Mesh
 ) -> list[Step]:
-    """The collectives XLA's partitioner makes to reshard a tensor from `src` to `dst`."""
+    """The collectives XLA's partitioner makes to reshard a tensor from layout `src` to `dst`
+    (only the dims' axes count: a dim past a sharding's end is whole)."""
     rank = len(shape)
-    src = tuple(src) + ((),) * (rank - len(src))
-    dst = tuple(dst) + ((),) * (rank - len(dst))
-    if all(merge_axes(a, mesh) == merge_axes(b, mesh) for a, b in zip(src, dst, strict=True)):
+    src_axes, dst_axes = dim_axes(src, rank), dim_axes(dst, rank)
+    if all(
+        merge_axes(a, mesh) == merge_axes(b, mesh)
+        for a, b in zip(src_axes, dst_axes, strict=True)
+    ):
         return []
-    r = _Resharder(shape, elem_bytes, mesh, [a for d in (*src, *dst) for a in d])
-    cur = r.split(src)
-    tgt = r.split(dst)
+    r = _Resharder(shape, elem_bytes, mesh, [a for d in (*src_axes, *dst_axes) for a in d])
+    cur = r.split(src_axes)
+    tgt = r.split(dst_axes)
     r.reshard(cur, tgt, frozenset(r.mesh_atoms))
     return r.steps
 
@@ -87,7 +89,7 @@ class _Resharder:
             for lo, hi in zip(points, points[1:], strict=False)
         ]
 
-    def split(self, dims: Dims) -> Atoms:
+    def split(self, dims: Sequence[Sequence[AxisRef]]) -> Atoms:
         return [[x for a in d for x in self._split(a)] for d in dims]
 
     # -- sizes -----------------------------------------------------------------------------
@@ -101,14 +103,14 @@ class _Resharder:
         return [a for d in t for a in d if a in active]
 
     def local(self, t: Atoms) -> int:
-        return local_bytes(self.shape, self.elem, self.dims(t), self.mesh)
+        return local_bytes(self.shape, self.elem, t, self.mesh)
 
-    def dims(self, t: Atoms) -> Dims:
-        return tuple(merge_axes(d, self.mesh) for d in t)
+    def layout(self, t: Atoms) -> TensorSharding:
+        return axes_layout(self.mesh, (merge_axes(d, self.mesh) for d in t))
 
     def emit(self, kind: str, axes: Sequence[AxisRef], nbytes: int, after: Atoms) -> None:
         self.steps.append(Step(kind, sort_axes(list(dict.fromkeys(axes)), self.mesh), nbytes,
-                               self.dims(after)))
+                               self.layout(after)))
 
     # -- the reshard -----------------------------------------------------------------------
     def reshard(self, cur: Atoms, tgt: Atoms, active: frozenset[AxisRef]) -> Atoms:
