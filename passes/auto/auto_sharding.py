@@ -388,8 +388,8 @@ def explain(
                 f"{format_bytes(mem(k))} held"
             )
             if small and budget is not None:
-                trial = list(choice)
-                trial[n] = k
+                # the node's class (repeated layers) takes the alternative together
+                trial = [k if p.rep[m] == p.rep[n] else c for m, c in enumerate(choice)]
                 peak = p.peak_memory(trial)
                 if peak > budget:
                     text += f", peak {format_bytes(peak)} over budget"
