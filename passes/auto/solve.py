@@ -438,16 +438,8 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
                 e[j] = e.get(j, 0.0) + b
             add_row(e, -np.inf, budget)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
-    nx = sum(p.num_strategies[r] for r in reps)
-    relaxed = _integral_relaxation(np.array(c), a, np.array(lo), np.array(hi), nx, time_limit)
-    if relaxed is not None:
-        choice = [
-            int(np.argmax(relaxed[xoff[p.rep[n]] : xoff[p.rep[n]] + p.num_strategies[p.rep[n]]]))
-            for n in range(len(p.num_strategies))
-        ]
-        return Solution(choice, p.objective(choice), p.peak_memory(choice), "highs optimal", True)
     integrality = np.zeros(nvar)
-    integrality[:nx] = 1
+    integrality[: sum(p.num_strategies[r] for r in reps)] = 1
     res = milp(
         np.array(c),
         constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
@@ -466,38 +458,6 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
         method = f"highs within {MIP_GAP:.0%} of optimal"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
-
-
-def _integral_relaxation(
-    c: Any, a: Any, lo: Any, hi: Any, nx: int, time_limit: float | None
-) -> Any | None:
-    """The LP relaxation by HiGHS's dual simplex (deterministic): its solution where the first
-    `nx` variables (the choices) come out integral, which is then optimal for the MILP too (its
-    bound is attained; the joint variables follow from integral marginals); else None. On the
-    problems of train steps it is integral and several times faster than the MILP, whose
-    presolve and heuristics run before the same LP."""
-    import numpy as np
-    from scipy.optimize import linprog
-
-    eq = lo == hi
-    kw: dict[str, Any] = {}
-    if eq.any():
-        kw.update(A_eq=a[eq], b_eq=lo[eq])
-    if (~eq).any():
-        kw.update(A_ub=a[~eq], b_ub=hi[~eq])
-    options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
-    res = linprog(c, bounds=(0, 1), method="highs-ds", options=options, **kw)
-    if res.status != 0 or res.x is None:
-        return None
-    xs = res.x[:nx]
-    if np.any(np.minimum(xs, 1 - xs) > INTEGRAL_TOL):
-        return None
-    return res.x
-
-
-# a relaxed choice variable this close to 0 or 1 counts as integral (HiGHS's feasibility
-# tolerance is 1e-7)
-INTEGRAL_TOL = 1e-6
 
 
 def _milp_options(time_limit: float | None) -> dict[str, Any]:
