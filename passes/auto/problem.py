@@ -376,10 +376,10 @@ def _live_rows(
 ) -> list[dict[Term, int]]:
     """The bytes live at each program point (values, each live over one interval of points,
     and the reshard temporaries made there) as rows over the representatives' choices
-    (`kept_rows`). Only points whose live set no other contains give a row: something
-    starts there (or a temporary is made there), else its predecessor holds it all, and
-    something ends there (or a temporary), else its successor does. One sweep finds the
-    rows to keep by their fingerprints, a second one writes those."""
+    (`kept_rows`). Only points whose live set no other contains give a row: a point where
+    a temporary is made, or where something ends after something started since the last row
+    (else a row before or after holds it all). One sweep finds the rows to keep by their
+    fingerprints, a second one writes those."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
     at: dict[int, list[int]] = {}
@@ -396,13 +396,16 @@ def _live_rows(
         sweep.f1 = sweep.f2 = sweep.support = 0
         out: list = []
         n = 0
+        grown = False
         for t in range(-1, g.num_positions + 1):
             began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
             for vi in began:
                 sweep.add(sweep.value_terms(vi), 1)
+            grown = grown or bool(began)
             for ti in made:
                 sweep.add(sweep.temp_terms(ti), 1)
-            if (began or made) and (ending or made):
+            if made or (grown and ending):
+                grown = False
                 if keep is None:
                     out.append(sweep.mark())
                 elif n in keep:
