@@ -81,6 +81,9 @@ class FunctionResult:
     explanation: list[str] = field(default_factory=list)
     # the (node, strategy) chosen for each argument: what a later solve may rule out
     arg_choice: tuple[tuple[int, int], ...] = ()
+    # what the exact solver was given: choices and memory rows (`Solution`)
+    variables: int = 0
+    memory_rows: int = 0
 
 
 @dataclass
@@ -100,7 +103,8 @@ class AutoReport:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
             out.append(
                 f"auto @{f.func}: {f.method} in {f.seconds:.2f}s over {f.nodes} nodes "
-                f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies); planned "
+                f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies; the solver "
+                f"saw {f.variables} choices, {f.memory_rows} memory rows); planned "
                 f"collectives {format_bytes(f.objective)}, peak memory estimate "
                 f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
                 f"{f.reshards} reshards made explicit"
@@ -216,6 +220,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         )  # fmt: skip
         res.arg_choice = tuple((n, sol.choice[n]) for n, node in enumerate(g.nodes)
                                if node.kind == "arg")  # fmt: skip
+        res.variables, res.memory_rows = sol.variables, sol.rows
         if opts.explain:
             res.explanation = explain(g, p, sol, names, budget)
         report.functions.append(res)
@@ -423,8 +428,8 @@ def explain(
                 f"{format_bytes(mem(k))} held"
             )
             if small and budget is not None:
-                trial = list(choice)
-                trial[n] = k
+                # the node's class (repeated layers) takes the alternative together
+                trial = [k if p.rep[m] == p.rep[n] else c for m, c in enumerate(choice)]
                 peak = p.peak_memory(trial)
                 if peak > budget:
                     text += f", peak {format_bytes(peak)} over budget"

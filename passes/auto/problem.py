@@ -36,6 +36,9 @@ class Problem:
     rep: list[int] = field(default_factory=list)
     # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
     cuts: list[list[tuple[int, int]]] = field(default_factory=list)
+    # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
+    # from `live_sets` where asked
+    rows: list[dict[Term, int]] | None = None
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -47,12 +50,169 @@ class Problem:
             total += table[choice[u]][choice[v]]
         return total
 
+    def memory_rows(self) -> list[dict[Term, int]]:
+        """The memory bound as rows over the representatives' choices: `rows`, else made from
+        the live sets (`memory_rows`)."""
+        return self.rows if self.rows is not None else memory_rows(self)
+
     def peak_memory(self, choice: list[int]) -> int:
-        if not self.live_sets:
-            return 0
-        vb = [self.value_bytes[i][choice[n]] for i, n in enumerate(self.value_node)]
-        tb = [t[choice[u]][choice[v]] for u, v, t in self.temps]
-        return max(sum(vb[i] for i in vs) + sum(tb[i] for i in ts) for vs, ts in self.live_sets)
+        """The largest live set's bytes, each node taking its representative's choice."""
+        best = 0
+        for row in self.memory_rows():
+            total = 0
+            for t, b in row.items():
+                if len(t) == 2:
+                    hit = choice[t[0]] == t[1]
+                else:
+                    hit = choice[t[0]] == t[2] and choice[t[1]] == t[3]
+                if hit:
+                    total += b
+            best = max(best, total)
+        return best
+
+
+# a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
+# rv takes kv" (a reshard temporary between two tied choices)
+Term = tuple[int, ...]
+
+
+def memory_rows(p: Problem) -> list[dict[Term, int]]:
+    """Each live set's bytes as coefficients on the representatives' choices, without the rows
+    that others imply (`kept_rows`)."""
+    sweep = _Sweep(p)
+    rows: list[dict[Term, int]] = []
+    marks: list[tuple[int, int, int] | None] = []
+    for values, temps in p.live_sets:
+        sweep.row.clear()
+        sweep.f1 = sweep.f2 = sweep.support = 0
+        for vi in values:
+            sweep.add(sweep.value_terms(vi), 1)
+        for ti in temps:
+            sweep.add(sweep.temp_terms(ti), 1)
+        rows.append(dict(sweep.row))
+        marks.append(sweep.mark())
+    return [rows[i] for i in kept_rows(marks)]
+
+
+class _Sweep:
+    """A memory row (term -> bytes) kept as values and temporaries come and go, with its
+    fingerprints: two random linear forms of its coefficients (rows that are equal, or whose
+    steps are equal, agree on them; rows that are not, with odds under 2^-120) and one of its
+    set of terms (rows over the same terms)."""
+
+    def __init__(self, p: Problem):
+        self.p = p
+        self.row: dict[Term, int] = {}
+        self.f1 = self.f2 = self.support = 0
+        self.weights: dict[Term, tuple[int, int, int]] = {}
+        self.memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
+
+    def _terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        out = []
+        for t, b in items:
+            w = self.weights.get(t)
+            if w is None:
+                d = hashlib.blake2b(repr(t).encode(), digest_size=24).digest()
+                w = self.weights[t] = (
+                    int.from_bytes(d[:8], "little"),
+                    int.from_bytes(d[8:16], "little"),
+                    int.from_bytes(d[16:], "little"),
+                )
+            out.append((t, b, w))
+        return out
+
+    def value_terms(self, vi: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        p = self.p
+        r, nbytes = p.rep[p.value_node[vi]], p.value_bytes[vi]
+        key = (r, id(nbytes))
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._terms([((r, k), b) for k, b in enumerate(nbytes) if b])
+        return got
+
+    def temp_terms(self, ti: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        u, v, tbl = self.p.temps[ti]
+        ru, rv = self.p.rep[u], self.p.rep[v]
+        key = (ru, rv, id(tbl))
+        got = self.memo.get(key)
+        if got is None:
+            if ru == rv:
+                items: list[tuple[Term, int]] = [
+                    ((ru, k), tbl[k][k]) for k in range(len(tbl)) if tbl[k][k]
+                ]
+            else:
+                items = [((ru, rv, k, kv), b) for k, trow in enumerate(tbl)
+                         for kv, b in enumerate(trow) if b]  # fmt: skip
+            got = self.memo[key] = self._terms(items)
+        return got
+
+    def add(self, terms: list[tuple[Term, int, tuple[int, int, int]]], sign: int) -> None:
+        row = self.row
+        for t, b, (w1, w2, w3) in terms:
+            c = row.get(t, 0)
+            if not c:
+                self.support ^= w3
+            c += sign * b
+            if c:
+                row[t] = c
+            else:
+                del row[t]
+                self.support ^= w3
+            self.f1 += sign * b * w1
+            self.f2 += sign * b * w2
+
+    def mark(self) -> tuple[int, int, int] | None:
+        """The row's fingerprints (None: empty)."""
+        return (self.f1, self.f2, self.support) if self.row else None
+
+
+def kept_rows(marks: list[tuple[int, int, int] | None]) -> list[int]:
+    """Which rows (in program order, by their fingerprints `_Sweep.mark`) bound anything:
+    not empty, not a duplicate, not inside a run of equal steps. Repeated layers share one
+    choice, so the live sets of layer k of a stack are one row with the layer's bytes counted
+    k times (activations saved by the layers before, gradients of the layers after): the rows
+    over the same terms form runs with equal steps, and a row inside a run is the mean of its
+    neighbours, so the run's two ends bound it. The rows kept do not grow with the number of
+    repeated layers."""
+    seen: set[tuple[int, int]] = set()
+    order: list[int] = []
+    for i, m in enumerate(marks):
+        if m is not None and m[:2] not in seen:
+            seen.add(m[:2])
+            order.append(i)
+    groups: dict[int, list[int]] = {}
+    for i in order:
+        groups.setdefault(marks[i][2], []).append(i)  # type: ignore[index]
+    inner: set[int] = set()
+    for members in groups.values():
+        # a layer makes several rows over the same terms: the runs are those of every
+        # `period`-th row; one period per group (the one that finds most), so that each row
+        # dropped lies between two rows kept
+        best: set[int] = set()
+        for period in range(1, min(len(members) // 2, MAX_PERIOD) + 1):
+            found = _inner_rows(marks, members, period)
+            if len(found) > len(best):
+                best = found
+        inner |= best
+    return [i for i in order if i not in inner]
+
+
+# the most rows a repeated layer makes over the same terms that `kept_rows` looks through
+MAX_PERIOD = 16
+
+
+def _inner_rows(
+    marks: list[tuple[int, int, int] | None], members: list[int], period: int
+) -> set[int]:
+    """The rows strictly inside runs of equal steps of every `period`-th member."""
+    out: set[int] = set()
+    for start in range(period):
+        seq = [marks[i] for i in members[start::period]]
+        for i in range(1, len(seq) - 1):
+            a, b, c = seq[i - 1], seq[i], seq[i + 1]
+            if a[0] + c[0] == 2 * b[0] and a[1] + c[1] == 2 * b[1]:  # type: ignore[index]
+                out.add(members[start + i * period])
+    return out
 
 
 def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
@@ -74,6 +234,8 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         return r
 
     table_memo: dict[tuple, list[list[float]]] = {}
+    # nodes alike (repeated layers) pay alike for reading their own values and for results
+    row_memo: dict[tuple, list[float]] = {}
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_pos: list[int] = []
@@ -102,8 +264,10 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 temps.append((ui, vi, mt))
                 temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
             if ui == vi:
-                for k, s in enumerate(node.strategies):
-                    cost[vi][k] += eb(x, s.outs[j], s.ins[i])
+                own = row_memo.get(tkey)
+                if own is None:
+                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
+                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
                 continue
             key = (fp[ui], j, fp[vi], i, x.type)
             tbl = table_memo.get(key)
@@ -119,8 +283,11 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
         if loc is None:
             continue
         ui, j = loc
-        for k, s in enumerate(nodes[ui].strategies):
-            cost[ui][k] += eb(x, s.outs[j], req)
+        skey = (fp[ui], j, x.type, req)
+        own = row_memo.get(skey)
+        if own is None:
+            own = row_memo[skey] = [eb(x, s.outs[j], req) for s in nodes[ui].strategies]
+        cost[ui] = [a + b for a, b in zip(cost[ui], own, strict=True)]
     for x, _, an in g.paired_sinks:
         # a result paired with an argument leaves in the argument's layout
         loc = g.where.get(id(x))
@@ -140,19 +307,25 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     value_node: list[int] = []
     vbytes: list[list[int]] = []
     index: dict[tuple[int, int], int] = {}
+    bytes_memo: dict[tuple, list[int]] = {}
     for n, node in enumerate(nodes):
         for j, v in enumerate(node.values):
             index[(n, j)] = len(value_node)
             value_node.append(n)
             if not materialized(v):
                 vbytes.append([0] * len(node.strategies))
-            else:
-                vbytes.append([value_bytes(v, s.outs[j], mesh) for s in node.strategies])
-    live_sets = _live_sets(g, index, temp_pos)
-    p = Problem(ns, cost, edges, value_node, vbytes, live_sets, temps)
+                continue
+            # nodes alike (repeated layers) give their values the same bytes per strategy
+            bkey = (fp[n], j, v.type)
+            row = bytes_memo.get(bkey)
+            if row is None:
+                row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
+            vbytes.append(row)
+    p = Problem(ns, cost, edges, value_node, vbytes, [], temps)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
+    p.rows = _live_rows(g, index, temp_pos, p)
     return p
 
 
@@ -198,11 +371,15 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
         edges[key] = tbl
 
 
-def _live_sets(
-    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int]
-) -> list[tuple[list[int], list[int]]]:
-    """The values live at each program point and the reshard temporaries made there, without
-    repeats or sets inside the previous one."""
+def _live_rows(
+    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int], p: Problem
+) -> list[dict[Term, int]]:
+    """The bytes live at each program point (values, each live over one interval of points,
+    and the reshard temporaries made there) as rows over the representatives' choices
+    (`kept_rows`). Only points whose live set no other contains give a row: a point where
+    a temporary is made, or where something ends after something started since the last row
+    (else a row before or after holds it all). One sweep finds the rows to keep by their
+    fingerprints, a second one writes those."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
     at: dict[int, list[int]] = {}
@@ -212,32 +389,35 @@ def _live_sets(
         ends.setdefault(last, []).append(vi)
     for ti, t in enumerate(temp_pos):
         at.setdefault(t, []).append(ti)
-    live: set[int] = set()
-    out: list[tuple[list[int], list[int]]] = []
-    prev: tuple[set[int], set[int]] = (set(), set())
-    for t in range(-1, g.num_positions + 1):
-        live.update(starts.get(t, ()))
-        here = set(at.get(t, ()))
-        if (live or here) and not (live <= prev[0] and here <= prev[1]):
-            if out and prev[0] <= live and prev[1] <= here:
-                out[-1] = (sorted(live), sorted(here))
-            else:
-                out.append((sorted(live), sorted(here)))
-            prev = (set(live), here)
-        live.difference_update(ends.get(t, ()))
-    return _maximal(out)
+    sweep = _Sweep(p)
 
+    def run(keep: set[int] | None) -> list:
+        sweep.row.clear()
+        sweep.f1 = sweep.f2 = sweep.support = 0
+        out: list = []
+        n = 0
+        grown = False
+        for t in range(-1, g.num_positions + 1):
+            began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
+            for vi in began:
+                sweep.add(sweep.value_terms(vi), 1)
+            grown = grown or bool(began)
+            for ti in made:
+                sweep.add(sweep.temp_terms(ti), 1)
+            if made or (grown and ending):
+                grown = False
+                if keep is None:
+                    out.append(sweep.mark())
+                elif n in keep:
+                    out.append(dict(sweep.row))
+                n += 1
+            for ti in made:
+                sweep.add(sweep.temp_terms(ti), -1)
+            for vi in ending:
+                sweep.add(sweep.value_terms(vi), -1)
+        return out
 
-def _maximal(sets: list[tuple[list[int], list[int]]]) -> list[tuple[list[int], list[int]]]:
-    """The live sets that no other one contains (all bytes are >= 0, so those bound nothing)."""
-    as_sets = [(frozenset(v), frozenset(t)) for v, t in sets]
-    order = sorted(range(len(sets)), key=lambda i: -(len(as_sets[i][0]) + len(as_sets[i][1])))
-    kept: list[int] = []
-    for i in order:
-        vi, ti = as_sets[i]
-        if not any(vi <= as_sets[j][0] and ti <= as_sets[j][1] for j in kept):
-            kept.append(i)
-    return [sets[i] for i in sorted(kept)]
+    return run(set(kept_rows(run(None))))
 
 
 def tie_repeated(
@@ -305,11 +485,9 @@ def eliminate(
     busy = set(tied) | {n for n, r in enumerate(p.rep) if r != n}
     busy.update(n for cut in p.cuts for n, _ in cut)
     if memory:
-        for vi, n in enumerate(p.value_node):
-            if any(p.value_bytes[vi]):
-                busy.add(n)
-        for u, v, _ in p.temps:
-            busy.update((u, v))
+        for mrow in p.memory_rows():
+            for term in mrow:
+                busy.update(term[: len(term) // 2])
     adj: list[dict[int, list[list[float]]]] = [{} for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         _merge(adj[u], v, tbl)
@@ -373,6 +551,8 @@ def eliminate(
         p.temps,
         list(p.rep),
         p.cuts,
+        # without a budget, memory is not asked of the smaller problem
+        p.memory_rows() if memory else [],
     )
 
     def recover(choice: list[int]) -> list[int]:
@@ -387,6 +567,52 @@ def eliminate(
         return out
 
     return q, recover
+
+
+def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
+    """The problem over the representatives alone: a tied node's costs and edges added to its
+    representative's (an edge within one class adds its diagonal), the memory rows renumbered.
+    Repeated layers give it one layer's nodes, whatever the depth. Returns it and the function
+    that spreads its choice over every node."""
+    reps = sorted(set(p.rep))
+    at = {r: i for i, r in enumerate(reps)}
+    if len(reps) == len(p.rep):
+        return p, lambda c: c
+    cost = [[0.0] * p.num_strategies[r] for r in reps]
+    for n, c in enumerate(p.node_cost):
+        row = cost[at[p.rep[n]]]
+        for k, x in enumerate(c):
+            row[k] += x
+    # tied edges share their table: add each table once, times how often it occurs
+    counts: dict[tuple[int, int, int], int] = {}
+    tables: dict[int, list[list[float]]] = {}
+    for (u, v), tbl in p.edges.items():
+        key = (at[p.rep[u]], at[p.rep[v]], id(tbl))
+        counts[key] = counts.get(key, 0) + 1
+        tables[id(tbl)] = tbl
+    edges: dict[tuple[int, int], list[list[float]]] = {}
+    for (iu, iv, t), times in counts.items():
+        tbl = tables[t]
+        if iu == iv:
+            for k in range(len(tbl)):
+                cost[iu][k] += times * tbl[k][k]
+            continue
+        scaled = [[times * x for x in r] for r in tbl]
+        if iu > iv:
+            iu, iv, scaled = iv, iu, [list(col) for col in zip(*scaled, strict=True)]
+        _add_table(edges, iu, iv, scaled)
+    rows: list[dict[Term, int]] = [
+        {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
+         for t, b in row.items()}
+        for row in p.memory_rows()
+    ]  # fmt: skip
+    cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts, rows)
+
+    def spread(choice: list[int]) -> list[int]:
+        return [choice[at[r]] for r in p.rep]
+
+    return q, spread
 
 
 def _merge(d: dict[int, list[list[float]]], key: int, tbl: list[list[float]]) -> None:

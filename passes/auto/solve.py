@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .problem import Problem, eliminate
+from .problem import Problem, Term, eliminate, quotient
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
 EXACT_LIMIT = 60_000
@@ -40,6 +40,10 @@ class Solution:
     peak: int
     method: str  # "cp-sat optimal", "cp-sat feasible (time limit)", "greedy"
     feasible: bool
+    # the size of the problem the exact solver was given: (node, strategy) choices and memory
+    # rows, after tying repeated layers and folding chains (`quotient`, `eliminate`)
+    variables: int = 0
+    rows: int = 0
 
 
 def _scaled(x: float) -> int:
@@ -60,8 +64,9 @@ def solve(
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
     deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
-    q, recover = eliminate(p, memory=budget is not None)
-    size = sum(q.num_strategies[r] for r in set(q.rep))
+    quot, spread = quotient(p)
+    q, recover = eliminate(quot, memory=budget is not None)
+    size = sum(q.num_strategies)
     sol = None
     if size <= exact_limit:
         if solver == "cp-sat":
@@ -69,9 +74,13 @@ def solve(
         else:
             sol = solve_milp(q, budget, time_limit)
     if sol is None:
-        sol = solve_greedy(q, budget)
-    choice = recover(sol.choice)
-    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible)
+        sol = solve_greedy(p, budget)
+        choice = sol.choice
+    else:
+        choice = spread(recover(sol.choice))
+    rows = len(q.memory_rows()) if budget is not None else 0
+    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
+                    size, rows)  # fmt: skip
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -144,24 +153,21 @@ class _Indexes:
         return v
 
 
-def _memory_terms(p: Problem, x: dict[int, list], live: tuple[list[int], list[int]],
-                  ix: _Indexes) -> list:  # fmt: skip
-    coef: dict = {}
-    values, temps = live
-    for vi in values:
-        n = p.value_node[vi]
-        xs = x[p.rep[n]]
-        for k, b in enumerate(p.value_bytes[vi]):
-            if b:
-                coef[xs[k]] = coef.get(xs[k], 0) + b
-    terms = [c * v for v, c in coef.items()]
-    for ti in temps:
-        u, v, tbl = p.temps[ti]
-        ru, rv = p.rep[u], p.rep[v]
-        if ru == rv:
-            terms.extend(tbl[k][k] * x[ru][k] for k in range(len(tbl)) if tbl[k][k])
-        else:
-            terms.append(ix.element(ru, rv, tbl))
+def _memory_terms(p: Problem, x: dict[int, list], row: dict[Term, int], ix: _Indexes) -> list:
+    """One memory row (`Problem.memory_rows`) as CP-SAT terms: a Boolean per choice term, an
+    element of a table per pair of tied choices."""
+    terms = []
+    tables: dict[tuple[int, int], list[list[int]]] = {}
+    for t, c in row.items():
+        if len(t) == 2:
+            terms.append(c * x[t[0]][t[1]])
+            continue
+        ru, rv, k, kv = t
+        tbl = tables.get((ru, rv))
+        if tbl is None:
+            tbl = tables[(ru, rv)] = [[0] * p.num_strategies[rv] for _ in range(p.num_strategies[ru])]
+        tbl[k][kv] += c
+    terms.extend(ix.element(ru, rv, tbl) for (ru, rv), tbl in tables.items())
     return terms
 
 
@@ -237,8 +243,8 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Sol
     m, x = _model(p)
     ix = _Indexes(p, m, x)
     if budget is not None:
-        for live in p.live_sets:
-            m.Add(sum(_memory_terms(p, x, live, ix)) <= budget)
+        for row in p.memory_rows():
+            m.Add(sum(_memory_terms(p, x, row, ix)) <= budget)
     for cut in p.cuts:
         m.AddBoolOr([x[p.rep[n]][k].Not() for n, k in {(p.rep[n], k) for n, k in cut}])
     m.Minimize(sum(_objective_terms(p, m, x, ix)))
@@ -260,18 +266,19 @@ def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
     """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
     from ortools.sat.python import cp_model
 
-    size = sum(p.num_strategies[r] for r in set(p.rep))
-    if size <= EXACT_LIMIT:
-        m, x = _model(p)
-        ix = _Indexes(p, m, x)
-        hi = sum(max(b) for b in p.value_bytes) + sum(max(map(max, t)) for _, _, t in p.temps)
+    q, spread = quotient(p)
+    if sum(q.num_strategies) <= EXACT_LIMIT:
+        m, x = _model(q)
+        ix = _Indexes(q, m, x)
+        rows = q.memory_rows()
+        hi = max((sum(row.values()) for row in rows), default=0)
         peak = m.NewIntVar(0, hi or 1, "peak")
-        for live in p.live_sets:
-            m.Add(sum(_memory_terms(p, x, live, ix)) <= peak)
+        for row in rows:
+            m.Add(sum(_memory_terms(q, x, row, ix)) <= peak)
         m.Minimize(peak)
         s = _solver(time_limit)
         if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            choice = _choice(p, x, s)
+            choice = spread(_choice(q, x, s))
             return Solution(choice, p.objective(choice), p.peak_memory(choice), "cp-sat", False)
     return solve_greedy(p, None, memory_only=True)
 
@@ -283,10 +290,17 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     incoming: list[list[tuple[int, list[list[float]]]]] = [[] for _ in range(n_nodes)]
     for (u, v), tbl in p.edges.items():
         incoming[v].append((u, tbl))
+    # a choice's memory: its values' bytes; where only rows are known (`quotient`), the most
+    # the choice adds to one row
     node_mem = [[0.0] * p.num_strategies[n] for n in range(n_nodes)]
     for vi, n in enumerate(p.value_node):
         for k, b in enumerate(p.value_bytes[vi]):
             node_mem[n][k] += b
+    if not p.value_node:
+        for row in p.memory_rows():
+            for t, b in row.items():
+                if len(t) == 2 and b > node_mem[t[0]][t[1]]:
+                    node_mem[t[0]][t[1]] = b
     best: Solution | None = None
     lams = [float("inf")] if memory_only else [0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, 1e3, float("inf")]
     for lam in lams:
@@ -413,28 +427,15 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
         picks = {xoff[p.rep[n]] + k for n, k in cut}
         add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
     if budget is not None:
-        for values, temps in p.live_sets:
+        for mrow in p.memory_rows():
             e: dict[int, float] = {}
-            for vi in values:
-                off = xoff[p.rep[p.value_node[vi]]]
-                for k, b in enumerate(p.value_bytes[vi]):
-                    if b:
-                        e[off + k] = e.get(off + k, 0.0) + b
-            for ti in temps:
-                u, v, mtbl = p.temps[ti]
-                ru, rv = p.rep[u], p.rep[v]
-                if ru == rv:
-                    for k in range(len(mtbl)):
-                        if mtbl[k][k]:
-                            e[xoff[ru] + k] = e.get(xoff[ru] + k, 0.0) + mtbl[k][k]
-                    continue
-                base = pair(ru, rv)
-                nv = p.num_strategies[rv]
-                for k, mrow in enumerate(mtbl):
-                    for kv, nb in enumerate(mrow):
-                        if nb:
-                            j = base + k * nv + kv
-                            e[j] = e.get(j, 0.0) + nb
+            for t, b in mrow.items():
+                if len(t) == 2:
+                    j = xoff[t[0]] + t[1]
+                else:
+                    ru, rv, k, kv = t
+                    j = pair(ru, rv) + k * p.num_strategies[rv] + kv
+                e[j] = e.get(j, 0.0) + b
             add_row(e, -np.inf, budget)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
     integrality = np.zeros(nvar)

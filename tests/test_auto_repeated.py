@@ -1,0 +1,98 @@
+"""Repeated layers share one decision: the problem auto's exact solver is given (its choices and
+memory rows, after tying identical layers and folding chains) is the same size whatever the
+depth of a stack of identical layers, and the solvers stop on deterministic limits only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import shardc
+from shardc.passes.auto.auto_sharding import FunctionResult
+from shardc.passes.auto.problem import Problem, memory_rows, quotient
+from shardc.passes.auto.solve import _milp_options, _solver, solve
+
+from .auto_programs import MESH, fresh
+
+B, D = 16, 32
+
+
+def _step(params: list[Any], x: Any, y: Any) -> Any:
+    """One SGD step of a stack of identical tanh layers on a squared loss."""
+
+    def loss(ps: list[Any]) -> Any:
+        h = x
+        for w in ps:
+            h = jnp.tanh(h @ w) + h
+        return jnp.mean((h - y) ** 2)
+
+    value, grads = jax.value_and_grad(loss)(params)
+    return [w - 0.1 * g for w, g in zip(params, grads, strict=True)], value
+
+
+def _solved(layers: int, budget: str | None) -> FunctionResult:
+    rng = np.random.default_rng(0)
+    params = [rng.standard_normal((D, D)).astype(np.float32) / D for _ in range(layers)]
+    x = rng.standard_normal((B, D)).astype(np.float32)
+    kw = {} if budget is None else {"memory_budget": budget}
+    f = shardc.jit(fresh(_step), mesh=MESH, in_shardings=(None, "data, _", "data, _"),
+                   auto=True, **kw)  # fmt: skip
+    report = f.lower(params, x, x).report.auto
+    assert report is not None
+    return report.functions[0]
+
+
+@pytest.mark.parametrize("budget", [None, "400KB"])
+def test_the_problem_does_not_grow_with_repeated_layers(budget: str | None) -> None:
+    # (the first and last layers differ from the others: 12 leaves ten alike)
+    small, deep = _solved(12, budget), _solved(16, budget)
+    assert deep.nodes > small.nodes + 4 * 6  # the graph grows with every layer ...
+    assert deep.tied_nodes > small.tied_nodes
+    # ... the problem solved does not: one layer's choices, one layer's memory rows
+    assert 0 < deep.variables == small.variables
+    assert deep.memory_rows == small.memory_rows
+    assert (deep.memory_rows > 0) == (budget is not None)
+    assert deep.method == small.method == "highs optimal"
+
+
+def test_tied_memory_rows_keep_the_bound_of_every_live_set() -> None:
+    # three nodes tied to one choice, live one after another with the others' bytes held:
+    # the live sets grow by equal steps, so only the first and the last are rows
+    p = Problem(
+        num_strategies=[2, 2, 2, 2],
+        node_cost=[[0, 9], [0, 9], [0, 9], [0, 9]],
+        edges={},
+        value_node=[0, 1, 2, 3],
+        value_bytes=[[8, 2], [8, 2], [8, 2], [8, 2]],
+        live_sets=[([0], []), ([0, 1], []), ([0, 1, 2], []), ([0, 1, 2, 3], [])],
+        rep=[0, 0, 0, 0],
+    )
+    rows = memory_rows(p)
+    assert rows == [{(0, 0): 8, (0, 1): 2}, {(0, 0): 32, (0, 1): 8}]
+    q, spread = quotient(p)
+    assert q.num_strategies == [2] and q.node_cost == [[0, 36]]
+    assert spread([1]) == [1, 1, 1, 1]
+    for budget, want in ((None, 0), (31, 1), (32, 0)):
+        sol = solve(p, budget)
+        assert sol.choice == [want] * 4 and sol.peak == (32 if want == 0 else 8)
+
+
+def test_solvers_stop_on_deterministic_limits_only() -> None:
+    # no wall-clock limit unless the user gives one: the layout does not depend on the load
+    assert "time_limit" not in _milp_options(None)
+    assert _milp_options(None)["mip_rel_gap"] > 0 and _milp_options(None)["node_limit"] > 0
+    assert _milp_options(30.0)["time_limit"] == 30.0
+    cp = _solver(None).parameters
+    assert cp.num_workers == 1 and cp.max_deterministic_time > 0
+    assert cp.max_time_in_seconds == _default_cp_time()
+    assert _solver(5.0).parameters.max_time_in_seconds == 5.0
+
+
+def _default_cp_time() -> float:
+    from ortools.sat.python import cp_model
+
+    return float(cp_model.CpSolver().parameters.max_time_in_seconds)
