@@ -8,7 +8,12 @@ manual axes, the mesh a sharding names, an op's sharding rule.
 from __future__ import annotations
 
 from shardc.dialect.ir import Module, Operation, Value, func_body
-from shardc.dialect.op_views import MANUAL_COMPUTATION, Func, ManualComputation, ShardingConstraint
+from shardc.dialect.op_views import (
+    Func,
+    ManualComputation,
+    ShardingConstraint,
+    constrained_sharding,
+)
 from shardc.dialect.rules.model import OpShardingRule
 from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -16,18 +21,10 @@ from shardc.passes.export import cut_to_divisible, drop_open_sub_axes
 
 
 def value_sharding(v: Value) -> TensorSharding | None:
-    """The sharding a value carries (None: none, i.e. replicated); a constraint's result has
-    the constraint's sharding, a manual computation's result its out_shardings'."""
-    s = v.sharding
-    if s is None:
-        owner = getattr(v, "owner", None)
-        if owner is not None and owner.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            return constraint_sharding(owner)
-        if owner is not None and owner.name == MANUAL_COMPUTATION:
-            outs = manual_out_shardings(owner)
-            index = getattr(v, "index", 0)
-            return outs[index] if index < len(outs) else None
-    return s
+    """The sharding a value carries (None: none, i.e. replicated): its own where it has one,
+    else a constraint's or reshard's result the op's, a manual computation's result its
+    out_sharding (`op_views.constrained_sharding` as the plan reads it)."""
+    return constrained_sharding(v, manual_results=True, reshards=True, own_first=True)
 
 
 def result_sharding(func: Operation, index: int) -> TensorSharding | None:
