@@ -102,7 +102,7 @@ def run_checked(
                 module, kept
             )
         except BudgetUnmet as e:
-            notes.append(f"auto: no layout fits {1 - headroom:.0%} of the budget by auto's "
+            notes.append(f"{_ESTIMATE_NOTE} {1 - headroom:.0%} of the budget by auto's "
                          f"estimate ({e.message.split(': ', 1)[-1]})")  # fmt: skip
             break
         repropagate(module)
@@ -135,10 +135,17 @@ def run_checked(
         got.memory,
         f"memory budget {format_bytes(budget)} ({budget} bytes) cannot be met: the smallest "
         f"layout found needs {format_bytes(got.memory)} ({got.memory} bytes) per device by the "
-        "plan (arguments + results + temporaries); " + "; ".join(
-            n.removeprefix("auto: ") for n in notes),
+        "plan (arguments + results + temporaries)"
+        + "".join(
+            "; " + n.removeprefix("auto: ") for n in notes if not n.startswith(_ESTIMATE_NOTE)
+        ),
         hint=f"give --memory-budget {got.memory} or more, or a mesh with more devices",
     )
+
+
+# the note of a solve that found nothing within auto's own memory estimate: kept in the report,
+# left out of the error, which names one figure (the plan's) as the smallest layout's
+_ESTIMATE_NOTE = "auto: no layout fits"
 
 
 def _record(report: AutoReport, got: Planned, notes: list[str] = ()) -> None:  # type: ignore[assignment]
