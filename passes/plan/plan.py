@@ -50,6 +50,7 @@ from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
+from .trip_count import constant_int
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
 _CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "stablehlo.iota"})
@@ -81,16 +82,6 @@ _XLA_GATHERS_NEED_REPLICATION = frozenset(
 _RETURNS = frozenset({"func.return", "stablehlo.return"})
 # the collectives that sum partial results (a reshard back to the partial form is no layout)
 _REDUCING = frozenset({"all-reduce", "reduce-scatter"})
-_INT_CONSTANT = re.compile(r"dense<(-?\d+)>")
-
-
-def _constant_int(v: Value) -> int | None:
-    """The value of a scalar integer constant, else None."""
-    owner = getattr(v, "owner", None)
-    if owner is None or owner.name not in ("stablehlo.constant", "sdy.constant"):
-        return None
-    m = _INT_CONSTANT.search(str(owner.attr("value", "")))
-    return int(m.group(1)) if m is not None else None
 
 
 # ops XLA's dot handler partitions (`xla_dot.py`)
@@ -438,7 +429,7 @@ class _Planner:
                 continue
             if update[d] == 1:
                 continue  # one row lands in one shard wherever it starts
-            start = _constant_int(op.operands[2 + d]) if 2 + d < len(op.operands) else None
+            start = constant_int(op.operands[2 + d]) if 2 + d < len(op.operands) else None
             if start is not None:
                 start = min(max(start, 0), size - update[d])  # XLA clamps the start index
                 rows = -(-size // shards)

@@ -142,6 +142,18 @@ class _Partitioner:
     def size(self, atoms: Sequence[AxisRef]) -> int:
         return axes_size(atoms, self.mesh)
 
+    def split_alike(
+        self, t: Atoms, out: Atoms, free: Sequence[tuple[int, int]], active: Active
+    ) -> list[tuple[int, int]]:
+        """The (operand dim, result dim) pairs of `free` split into the same number of parts
+        (more than one) on operand `t` and on the result."""
+        pairs = []
+        for d, o in free:
+            n = self.size(self.act(t, d, active))
+            if n > 1 and n == self.size(self.act(out, o, active)):
+                pairs.append((d, o))
+        return pairs
+
     def act(self, t: Atoms, d: int, active: Active) -> tuple[AxisRef, ...]:
         return tuple(a for a in t[d] if a in active)
 
@@ -494,18 +506,10 @@ class _Partitioner:
             matching = list(self.d.lhs_free if lhs_matching else self.d.rhs_free)
         elif lparts > 1 and olparts > 1:
             lhs_matching = True
-            matching = [
-                (a, o) for a, o in self.d.lhs_free
-                if self.size(self.act(lhs, a, active)) > 1
-                and self.size(self.act(lhs, a, active)) == self.size(self.act(out, o, active))
-            ]  # fmt: skip
+            matching = self.split_alike(lhs, out, self.d.lhs_free, active)
         elif rparts > 1 and orparts > 1:
             lhs_matching = False
-            matching = [
-                (b, o) for b, o in self.d.rhs_free
-                if self.size(self.act(rhs, b, active)) > 1
-                and self.size(self.act(rhs, b, active)) == self.size(self.act(out, o, active))
-            ]  # fmt: skip
+            matching = self.split_alike(rhs, out, self.d.rhs_free, active)
         if not matching:
             return None
         m_which, o_which = (LHS, RHS) if lhs_matching else (RHS, LHS)

@@ -184,7 +184,7 @@ class ModuleUnits:
             self.module,
             self._ops,
             xla=self.options.xla_dead_code,
-            constraints=self.options.xla_dead_code and self.options.xla_dead_constraints,
+            constraints=self.options.xla_dead_constraints,
         )
         self._make_stand_ins()  # (and the callees, in the same pass over the ops)
         if self._func_edges:
