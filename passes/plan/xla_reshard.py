@@ -8,10 +8,14 @@ XLA's partitioner moves a value from one sharding to another by trying, in order
    (`GetReshardAllToAllSourceTargetDims`), each moving the minor blocks of one dim to another,
    then a collective-permute where the device order still differs;
 3. from a partially replicated value to a finer split of it: a local slice (then a
-   collective-permute where the devices differ);
+   collective-permute where the devices differ); to a full split whose dims are the source's
+   shifted one dim down: all-to-alls, then a local slice (and the reverse: a gather, then
+   all-to-alls);
 4. to a partially replicated value that a coarser split reaches: a collective-permute where
    the devices differ, then one all-gather per dim;
-5. both split over some devices: the dims split alike are kept (devices grouped on them) and
+5. both split over some devices: two dims whose block counts merge or split (by counts,
+   `PatternMatchMergeOrSplitSharding`) exchange blocks with one all-to-all (then a
+   collective-permute where the devices differ); the dims split alike are kept (devices grouped on them) and
    the rest resharded within the groups; with no such dim, the value is gathered whole (one
    all-gather per dim, the minor dims first) and sliced.
 
@@ -35,6 +39,7 @@ from .steps import (
     COLLECTIVE_PERMUTE,
     Step,
     local_bytes,
+    local_shape,
     merge_axes,
     sort_axes,
 )
@@ -138,8 +143,12 @@ class _Resharder:
                 return tgt
         if part_c and ut and all(b % a == 0 for a, b in zip(nc, nt, strict=True)):
             return self.slice_then_permute(cur, tgt, active)
+        if part_c and pt == n and self.shifted(cur, tgt, active):
+            return self.partial_all_to_all(cur, tgt, active, source_partial=True)
         if uc and part_t and all(a % b == 0 for a, b in zip(nc, nt, strict=True)):
             return self.permute_then_gather(cur, tgt, active)
+        if part_t and pc == n and self.shifted(tgt, cur, active):
+            return self.partial_all_to_all(cur, tgt, active, source_partial=False)
         if uc and ut:
             done = self.complex(cur, tgt, active, nc, nt, n)
             if done is not None:
@@ -160,6 +169,42 @@ class _Resharder:
             self.emit(ALL_SLICE, ut, 0, tgt)
         return tgt
 
+    def shifted(self, part: Atoms, tiled: Atoms, active: frozenset[AxisRef]) -> bool:
+        """XLA's `ReshardPartialReplicateWithAllToAll` case: the partially replicated `part`
+        leaves its first dim whole and the fully split `tiled` splits each dim as `part` splits
+        the next one (its last dim as `part` replicates), on the same devices in that order."""
+        act = [[a for a in d if a in active] for d in part]
+        spare = [a for a in self._order(active) if a not in self.used(part, active)]
+        tiled_act = [[a for a in d if a in active] for d in tiled]
+        return (
+            not act[0]
+            and [self.size(d) for d in tiled_act] == [self.size(d) for d in act[1:]]
+            + [self.size(spare)]
+            and [a for d in tiled_act for a in d] == [a for d in act[1:] for a in d] + spare
+        )
+
+    def partial_all_to_all(self, cur: Atoms, tgt: Atoms, active: frozenset[AxisRef],
+                           source_partial: bool) -> Atoms:
+        """XLA's `ReshardPartialReplicateWithAllToAll`: from the partially replicated layout,
+        all-to-alls shift each dim's blocks one dim down, then the replicated devices split the
+        last dim (a local slice); toward it, the last dim is gathered first, then shifted up."""
+        inactive = lambda d: [a for a in d if a not in active]  # noqa: E731
+        tiled = tgt if source_partial else cur
+        last = len(cur) - 1
+        mid = [list(d) for d in tiled]
+        mid[last] = inactive(mid[last])
+        mid = [inactive(cur[d]) + [a for a in mid[d] if a in active] for d in range(len(cur))]
+        if not source_partial:
+            self.emit(ALL_GATHER, [a for a in cur[last] if a in active], self.local(mid), mid)
+        start, end = (cur, mid) if source_partial else (mid, tgt)
+        pairs = _all_to_all_pairs(self.counts(start, active), self.counts(end, active)) or []
+        t = [list(d) for d in start]
+        for j, i in pairs:
+            t = self.all_to_all(t, j, i, active)
+        if source_partial:
+            self.emit(ALL_SLICE, [a for a in tgt[last] if a in active], 0, tgt)
+        return tgt
+
     def complex(self, cur: Atoms, tgt: Atoms, active: frozenset[AxisRef], nc: list[int],
                 nt: list[int], n: int) -> Atoms | None:
         """XLA's `TryComplexReshardHandling` (two of its patterns): toward a partially
@@ -170,7 +215,9 @@ class _Resharder:
         pc, pt = _prod(nc), _prod(nt)
         rep_c, rep_t = n // pc, n // pt
         if pc == pt:
-            moved = self.split_moves(cur, tgt, active)
+            moved = self.merge_or_split(cur, tgt, active, nc, nt)
+            if moved is None:
+                moved = self.split_moves(cur, tgt, active)
             if moved is not None:
                 return moved
         if 1 < pt < n:
@@ -189,14 +236,56 @@ class _Resharder:
                     t = [list(d) for d in cur]
                     t[i] = [a for a in t[i] if a not in active] + spare
                     self.emit(ALL_SLICE, spare, 0, t)
-                    before = len(self.steps)
                     self.reshard(t, tgt, active)
-                    # XLA arranges the sliced devices so that the moves end on the target's
-                    # devices: no permute after them
-                    if len(self.steps) - before > 1 and self.steps[-1].kind == COLLECTIVE_PERMUTE:
-                        self.steps.pop()
                     return tgt
         return None
+
+    def merge_or_split(self, cur: Atoms, tgt: Atoms, active: frozenset[AxisRef], nc: list[int],
+                       nt: list[int]) -> Atoms | None:
+        """XLA's `PatternMatchMergeOrSplitSharding`, on block counts: two dims `i`, `j` whose
+        counts differ, exactly one of the four counts 1 and the products equal (`[X, Y]` to
+        `[X*Y, 1]`, or `[X*Y, 1]` to `[X, Y]`): dim `i` is split in two, the minor blocks one
+        dim's way move to the other with one all-to-all over their devices, and where the
+        devices that hold each block then differ from the target's, one collective-permute.
+        Only the counts are matched: which axes the blocks are on is fixed by the permute."""
+        diff = [d for d in range(len(cur)) if nc[d] != nt[d]]
+        local = local_shape(self.shape, cur, self.mesh)
+        for x, i in enumerate(diff):
+            for j in diff[x + 1:]:
+                if [nc[i], nc[j], nt[i], nt[j]].count(1) != 1 or nc[i] * nc[j] != nt[i] * nt[j]:
+                    continue
+                if nc[i] == 1 or nt[i] == 1:
+                    i, j = j, i  # i: the dim split on both sides
+                own = [a for a in cur[i] if a in active]
+                if nt[j] == 1:  # all of j's blocks join i's minor end
+                    if local[i] % nc[j]:
+                        continue
+                    src, dst, moving = j, i, [a for a in cur[j] if a in active]
+                else:  # i's minor blocks, beyond the target's count, go to j
+                    if self.shape[i] % nc[i]:
+                        continue
+                    keep = self._prefix(own, nt[i])
+                    if keep is None:
+                        continue
+                    src, dst, moving = i, j, own[len(keep):]
+                out = [list(d) for d in cur]
+                out[src] = [a for a in cur[src] if a not in moving]
+                out[dst] = list(cur[dst]) + moving
+                self.emit(ALL_TO_ALL, moving, max(self.local(cur), self.local(out)), out)
+                act = lambda t: [[a for a in d if a in active] for d in t]  # noqa: E731
+                if act(out) != act(tgt):
+                    self.emit(COLLECTIVE_PERMUTE, self.used(out, active), self.local(out), tgt)
+                return tgt
+        return None
+
+    def _prefix(self, atoms: list[AxisRef], size: int) -> list[AxisRef] | None:
+        """The major atoms of `atoms` making up `size` devices, or None where none do."""
+        out: list[AxisRef] = []
+        for a in atoms:
+            if self.size(out) == size:
+                break
+            out.append(a)
+        return out if self.size(out) == size else None
 
     def split_moves(self, cur: Atoms, tgt: Atoms, active: frozenset[AxisRef]) -> Atoms | None:
         """XLA's `PatternMatchMergeOrSplitSharding`: the minor atoms of one dim that are what

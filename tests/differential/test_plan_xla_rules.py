@@ -100,6 +100,16 @@ RESHARDS = [
     # y moves to the dim x splits, ahead of x: an all-to-all puts it after x, then the blocks
     # go to their devices (collective-permute); no gather
     ("an axis moves ahead of another: all-to-all, permute", (Y, X), ((), ("y", "x"))),
+    # from a partial replication to a split of every device: the replicated devices slice the
+    # target dim first, the moved axis lands after them, then a permute where the target
+    # orders them otherwise
+    ("replicated devices slice, y lands after x: permute", ((), Y), (("y", "x"), ())),
+    ("replicated devices slice, x lands after y: permute", ((), X), (XY, ())),
+    # block counts, not axes, are matched: the minor blocks of a dim move to another with an
+    # all-to-all over their devices, then a permute puts each block on its device
+    ("the minor blocks of a dim move by count", ((), XY), (X, Y)),
+    # a partially replicated value whose dims shift by one: one all-to-all, then a slice
+    ("dims shift down, the replicated devices slice the last", ((), X), (X, Y)),
 ]
 
 
