@@ -348,6 +348,8 @@ class _Planner:
             common = self._full_window_replicated(op, rule, ts, mesh)
         elif self.xla and op.name == "stablehlo.dynamic_update_slice":
             common = self._update_gathered(op, rule, ts, mesh)
+        elif self.xla and op.name == "stablehlo.dynamic_slice":
+            common = self._slice_at_result(rule, ts[len(op.operands)])
         move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
         steps = op_steps(
             rule, ts, mesh, common, skip, style=self.options.model, move=move, dot=op.name in _DOTS
@@ -408,6 +410,20 @@ class _Planner:
             for f in rule.operand_dims[0][d]:
                 if rule.kinds[f] == FactorKind.PERMUTATION:
                     common[f] = ()
+        return common
+
+    def _slice_at_result(
+        self, rule: OpShardingRule, result: Tensor
+    ) -> list[tuple[AxisRef, ...]]:
+        """XLA's `HandleDynamicSlice` slices locally at the result's layout with the sliced
+        dims whole: the operand is resharded to that (an axis that moves to another dim is an
+        all-to-all, not a gather) and a result split on a sliced dim is sliced from it after."""
+        common: list[tuple[AxisRef, ...]] = [()] * rule.num_factors
+        for d, factors in enumerate(rule.result_dims[0]):
+            if len(factors) == 1 and d < len(result.sharding.dims):
+                f = factors[0]
+                if rule.kinds[f] != FactorKind.NEED_REPLICATION:
+                    common[f] = tuple(result.sharding.dims[d].axes)
         return common
 
     def _update_gathered(

@@ -214,6 +214,31 @@ def test_dynamic_update_slice_on_a_split_dim(name: str, rows: int, start: str) -
     _compare("dynamic_update_slice", _dus(rows, start))
 
 
+def _dynamic_slice(ins: tuple, out: tuple) -> str:
+    """Four rows of 8 (from a start known at run time) of a 8x16 tensor."""
+    body = (
+        "%c = stablehlo.constant dense<0> : tensor<i32>\n"
+        "  %r = stablehlo.dynamic_slice %arg0, %arg1, %c, sizes = [4, 16] : (tensor<8x16xf32>, "
+        "tensor<i32>, tensor<i32>) -> tensor<4x16xf32>"
+    )
+    return _module(body, [("8x16xf32", ins), ("i32", ())], ("4x16xf32", out), MESH)
+
+
+DYNAMIC_SLICES = [
+    # the operand splits the sliced dim, the result the other: its axis moves (all-to-all)
+    ("sliced dim's axis moves to the result's dim", (X, ()), ((), X)),
+    # the result splits nothing: the sliced dim is gathered
+    ("result whole", (X, ()), ((), ())),
+    # the result splits the sliced dim too: computed whole along it, then sliced locally
+    ("result split on the sliced dim", (X, ()), (X, ())),
+]
+
+
+@pytest.mark.parametrize("name,ins,out", DYNAMIC_SLICES, ids=[d[0] for d in DYNAMIC_SLICES])
+def test_dynamic_slice_is_computed_at_the_result_layout(name: str, ins: tuple, out: tuple) -> None:
+    _compare("dynamic_slice", _dynamic_slice(ins, out))
+
+
 LOOP = """sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(%xs: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
     -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
