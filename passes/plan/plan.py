@@ -349,7 +349,7 @@ class _Planner:
         elif self.xla and op.name == "stablehlo.dynamic_update_slice":
             common = self._update_gathered(op, rule, ts, mesh)
         elif self.xla and op.name == "stablehlo.dynamic_slice":
-            common = self._slice_at_result(rule, ts[len(op.operands)])
+            common = self._slice_at_result(op, rule, ts[0], ts[len(op.operands)])
         move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
         steps = op_steps(
             rule, ts, mesh, common, skip, style=self.options.model, move=move, dot=op.name in _DOTS
@@ -413,17 +413,23 @@ class _Planner:
         return common
 
     def _slice_at_result(
-        self, rule: OpShardingRule, result: Tensor
+        self, op: Operation, rule: OpShardingRule, operand: Tensor, result: Tensor
     ) -> list[tuple[AxisRef, ...]]:
-        """XLA's `HandleDynamicSlice` slices locally at the result's layout with the sliced
-        dims whole: the operand is resharded to that (an axis that moves to another dim is an
-        all-to-all, not a gather) and a result split on a sliced dim is sliced from it after."""
+        """XLA's `HandleDynamicSlice`: where the result splits only dims the slice takes whole
+        from a constant zero start, the operand is resharded to the result's layout and sliced
+        locally (an axis moving off a sliced dim is an all-to-all, not a gather); where it
+        splits a sliced dim, the op is computed on the whole operand (every dim gathered) and
+        the result sliced from it."""
         common: list[tuple[AxisRef, ...]] = [()] * rule.num_factors
         for d, factors in enumerate(rule.result_dims[0]):
-            if len(factors) == 1 and d < len(result.sharding.dims):
-                f = factors[0]
-                if rule.kinds[f] != FactorKind.NEED_REPLICATION:
-                    common[f] = tuple(result.sharding.dims[d].axes)
+            axes = tuple(result.sharding.dims[d].axes) if d < len(result.sharding.dims) else ()
+            if not axes or len(factors) != 1:
+                continue
+            whole = d < len(operand.shape) and result.shape[d] == operand.shape[d]
+            start = constant_int(op.operands[1 + d]) if 1 + d < len(op.operands) else None
+            if not whole or start != 0 or rule.kinds[factors[0]] == FactorKind.NEED_REPLICATION:
+                return [()] * rule.num_factors
+            common[factors[0]] = axes
         return common
 
     def _update_gathered(

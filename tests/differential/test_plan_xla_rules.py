@@ -229,8 +229,9 @@ DYNAMIC_SLICES = [
     ("sliced dim's axis moves to the result's dim", (X, ()), ((), X)),
     # the result splits nothing: the sliced dim is gathered
     ("result whole", (X, ()), ((), ())),
-    # the result splits the sliced dim too: computed whole along it, then sliced locally
+    # the result splits the sliced dim: computed on the whole operand, then sliced locally
     ("result split on the sliced dim", (X, ()), (X, ())),
+    ("result split on the sliced dim and another", (X, Y), (X, Y)),
 ]
 
 
