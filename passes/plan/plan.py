@@ -27,7 +27,15 @@ import re
 from dataclasses import dataclass
 
 from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
-from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.ir import (
+    Block,
+    BlockArgument,
+    Module,
+    Operation,
+    Value,
+    callee_name,
+    func_body,
+)
 from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes, sharded_local_bytes
 from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
@@ -676,6 +684,19 @@ class _Planner:
             if i < len(ins):
                 holder = f"in_shardings[{i}] of {op.name}"
                 self._boundary(op, v, ins[i], holder, "shard_map in_specs", site=(op, "operand", i))
+        ret = body.terminator if body is not None else None
+        if not self.xla or ret is None:
+            return
+        # XLA reshards each body result to its out_sharding's free (non-manual) axes
+        manual = set(layout.manual_axes(op))
+        outs = layout.manual_out_shardings(op)
+        for j, (v, out) in enumerate(zip(ret.operands, outs, strict=False)):
+            if j < len(op.results) and not self._value_runs(op.results[j]):
+                continue
+            free = axes_layout(out.mesh, ([a for a in d.axes if a.name not in manual]
+                                          for d in out.dims))  # fmt: skip
+            self._boundary(ret, v, free, f"out_shardings[{j}] of {op.name}", "shard_map out_specs",
+                           src_sharding=self._body_arg_sharding(v))  # fmt: skip
 
     def _io_override(self, v: Value, s: TensorSharding | None, main: bool) -> None:
         """A func argument is partitioned as the export writes it (see `layout.io_sharding`)."""
@@ -715,6 +736,8 @@ class _Planner:
     # -- explicit collectives in manual regions ------------------------------------------------
     def _explicit(self, op: Operation, manual: frozenset[str]) -> None:
         kind = _EXPLICIT[op.name]
+        if self.xla:
+            self._free_axes_gathered(op)
         biggest = 0
         for v in (op.operands, op.results):
             total = 0
@@ -725,7 +748,7 @@ class _Planner:
                 mesh = self._mesh(layout.value_sharding(x))
                 total += (
                     sharded_local_bytes(t.shape, t.elem_bytes, t.sharding, mesh)
-                    if mesh
+                    if mesh and not self.xla
                     else (t.elem_bytes * t.num_elements)
                 )
             biggest = max(biggest, total)
@@ -747,6 +770,38 @@ class _Planner:
                 source=source_op_name(self.module, op),
             )
         )
+
+    def _free_axes_gathered(self, op: Operation) -> None:
+        """XLA partitions a collective written in a shard_map body on the whole value of the
+        free (non-manual) axes: an operand the body splits on free axes is gathered first,
+        and the collective moves the body's whole block."""
+        for x in op.operands:
+            t = tensor_of(x, self._body_arg_sharding(x))
+            mesh = self._mesh(t.sharding) if t is not None else None
+            if t is None or mesh is None or not any(d.axes for d in t.sharding.dims):
+                continue
+            whole = TensorSharding.replicated_of(t.sharding.mesh, len(t.shape))
+            steps = reshard_steps(t.shape, t.elem_bytes, t.sharding, whole, mesh)
+            if steps:
+                cause = (
+                    f"{self.causes.name(x)} is {dims_text(t.sharding)} in a shard_map body: XLA "
+                    f"computes {op.name} on the body's whole block of it"
+                )
+                self._emit(steps, x, op, cause, ())
+
+    def _body_arg_sharding(self, v: Value) -> TensorSharding | None:
+        """A shard_map body argument's layout on the free axes (its in_sharding without the
+        manual axes); None for any other value (it carries its own)."""
+        region = v.block.parent if isinstance(v, BlockArgument) else None
+        owner = region.parent if region is not None else None
+        if owner is None or owner.name != MANUAL_COMPUTATION:
+            return None
+        ins = layout.manual_in_shardings(owner)
+        if v.index >= len(ins):
+            return None
+        manual = set(layout.manual_axes(owner))
+        s = ins[v.index]
+        return axes_layout(s.mesh, ([a for a in d.axes if a.name not in manual] for d in s.dims))
 
     def _group_axes(self, op: Operation, manual: frozenset[str]) -> tuple[str, ...]:
         """The mesh axes along which the devices of one replica group differ."""

@@ -269,6 +269,46 @@ def test_loop_invariant_collective_is_hoisted() -> None:
     _compare("loops", LOOP)
 
 
+SHARD_MAP = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<4x8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, FREE, {}]>})
+    -> (tensor<4x8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}]>}) {
+  %r = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"y"}, FREE, {}]>]
+      out_shardings=[<@mesh, [{}, {}, {}]>] manual_axes={"y"} (%a: tensor<2x8x16xf32>) {
+    %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle =
+      #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3],
+      [4, 5], [6, 7]]> : tensor<4x2xi64>, use_global_device_ids}>
+      : (tensor<2x8x16xf32>) -> tensor<4x8x16xf32>
+    sdy.return %g : tensor<4x8x16xf32>
+  } : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  return %r : tensor<4x8x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("free", ["{}", '{"x"}'], ids=["body whole", "body split on x"])
+def test_shard_map_collective_runs_on_the_whole_free_block(free: str) -> None:
+    # a collective written in a shard_map body: XLA gathers the free axes (x) of its operand
+    # first and moves the body's whole block over the manual axis
+    _compare("shard_map collectives", SHARD_MAP.replace("FREE", free))
+
+
+def test_shard_map_body_result_is_resharded_to_its_out_sharding() -> None:
+    # the body's result is split on the free axis x; out_shardings leaves it whole: XLA gathers
+    # x at the shard_map's end (and y after it, for the replicated func result)
+    text = (
+        SHARD_MAP.replace("FREE", '{"x"}')
+        .replace('out_shardings=[<@mesh, [{}, {}, {}]>]', 'out_shardings=[<@mesh, [{"y"}, {}, {}]>]')
+        .replace('"stablehlo.all_gather"(%a) <{all_gather_dim = 0 : i64, channel_handle =\n'
+                 '      #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = '
+                 'dense<[[0, 1], [2, 3],\n      [4, 5], [6, 7]]> : tensor<4x2xi64>, '
+                 'use_global_device_ids}>\n      : (tensor<2x8x16xf32>) -> tensor<4x8x16xf32>',
+                 "stablehlo.negate %a : tensor<2x8x16xf32>")
+        .replace("sdy.return %g : tensor<4x8x16xf32>", "sdy.return %g : tensor<2x8x16xf32>")
+    )
+    assert "stablehlo.negate" in text
+    _compare("shard_map collectives", text)
+
+
 def test_dead_values_cost_nothing() -> None:
     # the dot's result is never used: Shardy's import and XLA drop it with its all-reduce
     body = (
