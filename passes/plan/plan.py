@@ -98,6 +98,9 @@ _DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot"})
 _HALO_OPS = frozenset(
     {"stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"}
 )
+# ops XLA partitions at their result's layout (`ReshardAsWindowedInput` with the op's own
+# sharding): the operand is resharded to it whole, then halos are exchanged
+_WINDOWED_AT_RESULT = frozenset({"stablehlo.slice", "stablehlo.pad"})
 # what-if plans per module (each is one more plan of the whole module)
 _WHAT_IF_LIMIT = 16
 _EXPLICIT = {
@@ -358,6 +361,8 @@ class _Planner:
             common = self._update_gathered(op, rule, ts, mesh)
         elif self.xla and op.name == "stablehlo.dynamic_slice":
             common = self._slice_at_result(op, rule, ts[0], ts[len(op.operands)])
+        elif self.xla and op.name in _WINDOWED_AT_RESULT:
+            common = _result_factors(rule, ts[len(op.operands)])
         move = not (self.xla and op.name in _XLA_GATHERS_NEED_REPLICATION)
         steps = op_steps(
             rule, ts, mesh, common, skip, style=self.options.model, move=move, dot=op.name in _DOTS
@@ -991,3 +996,12 @@ def layout_memory(module: Module) -> Memory:
     called = {callee_name(op) for f in funcs.values() for op in f.walk() if op.name == CALL}
     roots = [f for n, f in funcs.items() if n not in called]
     return memory_estimate(module, roots, lambda s: layout.mesh_of(module, s))
+
+
+def _result_factors(rule: OpShardingRule, result: Tensor) -> list[tuple[AxisRef, ...]]:
+    """Each factor of a result dim sharded as the result's dim is (the rest unsharded)."""
+    common: list[tuple[AxisRef, ...]] = [()] * rule.num_factors
+    for d, factors in enumerate(rule.result_dims[0]):
+        if len(factors) == 1 and d < len(result.sharding.dims):
+            common[factors[0]] = tuple(result.sharding.dims[d].axes)
+    return common

@@ -136,6 +136,16 @@ HALOS = [
         "8x8xf32",
         (X, ()),
     ),
+    # the result split on the moved dim: the operand (not the result) is resharded to the
+    # result's layout (an all-to-all), then the halos are exchanged on it
+    (
+        "slice, the result split on the sliced dim",
+        "%r = stablehlo.slice %arg0 [2:14, 0:8] : (tensor<16x8xf32>) -> tensor<12x8xf32>",
+        ((), X),
+        "12x8xf32",
+        (X, ()),
+    ),
+    ("pad, the result split on the padded dim", PAD, ((), X), "20x8xf32", (X, ())),
     (
         "reverse a split dim",
         "%r = stablehlo.reverse %arg0, dims = [0] : tensor<16x8xf32>",
