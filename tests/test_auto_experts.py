@@ -103,18 +103,7 @@ def test_auto_fits_and_moves_no_more_than_the_best_expert_that_fits(name: str, b
     assert auto.bytes <= 1.1 * min(fitting.values()) + 256, (auto.bytes, fitting)
 
 
-# Known miss (issue 22/23 notes): on the MoE step at 400 KB the plan of auto's layout says
-# 195,284 B of memory and 20,484 B of collectives where XLA compiles 162,580 B and 25,604 B
-# (+20.1%, -20%); strict, so the case fails loudly once the plan gets it right
-_PREDICTION_MISSES = {("MoE Adam train step", 400_000)}
-PREDICTION_CASES = [
-    pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason="plan of the MoE layout"))
-    if case in _PREDICTION_MISSES else case
-    for case in CASES
-]
-
-
-@pytest.mark.parametrize(("name", "budget"), PREDICTION_CASES)
+@pytest.mark.parametrize(("name", "budget"), CASES)
 def test_what_auto_reports_is_what_xla_compiles(name: str, budget: int) -> None:
     auto = _auto(name, budget)
     report = auto.auto

@@ -73,11 +73,12 @@ def value_bytes(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = Non
 @dataclass
 class Buffers:
     """The collectives' buffers: bytes at each op (by id), the values collectives read (by
-    id), and the later ops that reuse a reshard made at an op (its buffer lives until them)."""
+    id), and the later ops that reuse a reshard made at an op (its result lives until them)."""
 
     at: dict[int, int] = field(default_factory=dict)
     read: set[int] = field(default_factory=set)
     reused: dict[int, list[Operation]] = field(default_factory=dict)
+    kept: dict[int, int] = field(default_factory=dict)  # of those bytes, what the reuses read
 
 
 def memory_estimate(
@@ -303,8 +304,11 @@ def _block_peak(
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
         if own and last > k:
-            intervals.append((k, last, own))  # a reshard later ops reuse
-            own = 0
+            # a reshard later ops reuse: its result lives until them, the rest (an
+            # all-to-all's pieces) only at the op
+            kept = min(own, aligned(buffers.kept.get(id(op), own)))
+            intervals.append((k, last, kept))
+            own -= kept
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))

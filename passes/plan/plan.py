@@ -178,6 +178,7 @@ class _Planner:
         self.done: dict[tuple[int, int, tuple[DimSharding, ...]], Operation] = {}
         # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
         self.reused: dict[int, list[Operation]] = {}
+        self.kept: dict[int, int] = {}
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
         self.full_windows: dict[int, set[int]] = {}
         # where an explicit form reshards: every planned reshard, in program order
@@ -213,7 +214,7 @@ class _Planner:
             roots,
             self._mesh,
             self.live,
-            Buffers(self.buffers, self.gathered, self.reused),
+            Buffers(self.buffers, self.gathered, self.reused, self.kept),
         )
         return self.plan
 
@@ -911,6 +912,13 @@ class _Planner:
         # (the steps run one after another: an all-to-all's pieces are gone before the next)
         moved = max([sum(s.bytes for s in held), *(self._footprint(s) for s in held)])
         self.buffers[where] = self.buffers.get(where, 0) + moved
+        # what outlives the op where a later use reuses the reshard: its result alone (an
+        # all-to-all's per-peer pieces are freed once the result is assembled from them)
+        t = tensor_of(value)
+        mesh = self._mesh(steps[-1].after) if steps else None
+        if t is not None and mesh is not None and held:
+            kept = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
+            self.kept[where] = self.kept.get(where, 0) + min(kept, moved)
         self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
