@@ -53,6 +53,8 @@ class OpSteps:
     operands: tuple[tuple[Step, ...], ...]
     results: tuple[tuple[Step, ...], ...]
     reduce_axes: tuple[AxisRef, ...]
+    # per operand: the device group's axes it is resharded within (a dot's, `xla_dot`)
+    groups: tuple[frozenset[AxisRef], ...] = ()
 
     @property
     def bytes(self) -> int:
@@ -165,7 +167,8 @@ def _xla_dot_steps(rule: OpShardingRule, tensors: Sequence[Tensor], mesh: Mesh) 
         for d, factors in enumerate(dim_factors):
             for f in factors:
                 common[f] = t.dims[d].axes if d < len(t.dims) else ()
-    return OpSteps(common, plan.computed, plan.operands, (plan.result,), plan.reduced)
+    return OpSteps(common, plan.computed, plan.operands, (plan.result,), plan.reduced,
+                   plan.groups)
 
 
 def _keep_expressible(

@@ -175,7 +175,9 @@ class _Planner:
         self.inlined: set[str] = set()  # callees XLA inlines (`_inlined_callees`)
         # (block, value, target dims) of reshards already planned: XLA computes a reshard of
         # one value to one layout once and reuses it for every use in the block (CSE)
-        self.done: dict[tuple[int, int, tuple[DimSharding, ...]], Operation] = {}
+        self.done: dict[
+            tuple[int, int, tuple[DimSharding, ...], frozenset[AxisRef]], Operation
+        ] = {}
         # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
         self.reused: dict[int, list[Operation]] = {}
         self.kept: dict[int, int] = {}
@@ -371,7 +373,8 @@ class _Planner:
         if self.xla and op.name in _HALO_OPS:
             self._halos(op, ts, steps, mesh)
         for i, st in enumerate(steps.operands):
-            if st and self._first(op, op.operands[i], steps.computed[i]):
+            group = steps.groups[i] if i < len(steps.groups) else frozenset()
+            if st and self._first(op, op.operands[i], steps.computed[i], group):
                 cause, cands = self.causes.operand(op, i, rule, ts, steps, mesh)
                 full = self.full_windows.get(id(op), set())
                 have = ts[i].sharding.dims
@@ -393,8 +396,10 @@ class _Planner:
             if self.xla and not any(s.kind in _REDUCING for s in st):
                 # XLA's partitioner keeps the result as computed beside its resharded form:
                 # a later use that needs it as computed reads that, with no collective
-                key = (id(op.parent), id(op.results[j]), steps.computed[n + j].dims)
-                self.done.setdefault(key, op)
+                none: frozenset[AxisRef] = frozenset()
+                self.done.setdefault(
+                    (id(op.parent), id(op.results[j]), steps.computed[n + j].dims, none), op
+                )
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
                 if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
@@ -430,18 +435,17 @@ class _Planner:
         self, op: Operation, rule: OpShardingRule, operand: Tensor, result: Tensor
     ) -> list[tuple[AxisRef, ...]]:
         """XLA's `HandleDynamicSlice`: where the result splits only dims the slice takes whole
-        from a constant zero start, the operand is resharded to the result's layout and sliced
-        locally (an axis moving off a sliced dim is an all-to-all, not a gather); where it
-        splits a sliced dim, the op is computed on the whole operand (every dim gathered) and
-        the result sliced from it."""
+        (their start clamped to zero), the operand is resharded to the result's layout and
+        sliced locally (an axis moving off a sliced dim is an all-to-all, not a gather); where
+        it splits a sliced dim, the op is computed on the whole operand (every dim gathered)
+        and the result sliced from it."""
         common: list[tuple[AxisRef, ...]] = [()] * rule.num_factors
         for d, factors in enumerate(rule.result_dims[0]):
             axes = tuple(result.sharding.dims[d].axes) if d < len(result.sharding.dims) else ()
             if not axes or len(factors) != 1:
                 continue
-            whole = d < len(operand.shape) and result.shape[d] == operand.shape[d]
-            start = constant_int(op.operands[1 + d]) if 1 + d < len(op.operands) else None
-            if not whole or start != 0 or rule.kinds[factors[0]] == FactorKind.NEED_REPLICATION:
+            # a dim taken whole starts at 0 whatever its start index (XLA clamps it)
+            if d >= len(operand.shape) or result.shape[d] != operand.shape[d]:
                 return [()] * rule.num_factors
             common[factors[0]] = axes
         return common
@@ -852,11 +856,14 @@ class _Planner:
     def _tensor(self, v: Value) -> Tensor | None:
         return tensor_of(v, self._sharding(v))
 
-    def _first(self, op: Operation, v: Value, target: TensorSharding) -> bool:
-        """Whether this is the first reshard of `v` to layout `target` in `op`'s block."""
+    def _first(
+        self, op: Operation, v: Value, target: TensorSharding, group: frozenset[AxisRef] = frozenset()
+    ) -> bool:
+        """Whether this is the first reshard of `v` to layout `target` in `op`'s block (within
+        a dot's device `group`: XLA caches a group's reshards apart, per grouping)."""
         if self.options.model != "xla":
             return True  # Shardy reshards per use
-        key = (id(op.parent), id(v), target.dims)
+        key = (id(op.parent), id(v), target.dims, group)
         anchor = self.done.get(key)
         if anchor is not None:  # XLA reuses the reshard made there: its buffer lives on
             self.reused.setdefault(id(anchor), []).append(op)

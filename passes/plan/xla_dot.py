@@ -91,6 +91,10 @@ class DotPlan:
     result: tuple[Step, ...]
     computed: tuple[TensorSharding, TensorSharding, TensorSharding]
     reduced: tuple[AxisRef, ...]
+    # per operand: the axes of the device group XLA reshards it within (empty: none); such a
+    # reshard goes to that grouping's own cache (`CreatePerGroupPartitioningState`), which
+    # only a dot grouped alike reuses
+    groups: tuple[frozenset[AxisRef], frozenset[AxisRef]] = (frozenset(), frozenset())
 
 
 LHS, RHS, OUT = 0, 1, 2
@@ -106,6 +110,7 @@ class _Event:
     src: Atoms
     dst: Atoms
     axes: tuple[AxisRef, ...] = ()
+    group: Active = frozenset()  # the axes of the device group it is made within (if any)
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ class _Partitioner:
         mesh: Mesh,
     ):
         self.d = dims
+        self.full: Active = frozenset()  # the mesh's atoms: a smaller active set is a group
         self.shapes = shapes
         self.elem = elem_bytes
         self.mesh = mesh
@@ -222,7 +228,7 @@ class _Partitioner:
         target = self.with_active(t, active, new)
         if target == t:
             return (), t
-        return (_Event(which, t, target),), target
+        return (_Event(which, t, target, group=self.full - active),), target
 
     def replicate(self, which: int, t: Atoms, active: Active) -> tuple[tuple[_Event, ...], Atoms]:
         return self.reshard(which, t, active, [()] * len(t))
@@ -800,6 +806,7 @@ def dot_plan(
         x for a in _mesh_refs(mesh) for x in _split(a, cuts, mesh) if x.size(mesh) > 1
     )
     p = _Partitioner(dims, shapes, elem_bytes, mesh)
+    p.full = active
     lhs, rhs, out = atoms
     done = p.partition(lhs, rhs, out, active, p.create)
     per: list[list[Step]] = [[], [], []]
@@ -818,8 +825,10 @@ def dot_plan(
                           _merged(e.dst, mesh), mesh, "xla")
         )
     computed = (_merged(done.lhs, mesh), _merged(done.rhs, mesh), _merged(done.result, mesh))
+    groups = [frozenset(a for e in done.events if e.which == w for a in e.group)
+              for w in (LHS, RHS)]  # fmt: skip
     return DotPlan((tuple(per[LHS]), tuple(per[RHS])), tuple(per[OUT]), computed,
-                   sort_axes(reduced, mesh) if reduced else ())
+                   sort_axes(reduced, mesh) if reduced else (), (groups[0], groups[1]))
 
 
 def _mesh_refs(mesh: Mesh) -> list[AxisRef]:

@@ -22,11 +22,6 @@ from . import runs
 
 # program -> why the plan and XLA's compiled bytes differ by more than the tolerance
 KNOWN_OUTSIDE: dict[str, str] = {
-    "grad_ffn_2d": (
-        "XLA gathers the same value (%17 along Y) twice, for two dots 40 ops apart, where the "
-        "plan counts one reshard of a value to one layout per block (GSPMD's reshard cache "
-        "merges them elsewhere, e.g. attention_2d's q/k/v): plan 4736 B, XLA 5760 B"
-    ),
     "cholesky_solve": (
         "XLA reshards the LAPACK custom calls' operands its own way (collective-permute, extra "
         "gathers of the triangular solve): plan 2560 B, XLA 4864 B"

@@ -224,30 +224,34 @@ def test_dynamic_update_slice_on_a_split_dim(name: str, rows: int, start: str) -
     _compare("dynamic_update_slice", _dus(rows, start))
 
 
-def _dynamic_slice(ins: tuple, out: tuple) -> str:
-    """Four rows of 8 (from a start known at run time) of a 8x16 tensor."""
+def _dynamic_slice(rows: int, ins: tuple, out: tuple) -> str:
+    """`rows` rows of 8 (from a start known at run time) of a 8x16 tensor."""
     body = (
         "%c = stablehlo.constant dense<0> : tensor<i32>\n"
-        "  %r = stablehlo.dynamic_slice %arg0, %arg1, %c, sizes = [4, 16] : (tensor<8x16xf32>, "
-        "tensor<i32>, tensor<i32>) -> tensor<4x16xf32>"
+        f"  %r = stablehlo.dynamic_slice %arg0, %arg1, %c, sizes = [{rows}, 16] : "
+        f"(tensor<8x16xf32>, tensor<i32>, tensor<i32>) -> tensor<{rows}x16xf32>"
     )
-    return _module(body, [("8x16xf32", ins), ("i32", ())], ("4x16xf32", out), MESH)
+    return _module(body, [("8x16xf32", ins), ("i32", ())], (f"{rows}x16xf32", out), MESH)
 
 
 DYNAMIC_SLICES = [
     # the operand splits the sliced dim, the result the other: its axis moves (all-to-all)
-    ("sliced dim's axis moves to the result's dim", (X, ()), ((), X)),
+    ("sliced dim's axis moves to the result's dim", 4, (X, ()), ((), X)),
     # the result splits nothing: the sliced dim is gathered
-    ("result whole", (X, ()), ((), ())),
+    ("result whole", 4, (X, ()), ((), ())),
     # the result splits the sliced dim: computed on the whole operand, then sliced locally
-    ("result split on the sliced dim", (X, ()), (X, ())),
-    ("result split on the sliced dim and another", (X, Y), (X, Y)),
+    ("result split on the sliced dim", 4, (X, ()), (X, ())),
+    ("result split on the sliced dim and another", 4, (X, Y), (X, Y)),
+    # every row, from a start known only at run time (clamped to 0): nothing moves
+    ("all rows", 8, (X, Y), (X, Y)),
 ]
 
 
-@pytest.mark.parametrize("name,ins,out", DYNAMIC_SLICES, ids=[d[0] for d in DYNAMIC_SLICES])
-def test_dynamic_slice_is_computed_at_the_result_layout(name: str, ins: tuple, out: tuple) -> None:
-    _compare("dynamic_slice", _dynamic_slice(ins, out))
+@pytest.mark.parametrize("name,rows,ins,out", DYNAMIC_SLICES, ids=[d[0] for d in DYNAMIC_SLICES])
+def test_dynamic_slice_is_computed_at_the_result_layout(
+    name: str, rows: int, ins: tuple, out: tuple
+) -> None:
+    _compare("dynamic_slice", _dynamic_slice(rows, ins, out))
 
 
 LOOP = """sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -317,6 +321,32 @@ def test_shard_map_body_result_is_resharded_to_its_out_sharding() -> None:
     )
     assert "stablehlo.negate" in text
     _compare("shard_map collectives", text)
+
+
+GROUPED_DOTS = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+    %w: tensor<64x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+    %g: tensor<8xNxf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>})
+    -> (tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+        tensor<8xMxf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+  %y = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x64xf32>, tensor<64x128xf32>) -> tensor<8x128xf32>
+  %d = stablehlo.dot_general %g, %w, contracting_dims = [1] x [C] : (tensor<8xNxf32>, tensor<64x128xf32>) -> tensor<8xMxf32>
+  return %y, %d : tensor<8x128xf32>, tensor<8xMxf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "n,m,c", [("128", "64", "1"), ("64", "128", "0")], ids=["grouped otherwise", "grouped alike"]
+)
+def test_a_reshard_in_a_dot_group_is_reused_only_by_a_dot_grouped_alike(
+    n: str, m: str, c: str
+) -> None:
+    # both dots gather w's x axis within a device group (on y): XLA caches a group's reshards
+    # per grouping, so a backward-like dot grouped otherwise gathers it again, one grouped
+    # alike reuses the gather
+    text = GROUPED_DOTS.replace("N", n).replace("M", m).replace("C", c)
+    _compare("dots: reshards within a device group", text)
 
 
 def test_dead_values_cost_nothing() -> None:
