@@ -173,14 +173,15 @@ class _Planner:
         self.meshes = module.meshes
         self.func = ""
         self.inlined: set[str] = set()  # callees XLA inlines (`_inlined_callees`)
-        # (block, value, target dims) of reshards already planned: XLA computes a reshard of
-        # one value to one layout once and reuses it for every use in the block (CSE)
+        # (block, value, target dims, dot device group) of reshards already planned: XLA
+        # computes a reshard of one value to one layout once and reuses it for every use in
+        # the block (its reshard cache; a dot's device group has a cache of its own)
         self.done: dict[
             tuple[int, int, tuple[DimSharding, ...], frozenset[AxisRef]], Operation
         ] = {}
         # the ops that reuse a reshard made at an op (by id): its buffer lives until the last
         self.reused: dict[int, list[Operation]] = {}
-        self.kept: dict[int, int] = {}
+        self.kept: dict[int, int] = {}  # of an op's reshard bytes, what those reuses read
         # reduce_window ops whose window spans a dim: those dims (XLA gathers them)
         self.full_windows: dict[int, set[int]] = {}
         # where an explicit form reshards: every planned reshard, in program order
