@@ -12,22 +12,24 @@ from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
-from shardc.backend.xla_form import ShardyOracle
+from shardc.backend.xla_form import ShardyOracle, xla_layouts
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.passes.pin import PinReport, Written
+from shardc.passes.pin import PinReport, Written, sharding_key
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
     PassContext,
     PipelineOptions,
+    build_pipeline,
+    run_passes,
     run_pipeline,
 )
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
-from shardc.passes.plan.plan import PlanOptions, plan_module
+from shardc.passes.plan.plan import PlanOptions, plan_module, plan_with_rewrites
 from shardc.passes.plan.plan_pass import PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, XlaOwn, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
@@ -97,10 +99,53 @@ def plan_compiled_form(
     pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin")
     oracle = ShardyOracle(keep_first=True)
     given = [written] if written is not None else []
-    ctx = run_pipeline(module, pipeline, _CALLER, oracle=oracle, given=given)
+    planned: list[tuple[Module, dict[int, int]]] = []  # the planned IR, kept before the export
+
+    def keep(_: str, m: Module) -> None:
+        planned.append((m.clone(), {id(op): k for k, op in enumerate(m.walk())}))
+
+    ctx = run_passes(module, build_pipeline(pipeline), _CALLER, keep, ("plan",), oracle, given)
     result = ctx.require(Plan)
     result.xla_own = xla_own_plan(ctx.result(PinReport), oracle)
-    return result
+    if not planned:
+        return result
+    copy, index = planned[0]
+    return as_run(module, copy, index, result, plan_options, ctx.result(Written))
+
+
+def as_run(
+    compiled: Module,
+    planned_ir: Module,
+    index: dict[int, int],
+    planned: Plan,
+    plan_options: PlanOptions | None = None,
+    written: Written | None = None,
+) -> Plan:
+    """`planned` (the plan of shardc's layout `planned_ir`), or where XLA's own Shardy lays
+    values of the compiled form `compiled` out otherwise without a pin (`xla_layouts`: on
+    XLA's form of the module it may resolve a conflict the other way; pinning shardc's layout
+    there moved more than jax.jit on the LLaMA and LoRA steps), the plan of the layout that
+    runs: `planned_ir` with those values laid out as XLA lays them out. `index` maps the `id`
+    of each op of `compiled` that was in the planned IR (the export works in place) to its walk
+    index there. The plan of that layout has no causes (propagation did not choose it)."""
+    ops = list(planned_ir.walk())
+    meshes = dict(planned_ir.meshes)
+    changed = 0
+    for op, i, s in xla_layouts(compiled):
+        k = index.get(id(op))
+        if k is None:
+            continue
+        r = ops[k].results[i]
+        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
+            r.sharding = s
+            changed += 1
+    if not changed:
+        planned_ir.release()
+        return planned
+    ran, _ = plan_with_rewrites(planned_ir, None, plan_options or PlanOptions(), written)
+    planned_ir.release()
+    ran.ruleless, ran.auto, ran.xla_own = planned.ruleless, planned.auto, planned.xla_own
+    return ran
 
 
 def xla_own_plan(report: PinReport | None, oracle: ShardyOracle) -> XlaOwn | None:
