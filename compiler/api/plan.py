@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api.exported import export_copy
+from shardc.api.exported import Exported, export_in_place
 from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
@@ -110,7 +110,22 @@ def plan_compiled_form(
     if not planned:
         return result
     copy, index = planned[0]
-    return as_run(module, copy, index, result, plan_options, ctx.result(Written))
+    result = as_run(module, copy, index, result, plan_options, ctx.result(Written))
+    copy.release()
+    return result
+
+
+def _export_pin(
+    module: Module, written: Written | None, remove_redundant: bool = False
+) -> tuple[Exported, ShardyOracle, dict[int, int]]:
+    """The `pin` export of a copy of the propagated `module` (as `export_copy`), its oracle
+    (the first layout kept, for `xla_own_plan`), and the walk index in `module` of each op of
+    the export that was in the copy (`as_run`'s `index`)."""
+    oracle = ShardyOracle(keep_first=True)
+    copy = module.clone()
+    index = {id(op): k for k, op in enumerate(copy.walk())}
+    exported = export_in_place(copy, "pin", remove_redundant, oracle=oracle, written=written)
+    return exported, oracle, index
 
 
 def as_run(
@@ -125,9 +140,10 @@ def as_run(
     values of the compiled form `compiled` out otherwise without a pin (`xla_layouts`: on
     XLA's form of the module it may resolve a conflict the other way; pinning shardc's layout
     there moved more than jax.jit on the LLaMA and LoRA steps), the plan of the layout that
-    runs: `planned_ir` with those values laid out as XLA lays them out. `index` maps the `id`
-    of each op of `compiled` that was in the planned IR (the export works in place) to its walk
-    index there. The plan of that layout has no causes (propagation did not choose it)."""
+    runs: `planned_ir` with those values laid out as XLA lays them out (in place). `index`
+    maps the `id` of each op of `compiled` that was in the IR the export started from (it
+    works in place) to its walk index there, which is `planned_ir`'s walk order. The plan of
+    that layout has no causes (propagation did not choose it)."""
     ops = list(planned_ir.walk())
     meshes = dict(planned_ir.meshes)
     changed = 0
@@ -140,10 +156,8 @@ def as_run(
             r.sharding = s
             changed += 1
     if not changed:
-        planned_ir.release()
         return planned
     ran, _ = plan_with_rewrites(planned_ir, None, plan_options or PlanOptions(), written)
-    planned_ir.release()
     ran.ruleless, ran.auto, ran.xla_own = planned.ruleless, planned.auto, planned.xla_own
     return ran
 
@@ -349,9 +363,9 @@ def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
         if auto is not None:
             plan.auto = auto.lines()
         if xla_own:
-            oracle = ShardyOracle(keep_first=True)
-            exported = export_copy(module, "pin", False, oracle=oracle, written=written)
+            exported, oracle, index = _export_pin(module, written)
             plan.xla_own = xla_own_plan(exported.pin_report, oracle)
+            plan = as_run(exported.module, module, index, plan, written=written)
             exported.module.release()
         return module, plan
     build, options = source
@@ -393,13 +407,13 @@ def _check_as_is(lowered: Any, auto: Any) -> Plan:
         planned = plan_module(module, None)
         if auto is not None:
             planned.auto = auto.lines()
-        oracle = ShardyOracle(keep_first=True)
-        exported = export_copy(
-            module, "pin", bool(getattr(lowered.jitted, "remove_redundant_collectives", False)),
-            oracle=oracle, written=getattr(lowered, "written", None),
-        )  # fmt: skip
+        written = getattr(lowered, "written", None)
+        exported, oracle, index = _export_pin(
+            module, written, bool(getattr(lowered.jitted, "remove_redundant_collectives", False))
+        )
         planned.xla_own = xla_own_plan(exported.pin_report, oracle)
         text = export_text(exported.module, "generic", with_locs=True)
+        planned = as_run(exported.module, module, index, planned, written=written)
         exported.module.release()
     attach(planned, compiled_hlo(text, devices_needed(module)), module, origins)
     return planned
