@@ -110,9 +110,16 @@ def plan_compiled_form(
     if not planned:
         return result
     copy, index = planned[0]
-    result = as_run(module, copy, index, result, plan_options, ctx.result(Written))
+    built = _last_module(ctx.result(PinReport), oracle)
+    result = as_run(module, copy, index, result, plan_options, ctx.result(Written), built)
     copy.release()
     return result
+
+
+def _last_module(report: PinReport | None, oracle: ShardyOracle) -> Any:
+    """The jaxlib module the pin export's oracle was last asked about where that is the export
+    as it ends (`PinReport.last_checked`), else None."""
+    return oracle.last if report is not None and report.last_checked else None
 
 
 def _export_pin(
@@ -135,6 +142,7 @@ def as_run(
     planned: Plan,
     plan_options: PlanOptions | None = None,
     written: Written | None = None,
+    built: Any = None,
 ) -> Plan:
     """`planned` (the plan of shardc's layout `planned_ir`), or where XLA's own Shardy lays
     values of the compiled form `compiled` out otherwise without a pin (`xla_layouts`: on
@@ -143,11 +151,12 @@ def as_run(
     runs: `planned_ir` with those values laid out as XLA lays them out (in place). `index`
     maps the `id` of each op of `compiled` that was in the IR the export started from (it
     works in place) to its walk index there, which is `planned_ir`'s walk order. The plan of
-    that layout has no causes (propagation did not choose it)."""
+    that layout has no causes (propagation did not choose it). `built`: the jaxlib module of
+    `compiled` where the caller has it (`_last_module`)."""
     ops = list(planned_ir.walk())
     meshes = dict(planned_ir.meshes)
     changed = 0
-    for op, i, s in xla_layouts(compiled):
+    for op, i, s in xla_layouts(compiled, built):
         k = index.get(id(op))
         if k is None:
             continue
@@ -365,7 +374,8 @@ def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
         if xla_own:
             exported, oracle, index = _export_pin(module, written)
             plan.xla_own = xla_own_plan(exported.pin_report, oracle)
-            plan = as_run(exported.module, module, index, plan, written=written)
+            built = _last_module(exported.pin_report, oracle)
+            plan = as_run(exported.module, module, index, plan, written=written, built=built)
             exported.module.release()
         return module, plan
     build, options = source
@@ -413,7 +423,8 @@ def _check_as_is(lowered: Any, auto: Any) -> Plan:
         )
         planned.xla_own = xla_own_plan(exported.pin_report, oracle)
         text = export_text(exported.module, "generic", with_locs=True)
-        planned = as_run(exported.module, module, index, planned, written=written)
+        built = _last_module(exported.pin_report, oracle)
+        planned = as_run(exported.module, module, index, planned, written=written, built=built)
         exported.module.release()
     attach(planned, compiled_hlo(text, devices_needed(module)), module, origins)
     return planned

@@ -268,7 +268,7 @@ class ShardyOracle:
         return tuple(out)
 
 
-def xla_layouts(module: Module) -> list[tuple[Operation, int, TensorSharding]]:
+def xla_layouts(module: Module, built: Any = None) -> list[tuple[Operation, int, TensorSharding]]:
     """The layout XLA's own Shardy gives each op result of `module`, a compiled form (the
     `pin` export), on the module through HLO (`through_hlo`): `(op, result index, sharding)`,
     for the plan to predict the layout that runs.
@@ -278,8 +278,10 @@ def xla_layouts(module: Module) -> list[tuple[Operation, int, TensorSharding]]:
     between two layouts resolved the other way), the program that runs has XLA's layout there.
     Left out: ops whose shardings XLA keeps (constraints, manual computations, custom calls,
     ops with a custom rule), values XLA's module no longer has, values whose copies (a callee
-    per call site) disagree, and everything where the module cannot go through HLO."""
-    oracle = ShardyOracle(round_trip=True)
+    per call site) disagree, and everything where the module cannot go through HLO. `built`:
+    the jaxlib module XLA is handed for `module` when the caller has it (the pin export's
+    oracle's last module, `ShardyOracle.last`), saving a print and a parse."""
+    oracle = ShardyOracle((lambda _: built) if built is not None else None, round_trip=True)
     ops = list(module.walk())
     gone = dead_ops(module, ops, xla=True)
     wanted = {
