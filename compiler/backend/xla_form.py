@@ -141,8 +141,8 @@ class ShardyOracle:
             for k in wanted:
                 op = ops[k - 1]
                 op.attributes[TAG] = ir.IntegerAttr.get(i64, k)
-                types[k] = [r.type for r in op.results]
-                if self.round_trip:
+                if self.round_trip:  # (what finds the op again through HLO)
+                    types[k] = [r.type for r in op.results]
                     _tag_frontend(op, k)
             for k, text in rules.items():  # (through HLO, the conversion rewrites these ops)
                 ops[k - 1].attributes["sdy.sharding_rule"] = ir.Attribute.parse(text)
