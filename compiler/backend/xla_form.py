@@ -348,7 +348,6 @@ def through_hlo(module_op: Any) -> Any | None:
     back (manual computations, sharding groups, barriers): the caller asks about the module as
     written then."""
     from jax._src.lib import _jax
-    from jaxlib.mlir import ir, passmanager
 
     try:
         with module_op.context:
@@ -359,7 +358,17 @@ def through_hlo(module_op: Any) -> Any | None:
         back = _jax.mlir.hlo_to_stablehlo(computation.as_serialized_hlo_module_proto())
     except Exception:  # noqa: BLE001 - jaxlib raises its own errors; asked as written then
         return None
-    with module_op.context, ir.Location.unknown():
+    try:
+        return _import_back(module_op.context, back)
+    except Exception:  # noqa: BLE001 - jaxlib raises MLIRError; asked as written then
+        return None
+
+
+def _import_back(context: Any, back: bytes) -> Any | None:
+    """`hlo_to_stablehlo`'s module with its `sdy` content imported again (`through_hlo`)."""
+    from jaxlib.mlir import ir, passmanager
+
+    with context, ir.Location.unknown():
         converted = ir.Module.parse(back)
         passmanager.PassManager.parse(_IMPORT).run(converted.operation)
         calls: list[Any] = []
@@ -370,10 +379,10 @@ def through_hlo(module_op: Any) -> Any | None:
             return ir.WalkResult.ADVANCE
 
         converted.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for op in calls:
-            target = ir.StringAttr(op.attributes["call_target_name"]).value
-            if target.startswith(_SDY_CALL_PREFIXES):
-                return None
+        targets = [ir.StringAttr(op.attributes["call_target_name"]).value for op in calls]
+        if any(t.startswith(_SDY_CALL_PREFIXES) for t in targets):
+            return None
+        for op, target in zip(calls, targets, strict=True):
             if target == "Sharding" and "sdy.sharding" in op.attributes:
                 _as_constraint(op)
         return converted.operation
