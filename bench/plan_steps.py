@@ -11,8 +11,10 @@ other steps (LoRA, scan decoder, mixture of experts, ViT).
     python bench/plan_steps.py [--only flax_dp,...] [--all]
 
 Prints per step the planned and compiled bytes and memory and their ratios (target: bytes
-within 10%), and where shardc's layout differs from XLA's own, that line of the plan. Run from
-the repository root.
+within 10%), and where shardc's layout differs from XLA's own, that line of the plan. The plan
+is of the layout that runs: where XLA's own Shardy, on the module as XLA's import makes it
+(through HLO), lays values out otherwise without a pin, XLA's layout (docs/xla_boundary.md §5).
+Run from the repository root.
 """
 
 from __future__ import annotations

@@ -7,27 +7,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api.exported import export_copy
+from shardc.api.exported import Exported, export_in_place
 from shardc.api.plan_check import attach, compiled_hlo, devices_needed, tag_ops
 from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
-from shardc.backend.xla_form import ShardyOracle
+from shardc.backend.xla_form import ShardyOracle, xla_layouts
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
-from shardc.passes.pin import PinReport, Written
+from shardc.passes.pin import PinReport, Written, sharding_key
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
     PassContext,
     PipelineOptions,
+    build_pipeline,
+    run_passes,
     run_pipeline,
 )
 from shardc.passes.plan.check import PlanCheck
 from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
-from shardc.passes.plan.plan import PlanOptions, plan_module
+from shardc.passes.plan.plan import PlanOptions, plan_module, plan_with_rewrites
 from shardc.passes.plan.plan_pass import PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, XlaOwn, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
@@ -97,10 +99,76 @@ def plan_compiled_form(
     pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin")
     oracle = ShardyOracle(keep_first=True)
     given = [written] if written is not None else []
-    ctx = run_pipeline(module, pipeline, _CALLER, oracle=oracle, given=given)
+    planned: list[tuple[Module, dict[int, int]]] = []  # the planned IR, kept before the export
+
+    def keep(_: str, m: Module) -> None:
+        planned.append((m.clone(), {id(op): k for k, op in enumerate(m.walk())}))
+
+    ctx = run_passes(module, build_pipeline(pipeline), _CALLER, keep, ("plan",), oracle, given)
     result = ctx.require(Plan)
     result.xla_own = xla_own_plan(ctx.result(PinReport), oracle)
+    if not planned:
+        return result
+    copy, index = planned[0]
+    built = _last_module(ctx.result(PinReport), oracle)
+    result = as_run(module, copy, index, result, plan_options, ctx.result(Written), built)
+    copy.release()
     return result
+
+
+def _last_module(report: PinReport | None, oracle: ShardyOracle) -> Any:
+    """The jaxlib module the pin export's oracle was last asked about where that is the export
+    as it ends (`PinReport.last_checked`), else None."""
+    return oracle.last if report is not None and report.last_checked else None
+
+
+def _export_pin(
+    module: Module, written: Written | None, remove_redundant: bool = False
+) -> tuple[Exported, ShardyOracle, dict[int, int]]:
+    """The `pin` export of a copy of the propagated `module` (as `export_copy`), its oracle
+    (the first layout kept, for `xla_own_plan`), and the walk index in `module` of each op of
+    the export that was in the copy (`as_run`'s `index`)."""
+    oracle = ShardyOracle(keep_first=True)
+    copy = module.clone()
+    index = {id(op): k for k, op in enumerate(copy.walk())}
+    exported = export_in_place(copy, "pin", remove_redundant, oracle=oracle, written=written)
+    return exported, oracle, index
+
+
+def as_run(
+    compiled: Module,
+    planned_ir: Module,
+    index: dict[int, int],
+    planned: Plan,
+    plan_options: PlanOptions | None = None,
+    written: Written | None = None,
+    built: Any = None,
+) -> Plan:
+    """`planned` (the plan of shardc's layout `planned_ir`), or where XLA's own Shardy lays
+    values of the compiled form `compiled` out otherwise without a pin (`xla_layouts`: on
+    XLA's form of the module it may resolve a conflict the other way; pinning shardc's layout
+    there moved more than jax.jit on the LLaMA and LoRA steps), the plan of the layout that
+    runs: `planned_ir` with those values laid out as XLA lays them out (in place). `index`
+    maps the `id` of each op of `compiled` that was in the IR the export started from (it
+    works in place) to its walk index there, which is `planned_ir`'s walk order. The plan of
+    that layout has no causes (propagation did not choose it). `built`: the jaxlib module of
+    `compiled` where the caller has it (`_last_module`)."""
+    ops = list(planned_ir.walk())
+    meshes = dict(planned_ir.meshes)
+    changed = 0
+    for op, i, s in xla_layouts(compiled, built):
+        k = index.get(id(op))
+        if k is None:
+            continue
+        r = ops[k].results[i]
+        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
+            r.sharding = s
+            changed += 1
+    if not changed:
+        return planned
+    ran, _ = plan_with_rewrites(planned_ir, None, plan_options or PlanOptions(), written)
+    ran.ruleless, ran.auto, ran.xla_own = planned.ruleless, planned.auto, planned.xla_own
+    return ran
 
 
 def xla_own_plan(report: PinReport | None, oracle: ShardyOracle) -> XlaOwn | None:
@@ -304,9 +372,10 @@ def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
         if auto is not None:
             plan.auto = auto.lines()
         if xla_own:
-            oracle = ShardyOracle(keep_first=True)
-            exported = export_copy(module, "pin", False, oracle=oracle, written=written)
+            exported, oracle, index = _export_pin(module, written)
             plan.xla_own = xla_own_plan(exported.pin_report, oracle)
+            built = _last_module(exported.pin_report, oracle)
+            plan = as_run(exported.module, module, index, plan, written=written, built=built)
             exported.module.release()
         return module, plan
     build, options = source
@@ -348,13 +417,14 @@ def _check_as_is(lowered: Any, auto: Any) -> Plan:
         planned = plan_module(module, None)
         if auto is not None:
             planned.auto = auto.lines()
-        oracle = ShardyOracle(keep_first=True)
-        exported = export_copy(
-            module, "pin", bool(getattr(lowered.jitted, "remove_redundant_collectives", False)),
-            oracle=oracle, written=getattr(lowered, "written", None),
-        )  # fmt: skip
+        written = getattr(lowered, "written", None)
+        exported, oracle, index = _export_pin(
+            module, written, bool(getattr(lowered.jitted, "remove_redundant_collectives", False))
+        )
         planned.xla_own = xla_own_plan(exported.pin_report, oracle)
         text = export_text(exported.module, "generic", with_locs=True)
+        built = _last_module(exported.pin_report, oracle)
+        planned = as_run(exported.module, module, index, planned, written=written, built=built)
         exported.module.release()
     attach(planned, compiled_hlo(text, devices_needed(module)), module, origins)
     return planned

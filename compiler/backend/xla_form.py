@@ -6,6 +6,12 @@ op-level shardings of a few ops (`passes.pin.KEEPS_OP_SHARDING`), then runs Shar
 `ShardyOracle` runs that same pipeline through jaxlib on the module XLA would get and reads each
 op result's sharding back, by the op's walk index: the answer the `pin` export (passes/pin.py)
 compares shardc's layout with, to pin only what XLA would lay out otherwise.
+
+XLA's Shardy does not run on the module as handed over: it runs on that module converted to HLO
+and back (scalar-to-size-1 broadcasts become reshapes, `chlo` ops expand, constants and iotas
+are rebuilt, ops come back in HLO's order), and Shardy's choices where two layouts conflict
+depend on that form (on an FSDP LLaMA step, 6 of its 30 dots). So the oracle hands its copy
+through the same conversion first (`through_hlo`) and reads the layouts of the converted module.
 """
 
 from __future__ import annotations
@@ -16,14 +22,28 @@ from typing import Any
 from shardc.backend import mlir_bridge
 from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Module
+from shardc.dialect.ir import Block, Module, Operation
 from shardc.dialect.op_views import PER_USE
 from shardc.dialect.sharding_syntax import parse_mesh, parse_tensor_sharding
-from shardc.dialect.shardings import Mesh
-from shardc.passes.pin import Key, XlaLayouts, sharding_key, xla_reads_op_sharding
+from shardc.dialect.shardings import Mesh, TensorSharding
+from shardc.dialect.types import TensorType
+from shardc.passes.pin import (
+    WRITTEN_OPS,
+    Key,
+    XlaLayouts,
+    sharding_key,
+    xla_reads_op_sharding,
+)
+from shardc.passes.propagation.unit_builder import dead_ops
 
 PIPELINE = "builtin.module(sdy-propagation-pipeline)"
 TAG = "shardc.k"  # the walk index of an op, on the copy the pipeline runs on
+# what the HLO conversion keeps of an op's own attributes: its frontend attributes
+FRONTEND = "mhlo.frontend_attributes"
+# custom calls that carry `sdy` content through HLO and that `through_hlo` cannot bring back
+# (jaxlib registers only the attribute import of XLA's round trip): a module with one is asked
+# as written
+_SDY_CALL_PREFIXES = ("xla.sdy.", "local_xla.sdy.")
 # ops whose shardings the oracle does not read (XLA keeps what they say, or they have none)
 _UNSEEN = object()
 _UNREAD = frozenset({"sdy.manual_computation", "sdy.sharding_constraint", "sdy.reshard"})
@@ -72,8 +92,13 @@ class ShardyOracle:
         build: Callable[[Module], Any] | None = None,
         speculate: Callable[[Module, Any], None] | None = None,
         keep_first: bool = False,
+        round_trip: bool = False,
     ):
         self.build = build or parse_for_xla
+        # ask Shardy about the module as XLA's import makes it (`through_hlo`), not as written
+        self.round_trip = round_trip
+        # walk index -> the `sdy.sharding` text of each copy of the op, of the latest call
+        self.texts: dict[int, list[str]] = {}
         # told of the first module built (the export as written, no pin yet) once the oracle
         # has its own copy: a caller may start XLA's compile of it while Shardy runs here
         self.speculate = speculate
@@ -112,23 +137,30 @@ class ShardyOracle:
             if renamed == "":
                 return XlaLayouts()  # no entry XLA could compile: nothing it would derive
             i64 = ir.IntegerType.get_signless(64)
+            types: dict[int, list[Any]] = {}
             for k in wanted:
-                ops[k - 1].attributes[TAG] = ir.IntegerAttr.get(i64, k)
-            for k, text in rules.items():
+                op = ops[k - 1]
+                op.attributes[TAG] = ir.IntegerAttr.get(i64, k)
+                if self.round_trip:  # (what finds the op again through HLO)
+                    types[k] = [r.type for r in op.results]
+                    _tag_frontend(op, k)
+            for k, text in rules.items():  # (through HLO, the conversion rewrites these ops)
                 ops[k - 1].attributes["sdy.sharding_rule"] = ir.Attribute.parse(text)
             _erase(ops, dead)
+            converted = through_hlo(copy) if self.round_trip else None
+            target = copy if converted is None else converted
             try:
-                passmanager.PassManager.parse(PIPELINE).run(copy)
+                passmanager.PassManager.parse(PIPELINE).run(target)
             except Exception as e:  # noqa: BLE001 - jaxlib raises MLIRError with diagnostics
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise ShardcError(
                     f"Shardy's propagation, as XLA runs it, fails on the exported module: {first}"
                 ) from None
-            out = self._read(copy)
+            out = self._read(target, None if converted is None else types)
             if self.keep_first:
                 if self.first is None:
-                    self.first = copy
-                self.derived = copy
+                    self.first = target
+                self.derived = target
         if renamed is not None:
             for table in (out.args, out.outs):
                 if "main" in table:
@@ -153,7 +185,11 @@ class ShardyOracle:
             got = self._one[text] = sharding_key(parse_tensor_sharding(text), meshes)
         return got  # type: ignore[return-value]
 
-    def _read(self, copy: Any) -> XlaLayouts:
+    def _read(self, copy: Any, types: dict[int, list[Any]] | None = None) -> XlaLayouts:
+        """The layouts of the tagged ops of `copy` once Shardy ran on it. `types` (walk index
+        -> result types) when `copy` went through HLO: an op is found by its frontend
+        attribute there, and of the ops the conversion made of one (a broadcast that became a
+        reshape and a broadcast), the last of its block with the op's result types is read."""
         from jaxlib.mlir import ir
 
         body = copy.regions[0].blocks[0]
@@ -170,11 +206,20 @@ class ShardyOracle:
                 out.args[name] = self._boundary(top, "arg_attrs", meshes)
                 out.outs[name] = self._boundary(top, "res_attrs", meshes)
 
+        last: dict[tuple[Any, int], tuple[Key, ...]] = {}  # (block, k) -> keys, through HLO
+        texts: dict[tuple[Any, int], str] = {}
+
         def visit(op: Any) -> Any:
             attrs = op.attributes
-            if TAG not in attrs:
-                return ir.WalkResult.ADVANCE
-            k = ir.IntegerAttr(attrs[TAG]).value
+            if types is None:
+                if TAG not in attrs:
+                    return ir.WalkResult.ADVANCE
+                k = ir.IntegerAttr(attrs[TAG]).value
+            else:
+                tag = _frontend_tag(attrs)
+                if tag is None or [r.type for r in op.results] != types.get(tag):
+                    return ir.WalkResult.ADVANCE
+                k = tag
             if op.name == "sdy.manual_computation":
                 out.manuals[k] = (
                     _keys(str(attrs["in_shardings"]), meshes, self._key_of),
@@ -183,6 +228,7 @@ class ShardyOracle:
                 return ir.WalkResult.ADVANCE
             if op.name in _UNREAD:
                 return ir.WalkResult.ADVANCE
+            text = ""
             if "sdy.sharding" in attrs:
                 text = str(attrs["sdy.sharding"])
                 keys = parsed.get(text)
@@ -192,10 +238,18 @@ class ShardyOracle:
                 return ir.WalkResult.ADVANCE  # (no sharding written: nothing to compare)
             else:
                 keys = (None,) * len(op.results)  # nothing on any result: replicated
-            out.results.setdefault(k, []).append(keys)
+            if types is None:
+                out.results.setdefault(k, []).append(keys)
+            else:
+                last[(op.operation.parent, k)] = keys
+                texts[(op.operation.parent, k)] = text
             return ir.WalkResult.ADVANCE
 
         copy.walk(visit, ir.WalkOrder.PRE_ORDER)
+        self.texts = {}
+        for where, keys in last.items():
+            out.results.setdefault(where[1], []).append(keys)
+            self.texts.setdefault(where[1], []).append(texts[where])
         return out
 
     def _boundary(self, func: Any, key: str, meshes: dict[str, Mesh]) -> tuple[Key, ...]:
@@ -212,6 +266,175 @@ class ShardyOracle:
             d = ir.DictAttr(attrs[i])
             out.append(self._key_of(str(d["sdy.sharding"]), meshes) if "sdy.sharding" in d else None)
         return tuple(out)
+
+
+def xla_layouts(module: Module, built: Any = None) -> list[tuple[Operation, int, TensorSharding]]:
+    """The layout XLA's own Shardy gives each op result of `module`, a compiled form (the
+    `pin` export), on the module through HLO (`through_hlo`): `(op, result index, sharding)`,
+    for the plan to predict the layout that runs.
+
+    The export pins every value whose layout Shardy run on the module as written would lay
+    out otherwise; where XLA's form of the module still leads Shardy elsewhere (a conflict
+    between two layouts resolved the other way), the program that runs has XLA's layout there.
+    Left out: ops whose shardings XLA keeps (constraints, manual computations, custom calls,
+    ops with a custom rule), values XLA's module no longer has, values whose copies (a callee
+    per call site) disagree, and everything where the module cannot go through HLO. `built`:
+    the jaxlib module XLA is handed for `module` when the caller has it (the pin export's
+    oracle's last module, `ShardyOracle.last`), saving a print and a parse."""
+    oracle = ShardyOracle((lambda _: built) if built is not None else None, round_trip=True)
+    ops = list(module.walk())
+    gone = dead_ops(module, ops, xla=True)
+    wanted = {
+        k
+        for k, op in enumerate(ops)
+        if op.results
+        and id(op) not in gone
+        and op.name not in WRITTEN_OPS
+        and not xla_reads_op_sharding(op)
+        and any(isinstance(r.type, TensorType) for r in op.results)
+    }
+    if not wanted:
+        return []
+    oracle(module, wanted, _outermost(ops, gone), {})
+    meshes = dict(module.meshes)
+    fallback = next((name for name, mesh in meshes.items() if mesh.axes), None)
+    out = []
+    for k, copies in oracle.texts.items():
+        if len(set(copies)) != 1:
+            continue
+        op = ops[k]
+        for i, s in enumerate(_per_value(copies[0], op, fallback)):
+            if s is None or (isinstance(s.mesh, str) and s.mesh not in meshes):
+                continue
+            out.append((op, i, s))
+    return out
+
+
+def _per_value(text: str, op: Operation, mesh: str | None) -> list[TensorSharding | None]:
+    """The shardings of a `#sdy.sharding_per_value<...>` text, one per result of `op`; "" (no
+    sharding: replicated) gives each result a replicated one on `mesh`."""
+    if text:
+        return [parse_tensor_sharding(t) for t in _split_list(text.removeprefix("#sdy.sharding_per_value"))]
+    out: list[TensorSharding | None] = []
+    for r in op.results:
+        if mesh is None or not isinstance(r.type, TensorType):
+            out.append(None)
+            continue
+        rank = len(r.type.shape)
+        out.append(parse_tensor_sharding(f"<@{mesh}, [{', '.join(['{}'] * rank)}]>"))
+    return out
+
+
+def _outermost(ops: list[Operation], gone: set[int]) -> set[int]:
+    """The walk indexes of the ops of `gone` (ids) that no other op of `gone` holds."""
+    out = set()
+    for k, op in enumerate(ops):
+        if id(op) in gone:
+            block = op.parent
+            owner = block.parent.parent if isinstance(block, Block) and block.parent else None
+            if owner is None or id(owner) not in gone:
+                out.add(k)
+    return out
+
+
+def through_hlo(module_op: Any) -> Any | None:
+    """`module_op` (a jaxlib module) as XLA's Shardy pass gets it: converted to HLO the way
+    jaxlib hands a module to XLA (`mlir_module_to_xla_computation`: `sdy` content into
+    frontend attributes, `chlo` expanded, tuples), converted back (`hlo_to_stablehlo`) and its
+    shardings, meshes and constraints imported again (XLA's attribute import, then each
+    `Sharding` custom call made a `sdy.sharding_constraint`), in `module_op`'s context. Ops keep
+    their frontend attributes through the trip, which is how the oracle finds them again
+    (`_tag_frontend`). None where the trip fails or leaves `sdy` content jaxlib cannot import
+    back (manual computations, sharding groups, barriers): the caller asks about the module as
+    written then."""
+    from jax._src.lib import _jax
+
+    try:
+        with module_op.context:
+            text = module_op.get_asm(binary=True)
+        computation = _jax.mlir.mlir_module_to_xla_computation(
+            text, use_tuple_args=False, return_tuple=False
+        )
+        back = _jax.mlir.hlo_to_stablehlo(computation.as_serialized_hlo_module_proto())
+    except Exception:  # noqa: BLE001 - jaxlib raises its own errors; asked as written then
+        return None
+    try:
+        return _import_back(module_op.context, back)
+    except Exception:  # noqa: BLE001 - jaxlib raises MLIRError; asked as written then
+        return None
+
+
+def _import_back(context: Any, back: bytes) -> Any | None:
+    """`hlo_to_stablehlo`'s module with its `sdy` content imported again (`through_hlo`)."""
+    from jaxlib.mlir import ir, passmanager
+
+    with context, ir.Location.unknown():
+        converted = ir.Module.parse(back)
+        passmanager.PassManager.parse(_IMPORT).run(converted.operation)
+        calls: list[Any] = []
+
+        def visit(op: Any) -> Any:
+            if op.name == "stablehlo.custom_call":
+                calls.append(op)
+            return ir.WalkResult.ADVANCE
+
+        converted.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        targets = [ir.StringAttr(op.attributes["call_target_name"]).value for op in calls]
+        if any(t.startswith(_SDY_CALL_PREFIXES) for t in targets):
+            return None
+        for op, target in zip(calls, targets, strict=True):
+            if target == "Sharding" and "sdy.sharding" in op.attributes:
+                _as_constraint(op)
+        return converted.operation
+
+
+_IMPORT = "builtin.module(xla-sdy-round-trip-import-shardy-attrs)"
+
+
+def _as_constraint(op: Any) -> None:
+    """Replace a `Sharding` custom call (how a constraint travels through HLO) by the
+    `sdy.sharding_constraint` it was, keeping its frontend attributes."""
+    from jaxlib.mlir import ir
+
+    text = str(op.attributes["sdy.sharding"])  # #sdy.sharding_per_value<[<@m, [...]>]>
+    one = "#sdy.sharding" + text[len("#sdy.sharding_per_value<[") : -len("]>")]
+    attributes = {"sharding": ir.Attribute.parse(one)}
+    if FRONTEND in op.attributes:
+        attributes[FRONTEND] = op.attributes[FRONTEND]
+    new = ir.Operation.create(
+        "sdy.sharding_constraint",
+        results=[op.results[0].type],
+        operands=[op.operands[0]],
+        attributes=attributes,
+        ip=ir.InsertionPoint(op),
+    )
+    op.results[0].replace_all_uses_with(new.results[0])
+    op.erase()
+
+
+def _tag_frontend(op: Any, k: int) -> None:
+    """Give `op` its walk index `k` as a frontend attribute (HLO keeps those on the ops it
+    makes of an op, and the conversion back keeps them)."""
+    from jaxlib.mlir import ir
+
+    entries = {}
+    if FRONTEND in op.attributes:
+        old = ir.DictAttr(op.attributes[FRONTEND])
+        entries = {old[i].name: old[i].attr for i in range(len(old))}
+    entries[TAG] = ir.StringAttr.get(str(k))
+    op.attributes[FRONTEND] = ir.DictAttr.get(entries)
+
+
+def _frontend_tag(attrs: Any) -> int | None:
+    """The walk index `_tag_frontend` gave an op, None if none."""
+    from jaxlib.mlir import ir
+
+    if FRONTEND not in attrs:
+        return None
+    d = ir.DictAttr(attrs[FRONTEND])
+    if TAG not in d:
+        return None
+    return int(ir.StringAttr(d[TAG]).value)
 
 
 def _asm(op: Any) -> str | None:
