@@ -26,6 +26,18 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   says of it (the constraint that produces it, else its own sharding); where it says nothing,
   the pad is left as it is.
 
+* `stablehlo.dynamic_update_slice` whose update is one row along a dim (size 1 of a larger
+  operand dim) at a start that is not a constant: sharded along that dim, XLA writes the row
+  into the shard whose range holds the start as given, where the op's semantics clamp it first
+  (`start` at most `dim - 1`): with a start past the end, no shard takes the row and the
+  result keeps the old values (f32[8, 8] over 4 devices along dim 1, a row at start 9: the
+  unsharded op writes column 7, the partitioned one nothing). jax.jit's program has the same
+  fault wherever XLA's own layout shards that dim; a pin with the dim replicated computes right
+  (XLA then updates the gathered operand). An update of two or more rows there is partitioned
+  otherwise (the operand gathered whole) and is right. A constant start in range is safe (one
+  past the end is not: constant 9 there fails the same way); the export cannot know the range
+  of any other start, so every one of those counts.
+
 Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
 f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the
 pinned slice result is replicated and only a later op is sharded there, and also under XLA's own
@@ -37,9 +49,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from shardc.dialect.ir import Operation
+from shardc.dialect.ir import Operation, Value
 from shardc.dialect.op_views import constrained_sharding
 from shardc.dialect.shardings import DimSharding, TensorSharding
+from shardc.dialect.types import TensorType
+
+from .plan.trip_count import constant_int
 
 
 def _ints(op: Operation, key: str) -> list[int]:
@@ -78,6 +93,28 @@ def pad_interior_from_another_layout(op: Operation, sharding: TensorSharding) ->
     )
 
 
+def dus_one_row_at_a_dynamic_start(op: Operation, sharding: TensorSharding) -> frozenset[int]:
+    """Dims of a dynamic_update_slice where the update is one row of a larger operand dim and
+    the start index is not a constant."""
+    if len(op.operands) < 2:
+        return frozenset()
+    operand, update = op.operands[0].type, op.operands[1].type
+    if not isinstance(operand, TensorType) or not isinstance(update, TensorType):
+        return frozenset()
+    starts = op.operands[2:]
+    return frozenset(
+        d
+        for d, (size, rows) in enumerate(zip(operand.shape, update.shape, strict=False))
+        if rows == 1 < size and d < len(starts) and not _in_range(starts[d], size)
+    )
+
+
+def _in_range(start: Value, size: int) -> bool:
+    """Whether `start` is a constant that needs no clamping on a dim of `size` (one row)."""
+    c = constant_int(start)
+    return c is not None and 0 <= c < size
+
+
 def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:
     """Both pad patterns above."""
     return pad_negative_edge_with_interior(op) | pad_interior_from_another_layout(op, sharding)
@@ -85,6 +122,7 @@ def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:
 
 PIN_HAZARDS: dict[str, Callable[[Operation, TensorSharding], frozenset[int]]] = {
     "stablehlo.pad": pad_hazards,
+    "stablehlo.dynamic_update_slice": dus_one_row_at_a_dynamic_start,
 }
 
 

@@ -122,3 +122,55 @@ def test_pad_hazard_dims_and_the_pinned_layout() -> None:
     assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{}, {"X"}, {}]>'
     safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"X"}, {"Y"}]>')
     assert pinnable(pad, safe) is safe
+
+
+def _dus_one_row(x: object, u: object, i: object) -> object:
+    import jax.numpy as jnp
+    from jax import lax
+
+    return jnp.tanh(lax.dynamic_update_slice(jnp.tanh(x), u, (0, i)))
+
+
+@pytest.mark.parametrize("start", [9, 3])
+def test_a_one_row_update_at_a_dynamic_start_is_right_pinned(start: int) -> None:
+    """A row written into f32[8, 8] sharded along the updated dim: at start 9 (clamped to 7)
+    XLA's partitioned update wrote no shard (jax.jit's program too, on this layout); the
+    compiled form keeps that dim replicated at the update and computes the unsharded numbers."""
+    import jax
+    import numpy as np
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardc
+    from tests.differential import harness as H
+
+    mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((8, 8)).astype(np.float32), np.ones((8, 1), np.float32),
+            np.int32(start)]  # fmt: skip
+    sh = (NamedSharding(mesh, P(None, "Y")), None, None)
+    text = jax.jit(_dus_one_row, in_shardings=sh).lower(*args).as_text()
+    out = H.run_executable(H.compile_mlir(shardc.propagate(text, mode="pin"), 8, False), args)
+    np.testing.assert_allclose(out[0], np.asarray(jax.jit(_dus_one_row)(*args)), atol=1e-5)
+
+
+def test_dus_hazard_dims() -> None:
+    from shardc.backend.importer import import_text
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+    from shardc.passes.pin_hazards import pinnable
+
+    text = (
+        'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
+        "func.func @main(%x: tensor<8x8x4xf32>, %u: tensor<1x2x1xf32>, %i: tensor<i32>)"
+        " -> tensor<8x8x4xf32> {\n"
+        "  %c = stablehlo.constant dense<3> : tensor<i32>\n"
+        "  %d = stablehlo.dynamic_update_slice %x, %u, %i, %i, %c : (tensor<8x8x4xf32>, "
+        "tensor<1x2x1xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x8x4xf32>\n"
+        "  return %d : tensor<8x8x4xf32>\n}\n"
+    )
+    dus = next(op for op in import_text(text).walk() if op.name == "stablehlo.dynamic_update_slice")
+    # dim 0: one row at a dynamic start; dim 1: two rows; dim 2: one row at constant 3 (in range)
+    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"X"}, {"Y"}, {}]>')
+    assert str(pinnable(dus, s)) == '#sdy.sharding<@mesh, [{}, {"Y"}, {}]>'
+    safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>')
+    assert pinnable(dus, safe) is safe
