@@ -8,24 +8,27 @@ dims keep their axes. Data, not control flow: a new pattern is one entry and one
 
 Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, not no pin:
 
-* `stablehlo.pad` with a negative edge padding and interior padding on a dim: partitioned along
-  that dim, XLA aborts (`Check failed: get_first_valid_element_offset_on_dilated_shard(0) ==
-  swd->padding_low()`) or its HLO verifier rejects the module. Leaving the result unpinned does
-  not help: XLA's own propagation then shards the pad from its neighbours' pinned layouts and
-  aborts the same way, and so does jax.jit itself on most such pads sharded along that dim (its
-  own propagation chooses the layout: low/high/interior (-1, 1, 1), (-3, 0, 1), (0, -1, 1),
-  (-1, 0, 2) on f32[16] over 4 devices all abort); a pin that keeps the dim replicated compiles
-  and computes right. Some such pads do partition (e.g. (-2, 3, 1)), so the pin can cost bytes
-  jax.jit's program would not move: safety first.
+* `stablehlo.pad` with interior padding `i` on a dim and a negative low edge padding that is
+  not a multiple of `i + 1` (the padded result starts between two operand elements):
+  partitioned along that dim, XLA aborts (`Check failed:
+  get_first_valid_element_offset_on_dilated_shard(0) == swd->padding_low()`). A sweep compiled
+  every pad of f32[8] and f32[16] with low and high edge in -3..3 and interior 1 or 2, its
+  result pinned over 2, 4 and 8 devices along the dim and its operand laid out alike: exactly
+  those aborted, and every other one compiled and computed right (a negative high edge, or a
+  low edge that drops whole dilated elements, as (-2, 3, 1), partitions). Leaving the result
+  unpinned does not help: XLA's own propagation then shards the pad from its neighbours'
+  pinned layouts and aborts the same way (jax.jit does on such pads); a pin that keeps the dim
+  replicated compiles and computes right.
 * `stablehlo.pad` with interior padding on a dim, its result sharded along that dim and its
   operand not (or otherwise): XLA's HLO verifier rejects the partitioned pad (`Expected
   instruction to have shape equal to f32[4,15], actual shape is f32[4,16]`), whatever the edge
-  padding; the same pad whose operand is sharded like its result compiles. It arises after the
+  padding, or computes wrong numbers (the sweep above with the operand replicated: every pad
+  either aborted, was rejected or computed wrong numbers); the same pad whose operand is
+  sharded like its result compiles. It arises after the
   pattern above: a pad made safe there is replicated along the dim, and the next interior pad
   of its result must not be pinned sharded along it. The operand's layout is what the module
   says of it (the constraint that produces it, else its own sharding); where it says nothing,
   the pad is left as it is.
-
 * `stablehlo.dynamic_update_slice` whose update is one row along a dim (size 1 of a larger
   operand dim) at a start that is not a constant: sharded along that dim, XLA writes the row
   into the shard whose range holds the start as given, where the op's semantics clamp it first
@@ -65,14 +68,14 @@ def _ints(op: Operation, key: str) -> list[int]:
 
 
 def pad_negative_edge_with_interior(op: Operation) -> frozenset[int]:
-    """Dims of a pad with interior padding and a negative low or high edge padding."""
+    """Dims of a pad with interior padding and a negative low edge padding that does not drop
+    whole dilated elements (not a multiple of interior + 1)."""
     low = _ints(op, "edge_padding_low")
-    high = _ints(op, "edge_padding_high")
     interior = _ints(op, "interior_padding")
     return frozenset(
         d
-        for d, (lo, hi, it) in enumerate(zip(low, high, interior, strict=False))
-        if it > 0 and (lo < 0 or hi < 0)
+        for d, (lo, it) in enumerate(zip(low, interior, strict=False))
+        if it > 0 and lo < 0 and lo % (it + 1)
     )
 
 

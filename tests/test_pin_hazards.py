@@ -15,7 +15,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (mesh axis the input is sharded over, pad low, high, interior on dim 0 of f32[16, 8])
-PAD_CASES = [("Y", -1, 1, 1), ("X", -3, 0, 1)]
+PAD_CASES = [("Y", -1, 1, 1), ("X", -3, 0, 1), ("Y", -2, 3, 1), ("X", 0, -1, 1)]
 
 CHILD = r"""
 import os, sys
@@ -122,6 +122,30 @@ def test_pad_hazard_dims_and_the_pinned_layout() -> None:
     assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{}, {"X"}, {}]>'
     safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"X"}, {"Y"}]>')
     assert pinnable(pad, safe) is safe
+
+
+@pytest.mark.parametrize("lo,hi,interior,hazard", [
+    (-1, 1, 1, True), (-3, -2, 1, True), (-1, 0, 2, True), (-2, 3, 2, True),
+    (-2, 3, 1, False), (-4, 0, 1, False), (0, -1, 1, False), (-3, 0, 2, False), (1, -3, 1, False),
+])  # fmt: skip
+def test_a_negative_low_edge_is_a_hazard_only_between_elements(lo, hi, interior, hazard) -> None:
+    """The pads of f32[16] XLA aborts on when partitioned along the padded dim, as a sweep of
+    every low/high edge in -3..3 and interior 1, 2 over 2, 4 and 8 devices found them: those
+    whose negative low edge starts the result between two operand elements."""
+    from shardc.backend.importer import import_text
+    from shardc.passes.pin_hazards import pad_negative_edge_with_interior
+
+    out = 16 + 15 * interior + lo + hi
+    text = (
+        'sdy.mesh @mesh = <["X"=8]>\n'
+        f"func.func @main(%x: tensor<16xf32>) -> tensor<{out}xf32> {{\n"
+        "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+        f"  %d = stablehlo.pad %x, %z, low = [{lo}], high = [{hi}], interior = [{interior}] "
+        f": (tensor<16xf32>, tensor<f32>) -> tensor<{out}xf32>\n"
+        f"  return %d : tensor<{out}xf32>\n}}\n"
+    )
+    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    assert pad_negative_edge_with_interior(pad) == ({0} if hazard else set())
 
 
 def _dus_one_row(x: object, u: object, i: object) -> object:

@@ -123,3 +123,23 @@ def test_closed_constraint_on_a_loop_result_leaves_the_loop_alone() -> None:
     mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
     assert mine <= _jax_jit_bytes(text), mine
     np.testing.assert_allclose(outs[0], np.asarray(jax.jit(f)(*args)), rtol=1e-5, atol=1e-5)
+
+
+def _pad_dropping_a_whole_element(x: jax.Array) -> jax.Array:
+    return jnp.tanh(jax.lax.pad(jnp.tanh(x), jnp.float32(0.5), [(0, 0, 0), (-2, 3, 1)]))
+
+
+def test_a_pad_xla_partitions_is_pinned_sharded() -> None:
+    """An interior pad whose negative low edge drops a whole operand element (-2, 3, 1) on a dim
+    sharded over 8 devices, in and out: XLA partitions it (64 B), and so does the compiled
+    form. It was pinned replicated as a pad hazard (1,024 B)."""
+    mesh = jax.make_mesh((8,), ("X",), axis_types=(jax.sharding.AxisType.Auto,))
+    sh = NamedSharding(mesh, P(None, "X"))
+    args = [np.random.default_rng(4).standard_normal((16, 16), np.float32)]
+    text = jax.jit(_pad_dropping_a_whole_element, in_shardings=sh, out_shardings=sh).lower(
+        *args
+    ).as_text()
+    mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
+    assert mine <= _jax_jit_bytes(text), mine
+    ref = np.asarray(jax.jit(_pad_dropping_a_whole_element)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
