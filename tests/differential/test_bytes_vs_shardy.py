@@ -143,3 +143,37 @@ def test_a_pad_xla_partitions_is_pinned_sharded() -> None:
     assert mine <= _jax_jit_bytes(text), mine
     ref = np.asarray(jax.jit(_pad_dropping_a_whole_element)(*args))
     np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def _reshape_beside_unused_constraints(x: jax.Array) -> jax.Array:
+    mesh = jax.make_mesh((2, 2, 2), ("X", "Y", "Z"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+    y = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("X", "Y")))
+    jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(None, "Z")))
+    return jnp.tanh(x.reshape(8, 11))
+
+
+def _unused_constraints_text() -> tuple[str, list[np.ndarray]]:
+    mesh = jax.make_mesh((2, 2, 2), ("X", "Y", "Z"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+    args = [np.random.default_rng(5).standard_normal((2, 4, 11), np.float32)]
+    jitted = jax.jit(
+        _reshape_beside_unused_constraints, out_shardings=NamedSharding(mesh, P()), keep_unused=True
+    )
+    text = jitted.lower(*args).as_text()
+    assert text.count("sdy.sharding_constraint") == 2  # (kept by JAX here; XLA deletes them)
+    return text, args
+
+
+def test_an_unused_constraint_shards_no_input_where_it_is_dead() -> None:
+    """With unused constraints dead (`xla_dead_constraints`: the plan's and the compiled form's
+    view, as XLA deletes them) the argument they constrain is replicated, as XLA compiles it;
+    Shardy's own pipeline (the default) shards it. The constraint's sharding used to reach the
+    argument before propagation (apply-sharding-constraints) even when dead."""
+    text, _ = _unused_constraints_text()
+
+    def arg0(out: str) -> str:
+        return out.split("%arg0: ", 1)[1].split("]>", 1)[0]
+
+    dead = shardc.PropagationOptions(xla_dead_code=True, xla_dead_constraints=True)
+    assert arg0(shardc.propagate(text, options=dead)).endswith("[{}, {}, {}")
+    assert arg0(shardc.propagate(text)).endswith('[{"X"}, {"Y"}, {}')
+
