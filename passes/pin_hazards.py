@@ -37,9 +37,10 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   unsharded op writes column 7, the partitioned one nothing). jax.jit's program has the same
   fault wherever XLA's own layout shards that dim; a pin with the dim replicated computes right
   (XLA then updates the gathered operand). An update of two or more rows there is partitioned
-  otherwise (the operand gathered whole) and is right. A constant start in range is safe (one
-  past the end is not: constant 9 there fails the same way); the export cannot know the range
-  of any other start, so every one of those counts.
+  otherwise (the operand gathered whole) and is right. A start plainly in range is safe
+  (`value_bounds`: a constant, or a scan's loop counter on its stacked dim); one past the end
+  is not (constant 9 there fails the same way), and neither is any start whose range the
+  export cannot see.
 
 Not listed, because no pin avoids them: a `dynamic_slice` whose start is clamped (size 8 of
 f32[10]) computes wrong numbers once its result is sharded along the sliced dim, also when the
@@ -52,12 +53,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from shardc.dialect.ir import Operation, Value
-from shardc.dialect.op_views import constrained_sharding
+from shardc.dialect.data_flow import CALL, WHILE
+from shardc.dialect.ir import BlockArgument, Operation, OpResult, Value, callee_name, symbol_name
+from shardc.dialect.op_views import FUNC, constrained_sharding
 from shardc.dialect.shardings import DimSharding, TensorSharding
 from shardc.dialect.types import TensorType
 
-from .plan.trip_count import constant_int
+from .plan.trip_count import constant_int, trip_count
 
 
 def _ints(op: Operation, key: str) -> list[int]:
@@ -113,9 +115,102 @@ def dus_one_row_at_a_dynamic_start(op: Operation, sharding: TensorSharding) -> f
 
 
 def _in_range(start: Value, size: int) -> bool:
-    """Whether `start` is a constant that needs no clamping on a dim of `size` (one row)."""
-    c = constant_int(start)
-    return c is not None and 0 <= c < size
+    """Whether `start` (one row's) is plainly in range on a dim of `size`: no clamping."""
+    bounds = value_bounds(start)
+    return bounds is not None and 0 <= bounds[0] and bounds[1] < size
+
+
+# how deep `value_bounds` follows values (calls and wraps nest a few levels in JAX's lowering)
+_BOUNDS_DEPTH = 8
+
+
+def value_bounds(v: Value, depth: int = 0) -> tuple[int, int] | None:
+    """Lower and upper bounds of an integer scalar where the module makes them plain: a
+    constant, a counted loop's counter (`trip_count`: scan's and fori_loop's), a callee's
+    argument (every call's operand), a constant added, and JAX's wrap of a negative index
+    (`select(x < 0, x + n, x)`); None otherwise."""
+    if depth > _BOUNDS_DEPTH:
+        return None
+    c = constant_int(v)
+    if c is not None:
+        return (c, c)
+    if isinstance(v, BlockArgument):
+        return _argument_bounds(v, depth)
+    if not isinstance(v, OpResult):
+        return None
+    op = v.owner
+    if op.name == "stablehlo.add" and len(op.operands) == 2:
+        a, b = (value_bounds(x, depth + 1) for x in op.operands)
+        return (a[0] + b[0], a[1] + b[1]) if a is not None and b is not None else None
+    if op.name == "stablehlo.select" and len(op.operands) == 3:
+        return _select_bounds(op, depth)
+    return None
+
+
+def _argument_bounds(v: BlockArgument, depth: int) -> tuple[int, int] | None:
+    region = v.block.parent
+    owner = region.parent if region is not None else None
+    if owner is None:
+        return None
+    if owner.name == WHILE and owner.regions[1] is region:
+        return _counter_bounds(owner, v.index)
+    if owner.name != FUNC:
+        return None
+    top = owner.parent_op
+    name = symbol_name(owner)
+    calls = [
+        op for op in (top.walk() if top is not None else ())
+        if op.name == CALL and callee_name(op) == name
+    ]  # fmt: skip
+    if not calls:
+        return None
+    got = [value_bounds(c.operands[v.index], depth + 1) for c in calls if v.index < len(c.operands)]
+    if not got or any(g is None for g in got):
+        return None
+    return (min(g[0] for g in got if g), max(g[1] for g in got if g))
+
+
+def _counter_bounds(loop: Operation, k: int) -> tuple[int, int] | None:
+    """The values carry `k` of a counted loop takes inside its body (its counter)."""
+    n = trip_count(loop)
+    cond = loop.regions[0].entry
+    ret = cond.terminator
+    cmp = getattr(ret.operands[0], "owner", None) if ret is not None and ret.operands else None
+    counter = cmp.operands[0] if cmp is not None and cmp.operands else None
+    if not n or not isinstance(counter, BlockArgument) or counter.index != k:
+        return None
+    init = constant_int(loop.operands[k])
+    return (init, init + n - 1) if init is not None else None
+
+
+def _select_bounds(op: Operation, depth: int) -> tuple[int, int] | None:
+    """`select(x < 0, x + n, x)`: the wrap of a negative index; other selects, both sides."""
+    pred, a, b = op.operands
+    cmp = pred.owner if isinstance(pred, OpResult) else None
+    if (
+        cmp is not None
+        and cmp.name == "stablehlo.compare"
+        and "LT" in str(cmp.attr("comparison_direction", ""))
+        and cmp.operands[0] is b
+        and constant_int(cmp.operands[1]) == 0
+        and isinstance(a, OpResult)
+        and a.owner.name == "stablehlo.add"
+        and b in a.owner.operands
+    ):
+        x = value_bounds(b, depth + 1)
+        shifted = value_bounds(a, depth + 1)
+        if x is None or shifted is None:
+            return None
+        lo, hi = x
+        shift = shifted[0] - lo  # (a = x + n)
+        parts = []
+        if lo < 0:
+            parts.append((lo + shift, min(hi, -1) + shift))
+        if hi >= 0:
+            parts.append((max(lo, 0), hi))
+        return (min(p[0] for p in parts), max(p[1] for p in parts))
+    x, y = value_bounds(a, depth + 1), value_bounds(b, depth + 1)
+    return (min(x[0], y[0]), max(x[1], y[1])) if x is not None and y is not None else None
 
 
 def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:

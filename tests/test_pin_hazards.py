@@ -198,3 +198,33 @@ def test_dus_hazard_dims() -> None:
     assert str(pinnable(dus, s)) == '#sdy.sharding<@mesh, [{}, {"Y"}, {}]>'
     safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>')
     assert pinnable(dus, safe) is safe
+
+
+def test_a_scans_row_update_at_its_counter_is_in_range() -> None:
+    """A scan writes row i of its stacked output at its loop counter (0..7 of 8 rows): always in
+    range, so the update keeps a layout sharded along the rows; the same update at an
+    argument's index may be clamped and does not."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    from shardc.backend.importer import import_text
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+    from shardc.passes.pin_hazards import pinnable
+
+    def scan(xs: jax.Array) -> jax.Array:
+        return lax.scan(lambda c, x: (c, jnp.tanh(x)), 0.0, xs)[1]
+
+    def at_index(x: jax.Array, u: jax.Array, i: jax.Array) -> jax.Array:
+        return lax.dynamic_update_slice(x, u, (i, 0))
+
+    x = np.zeros((8, 4), np.float32)
+    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"X"}, {}]>')
+    for f, args, keeps in ((scan, (x,), True),
+                           (at_index, (x, x[:1], np.int32(0)), False)):  # fmt: skip
+        module = import_text(jax.jit(f).lower(*args).as_text())
+        dus = [op for op in module.walk() if op.name == "stablehlo.dynamic_update_slice"]
+        assert dus
+        for op in dus:
+            assert (pinnable(op, s) is s) == keeps, f.__name__
