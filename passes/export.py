@@ -506,7 +506,8 @@ class _Exporter:
         while True:
             ops = list(self.module.walk())
             index = {id(op): k for k, op in enumerate(ops)}
-            gone = dead_ops(self.module, ops, xla=True)  # XLA deletes them before it propagates
+            # XLA deletes them (unused constraints too) before it propagates
+            gone = dead_ops(self.module, ops, xla=True, constraints=True)
             values = [v for v in self.comparable(pinned) if id(v[1]) not in gone]
             open_manuals = [m for m in manuals.values() if _open_manual(m[0])]
             if report.rounds == max_rounds:
@@ -535,7 +536,7 @@ class _Exporter:
             self.pin_chosen(differ, pinned)
         if report.unverified:
             # out of rounds: whatever is left that XLA could lay out otherwise gets a pin
-            gone = dead_ops(self.module, xla=True)
+            gone = dead_ops(self.module, xla=True, constraints=True)
             rest = [
                 self.made_safe((r, op, s, False), report)
                 for r, op, s in self.comparable(pinned)

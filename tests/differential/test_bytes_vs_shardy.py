@@ -177,3 +177,14 @@ def test_an_unused_constraint_shards_no_input_where_it_is_dead() -> None:
     assert arg0(shardc.propagate(text, options=dead)).endswith("[{}, {}, {}")
     assert arg0(shardc.propagate(text)).endswith('[{"X"}, {"Y"}, {}')
 
+
+def test_unused_constraints_decide_nothing_in_the_compiled_form() -> None:
+    """Two constraints nothing reads, on an argument written without a sharding: XLA's
+    dead-code pass deletes them before its Shardy runs, so jax.jit's program keeps the argument
+    and the replicated result whole (0 B). Propagated with them, the compiled form sharded
+    the argument and gathered the result (352 B)."""
+    text, args = _unused_constraints_text()
+    mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
+    assert mine <= _jax_jit_bytes(text), mine
+    ref = np.asarray(jax.jit(_reshape_beside_unused_constraints)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
