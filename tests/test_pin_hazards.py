@@ -59,6 +59,22 @@ print("RIGHT" if np.allclose(out, np.asarray(jax.jit(f)(x)), atol=1e-5) else "WR
 """
 
 
+def _op(text: str, name: str):  # type: ignore[no-untyped-def]
+    from shardc.backend.importer import import_text
+
+    return next(op for op in import_text(text).walk() if op.name == name)
+
+
+def _pinned(op, sharding: str) -> str:  # type: ignore[no-untyped-def]
+    """The layout `pinnable` gives `op`'s result for `sharding` (its dims' text), or "same"."""
+    from shardc.dialect.sharding_syntax import parse_tensor_sharding
+    from shardc.passes.pin_hazards import pinnable
+
+    s = parse_tensor_sharding(f"#sdy.sharding<@mesh, {sharding}>")
+    got = pinnable(op, s)
+    return "same" if got is s else str(got).split(", ", 1)[1][:-1]
+
+
 def test_an_interior_pad_after_a_pad_made_safe_compiles_and_is_right() -> None:
     env = dict(os.environ, PYTHONPATH=ROOT)
     r = subprocess.run(
@@ -70,10 +86,6 @@ def test_an_interior_pad_after_a_pad_made_safe_compiles_and_is_right() -> None:
 
 
 def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim() -> None:
-    from shardc.backend.importer import import_text
-    from shardc.dialect.sharding_syntax import parse_tensor_sharding
-    from shardc.passes.pin_hazards import pinnable
-
     text = (
         'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
         "func.func @main(%x: tensor<4x16xf32>) -> tensor<4x31xf32> {\n"
@@ -83,13 +95,11 @@ def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim() -> Non
         ": (tensor<4x16xf32>, tensor<f32>) -> tensor<4x31xf32>\n"
         "  return %d : tensor<4x31xf32>\n}\n"
     )
-    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    pad = _op(text, "stablehlo.pad")
     # the operand is replicated along dim 1: the pad's result may not be pinned sharded there
-    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"Y"}, {"X"}]>')
-    assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{"Y"}, {}]>'
+    assert _pinned(pad, '[{"Y"}, {"X"}]') == '[{"Y"}, {}]'
     # dim 0 has no interior padding: any layout there is kept
-    same = parse_tensor_sharding('#sdy.sharding<@mesh, [{"X"}, {}]>')
-    assert pinnable(pad, same) is same
+    assert _pinned(pad, '[{"X"}, {}]') == "same"
 
 
 @pytest.mark.parametrize("axis,lo,hi,interior", PAD_CASES)
@@ -104,9 +114,7 @@ def test_pad_with_negative_edge_and_interior_compiles_and_is_right(axis, lo, hi,
 
 
 def test_pad_hazard_dims_and_the_pinned_layout() -> None:
-    from shardc.backend.importer import import_text
-    from shardc.dialect.sharding_syntax import parse_tensor_sharding
-    from shardc.passes.pin_hazards import pad_negative_edge_with_interior, pinnable
+    from shardc.passes.pin_hazards import pad_negative_edge_with_interior
 
     text = (
         'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
@@ -116,12 +124,10 @@ def test_pad_hazard_dims_and_the_pinned_layout() -> None:
         ": (tensor<16x8x4xf32>, tensor<f32>) -> tensor<31x9x7xf32>\n"
         "  return %d : tensor<31x9x7xf32>\n}\n"
     )
-    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    pad = _op(text, "stablehlo.pad")
     assert pad_negative_edge_with_interior(pad) == {0}  # dim 1: no interior; dim 2: no negative
-    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"Y"}, {"X"}, {}]>')
-    assert str(pinnable(pad, s)) == '#sdy.sharding<@mesh, [{}, {"X"}, {}]>'
-    safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"X"}, {"Y"}]>')
-    assert pinnable(pad, safe) is safe
+    assert _pinned(pad, '[{"Y"}, {"X"}, {}]') == '[{}, {"X"}, {}]'
+    assert _pinned(pad, '[{}, {"X"}, {"Y"}]') == "same"
 
 
 @pytest.mark.parametrize("lo,hi,interior,hazard", [
@@ -132,7 +138,6 @@ def test_a_negative_low_edge_is_a_hazard_only_between_elements(lo, hi, interior,
     """The pads of f32[16] XLA aborts on when partitioned along the padded dim, as a sweep of
     every low/high edge in -3..3 and interior 1, 2 over 2, 4 and 8 devices found them: those
     whose negative low edge starts the result between two operand elements."""
-    from shardc.backend.importer import import_text
     from shardc.passes.pin_hazards import pad_negative_edge_with_interior
 
     out = 16 + 15 * interior + lo + hi
@@ -144,7 +149,7 @@ def test_a_negative_low_edge_is_a_hazard_only_between_elements(lo, hi, interior,
         f": (tensor<16xf32>, tensor<f32>) -> tensor<{out}xf32>\n"
         f"  return %d : tensor<{out}xf32>\n}}\n"
     )
-    pad = next(op for op in import_text(text).walk() if op.name == "stablehlo.pad")
+    pad = _op(text, "stablehlo.pad")
     assert pad_negative_edge_with_interior(pad) == ({0} if hazard else set())
 
 
@@ -179,10 +184,6 @@ def test_a_one_row_update_at_a_dynamic_start_is_right_pinned(start: int) -> None
 
 
 def test_dus_hazard_dims() -> None:
-    from shardc.backend.importer import import_text
-    from shardc.dialect.sharding_syntax import parse_tensor_sharding
-    from shardc.passes.pin_hazards import pinnable
-
     text = (
         'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
         "func.func @main(%x: tensor<8x8x4xf32>, %u: tensor<1x2x1xf32>, %i: tensor<i32>)"
@@ -192,12 +193,10 @@ def test_dus_hazard_dims() -> None:
         "tensor<1x2x1xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x8x4xf32>\n"
         "  return %d : tensor<8x8x4xf32>\n}\n"
     )
-    dus = next(op for op in import_text(text).walk() if op.name == "stablehlo.dynamic_update_slice")
+    dus = _op(text, "stablehlo.dynamic_update_slice")
     # dim 0: one row at a dynamic start; dim 1: two rows; dim 2: one row at constant 3 (in range)
-    s = parse_tensor_sharding('#sdy.sharding<@mesh, [{"X"}, {"Y"}, {}]>')
-    assert str(pinnable(dus, s)) == '#sdy.sharding<@mesh, [{}, {"Y"}, {}]>'
-    safe = parse_tensor_sharding('#sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>')
-    assert pinnable(dus, safe) is safe
+    assert _pinned(dus, '[{"X"}, {"Y"}, {}]') == '[{}, {"Y"}, {}]'
+    assert _pinned(dus, '[{}, {"Y"}, {"X"}]') == "same"
 
 
 def test_a_scans_row_update_at_its_counter_is_in_range() -> None:
