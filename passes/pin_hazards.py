@@ -11,11 +11,13 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
 * `stablehlo.pad` with interior padding `i` on a dim and a negative low edge padding that is
   not a multiple of `i + 1` (the padded result starts between two operand elements):
   partitioned along that dim, XLA aborts (`Check failed:
-  get_first_valid_element_offset_on_dilated_shard(0) == swd->padding_low()`). A sweep compiled
-  every pad of f32[8] and f32[16] with low and high edge in -3..3 and interior 1 or 2, its
-  result pinned over 2, 4 and 8 devices along the dim and its operand laid out alike: exactly
-  those aborted, and every other one compiled and computed right (a negative high edge, or a
-  low edge that drops whole dilated elements, as (-2, 3, 1), partitions). Leaving the result
+  get_first_valid_element_offset_on_dilated_shard(0) == swd->padding_low()`). A sweep
+  (`python -m tests.fuzz.pad_sweep`) compiled pads of f32[8] and f32[16] with low edge in
+  -3..3, high edge -1, 0 or 3 (every one in -3..3 on f32[8] over 4 devices) and interior 1 or
+  2, the result pinned over 2, 4 and 8 devices along the dim and the operand laid out alike:
+  exactly those aborted, and every other one compiled and computed right (a negative high
+  edge, or a low edge that drops whole dilated elements, as (-2, 3, 1), partitions). Leaving
+  the result
   unpinned does not help: XLA's own propagation then shards the pad from its neighbours'
   pinned layouts and aborts the same way (jax.jit does on such pads); a pin that keeps the dim
   replicated compiles and computes right.
