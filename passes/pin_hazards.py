@@ -17,10 +17,9 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   2, the result pinned over 2, 4 and 8 devices along the dim and the operand laid out alike:
   exactly those aborted, and every other one compiled and computed right (a negative high
   edge, or a low edge that drops whole dilated elements, as (-2, 3, 1), partitions). Leaving
-  the result
-  unpinned does not help: XLA's own propagation then shards the pad from its neighbours'
-  pinned layouts and aborts the same way (jax.jit does on such pads); a pin that keeps the dim
-  replicated compiles and computes right.
+  the result unpinned does not help: XLA's own propagation then shards the pad from its
+  neighbours' pinned layouts and aborts the same way (jax.jit does on such pads); a pin that
+  keeps the dim replicated compiles and computes right.
 * `stablehlo.pad` with interior padding on a dim, its result sharded along that dim and its
   operand not (or otherwise): XLA's HLO verifier rejects the partitioned pad (`Expected
   instruction to have shape equal to f32[4,15], actual shape is f32[4,16]`), whatever the edge
