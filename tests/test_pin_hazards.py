@@ -160,18 +160,30 @@ def _dus_one_row(x: object, u: object, i: object) -> object:
     return jnp.tanh(lax.dynamic_update_slice(jnp.tanh(x), u, (0, i)))
 
 
-@pytest.mark.parametrize("start", [9, 3])
-def test_a_one_row_update_at_a_dynamic_start_is_right_pinned(start: int) -> None:
-    """A row written into f32[8, 8] sharded along the updated dim: at start 9 (clamped to 7)
-    XLA's partitioned update wrote no shard (jax.jit's program too, on this layout); the
-    compiled form keeps that dim replicated at the update and computes the unsharded numbers."""
+def _dus_pinned(start: int, xla_keeps_it_whole: bool) -> tuple[str, list, object]:  # type: ignore[type-arg]
+    """The compiled form of a one-row update of f32[8, 8] sharded along the updated dim, with
+    the oracle's answer for the update edited: XLA's own layout keeps that dim whole (as where
+    shardc's layout parts from XLA's) or shards it (as here, jax.jit's own layout)."""
     import jax
     import numpy as np
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
     import shardc
-    from tests.differential import harness as H
+    from shardc.backend.exporter import export_text
+    from shardc.backend.importer import import_text
+    from shardc.backend.xla_form import ShardyOracle
+    from shardc.passes.export import export_module
+    from shardc.passes.pin import record_written
+
+    class Edited(ShardyOracle):
+        def __call__(self, module, wanted, dead, rules):  # type: ignore[no-untyped-def]
+            got = super().__call__(module, wanted, dead, rules)
+            if xla_keeps_it_whole:
+                for k, op in enumerate(module.walk()):
+                    if op.name == "stablehlo.dynamic_update_slice" and k in got.results:
+                        got.results[k] = [(None,) for _ in got.results[k]]
+            return got
 
     mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
     rng = np.random.default_rng(0)
@@ -179,8 +191,33 @@ def test_a_one_row_update_at_a_dynamic_start_is_right_pinned(start: int) -> None
             np.int32(start)]  # fmt: skip
     sh = (NamedSharding(mesh, P(None, "Y")), None, None)
     text = jax.jit(_dus_one_row, in_shardings=sh).lower(*args).as_text()
-    out = H.run_executable(H.compile_mlir(shardc.propagate(text, mode="pin"), 8, False), args)
-    np.testing.assert_allclose(out[0], np.asarray(jax.jit(_dus_one_row)(*args)), atol=1e-5)
+    written = record_written(import_text(text))
+    opts = shardc.PropagationOptions(keep_open=True, xla_dead_code=True, xla_dead_constraints=True)
+    module = import_text(shardc.propagate(text, options=opts))
+    export_module(module, "pin", oracle=Edited(), written=written)
+    return export_text(module, "pretty"), args, jax.jit(_dus_one_row)(*args)
+
+
+@pytest.mark.parametrize("start", [9, 3])
+def test_a_pin_never_shards_a_one_row_update_xla_keeps_whole(start: int) -> None:
+    """Where XLA's own layout keeps the updated dim whole and shardc's shards it, pinned as it
+    is a row at start 9 (clamped to 7) landed in no shard; the compiled form pins the update
+    and its operand with that dim replicated and computes the unsharded numbers."""
+    import numpy as np
+
+    from tests.differential import harness as H
+
+    pinned, args, ref = _dus_pinned(start, xla_keeps_it_whole=True)
+    assert pinned.count("sdy.sharding_constraint") >= 2, pinned
+    out = H.run_executable(H.compile_mlir(pinned, 8, False), args)
+    np.testing.assert_allclose(out[0], np.asarray(ref), atol=1e-5)
+
+
+def test_a_one_row_update_xla_shards_itself_is_left_as_jax_jit_runs_it() -> None:
+    """Where XLA's own layout shards the updated dim as shardc's does, nothing is pinned: the
+    program is jax.jit's (which has XLA's fault at a clamped start, as jax.jit has)."""
+    pinned, _, _ = _dus_pinned(3, xla_keeps_it_whole=False)
+    assert "sdy.sharding_constraint" not in pinned, pinned
 
 
 def test_dus_hazard_dims() -> None:
