@@ -126,7 +126,7 @@ def concat_common_sharding(
         project(s, all_dims[i], rule.factor_sizes, mesh) for i, s in enumerate(tensors)
     ]
     sizes = [_elements(v) for v in (*op.operands, res)]
-    common = common_axes(projs, rule, sizes, mesh)
+    common = common_axes(projs, rule, sizes, mesh, higher_factor=True)
     proj = TensorFactorShardings()
     for flist in rule.result_dims[0]:
         for f in flist:

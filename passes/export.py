@@ -65,7 +65,7 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
-from shardc.passes.pin_hazards import PIN_HAZARDS, pinnable
+from shardc.passes.pin_hazards import PIN_HAZARDS, XLA_OWN_HAZARDS, pinnable
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 from shardc.passes.propagation.unit_builder import dead_ops
 
@@ -500,13 +500,15 @@ class _Exporter:
         forced = [
             self.made_safe((r, op, s, False), report)
             for r, op, s in self.comparable(pinned)
-            if op.name in PIN_HAZARDS and pinnable(op, s) is not s
+            if op.name in PIN_HAZARDS and op.name not in XLA_OWN_HAZARDS and pinnable(op, s) is not s
         ]
         self.pin_chosen(forced, pinned)
+        own: list[Candidate] = []  # XLA_OWN_HAZARDS a pin would create (`own_hazards`)
         while True:
             ops = list(self.module.walk())
             index = {id(op): k for k, op in enumerate(ops)}
-            gone = dead_ops(self.module, ops, xla=True)  # XLA deletes them before it propagates
+            # XLA deletes them (unused constraints too) before it propagates
+            gone = dead_ops(self.module, ops, xla=True, constraints=True)
             values = [v for v in self.comparable(pinned) if id(v[1]) not in gone]
             open_manuals = [m for m in manuals.values() if _open_manual(m[0])]
             if report.rounds == max_rounds:
@@ -525,17 +527,21 @@ class _Exporter:
             closed += self.close_differing_manuals(open_manuals, index, layouts, report)
             if report.rounds == 1:
                 report.differed_at_first = len(differ) + closed
-            if not differ and not closed:
+                own = self.own_hazards(values, layouts, index)
+            if not differ and not closed and not own:
                 report.last_checked = True
                 break
             if report.rounds < max_rounds:
                 differ = _first_differences(differ)
+            chosen = {id(c[0]) for c in differ}
+            differ += [c for c in own if id(c[0]) not in chosen]
+            own = []
             differ = [self.made_safe(c, report) for c in differ]
             report.pins += [self.describe(c[0]) for c in differ]
             self.pin_chosen(differ, pinned)
         if report.unverified:
             # out of rounds: whatever is left that XLA could lay out otherwise gets a pin
-            gone = dead_ops(self.module, xla=True)
+            gone = dead_ops(self.module, xla=True, constraints=True)
             rest = [
                 self.made_safe((r, op, s, False), report)
                 for r, op, s in self.comparable(pinned)
@@ -548,6 +554,44 @@ class _Exporter:
             for m in manuals.values():
                 self.close_manual(m, report)
         return report
+
+    def own_hazards(
+        self,
+        values: list[tuple[OpResult, Operation, TensorSharding]],
+        layouts: XlaLayouts,
+        index: dict[int, int],
+    ) -> list[Candidate]:
+        """The values of `XLA_OWN_HAZARDS` ops whose layout shards a dim XLA partitions wrongly
+        where XLA's own layout (`layouts`, before any pin) keeps it whole: pinned as they are,
+        shardc's layout would bring the fault into a program jax.jit runs right, so they are
+        pinned made safe (`made_safe`). Where XLA's own layout shards the dim too, the program
+        is left as jax.jit's."""
+        out: list[Candidate] = []
+        for r, op, s in values:
+            if op.name not in XLA_OWN_HAZARDS:
+                continue
+            safe = pinnable(op, s)
+            if safe is s:
+                continue
+            dims = [d for d, (a, b) in enumerate(zip(s.dims, safe.dims, strict=False)) if a != b]
+            copies = layouts.results.get(index[id(op)]) or []
+            if any(
+                r.index < len(c) and c[r.index] is not None and any(c[r.index][1][d] for d in dims)
+                for c in copies
+            ):
+                continue  # (XLA's own layout shards them: jax.jit's program has the fault)
+            out.append((r, op, s, False))
+        return out
+
+    def constrain_operand(self, op: Operation, i: int, s: TensorSharding) -> None:
+        """A closed constraint of `op`'s operand `i` to `s`, right before `op`."""
+        block = op.parent
+        if not isinstance(block, Block) or i >= len(op.operands):
+            return
+        c = ShardingConstraint.create(op.operands[i], s, op.loc).op
+        op.set_operand(i, c.results[0])
+        c.parent = block
+        block.ops.insert(block.ops.index(op), c)
 
     def close_differing_boundaries(
         self,
@@ -646,6 +690,10 @@ class _Exporter:
             return c
         r.sharding = safe
         report.forced.append(self.describe(r))
+        if op.name in XLA_OWN_HAZARDS:
+            # the op's first operand alike before it: XLA's propagation would otherwise
+            # partition the op at its operand's layout and reshard only after it
+            self.constrain_operand(op, 0, safe)
         return (r, op, safe, True)
 
     def pin_chosen(self, chosen: list[Candidate], pinned: set[int]) -> None:

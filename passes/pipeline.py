@@ -66,6 +66,7 @@ from .propagation.driver import (
     PropagatePass,
     UserPriorityPropagatePass,
 )
+from .propagation.live_constraints import ApplyLiveShardingConstraints
 from .propagation.options import PropagationOptions
 from .verify import VerifyPass
 
@@ -298,7 +299,14 @@ def build_pipeline(options: PipelineOptions) -> tuple[Pass, ...]:
         skip = {SplitCallSites.name if propagation.dedup_functions_fully else AddFuncDataFlowEdges.name}
         if not split:
             skip.add(SplitConstants.name)
-        passes += [p for p in IMPORT_STEPS if p.name not in skip]
+        steps = [p for p in IMPORT_STEPS if p.name not in skip]
+        if propagation.xla_dead_code and propagation.xla_dead_constraints:
+            # (a constraint XLA deletes as dead shards no input before propagation either)
+            steps = [
+                ApplyLiveShardingConstraints() if isinstance(p, ApplyShardingConstraints) else p
+                for p in steps
+            ]
+        passes += steps
         if options.plan is not None and not propagation.debug_origins:
             propagation = replace(propagation, debug_origins=True)  # the plan's causes
         passes.append(PropagatePass(propagation))

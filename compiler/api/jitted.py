@@ -843,8 +843,11 @@ class Jitted:
         `memory_analysis` and re-planned until it fits (auto_fit.py): the module returned is
         then the best fitting plan's, not `module`."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
-        # what XLA deletes before its own propagation decides nothing of what runs
-        propagation = replace(options or PropagationOptions(), xla_dead_code=True)
+        # what XLA deletes before its own propagation (unused constraints too) decides nothing
+        # of what runs
+        propagation = replace(
+            options or PropagationOptions(), xla_dead_code=True, xla_dead_constraints=True
+        )
         pipeline = PipelineOptions(
             check_replication=self.check_replication,
             propagation=propagation,

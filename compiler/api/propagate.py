@@ -110,9 +110,10 @@ def propagate_text(
     `timings`, when given, gets the wall time of each step appended: `parse` (text to IR),
     every pass of the pipeline, `print` (IR to text)."""
     options = options or PropagationOptions()
-    if mode == "pin" and not options.xla_dead_code:
-        # the layout XLA compiles: what XLA deletes before it propagates decides nothing
-        options = replace(options, xla_dead_code=True)
+    if mode == "pin" and not (options.xla_dead_code and options.xla_dead_constraints):
+        # the layout XLA compiles: what XLA deletes before it propagates (unused constraints
+        # too) decides nothing
+        options = replace(options, xla_dead_code=True, xla_dead_constraints=True)
     pipeline = PipelineOptions(
         verify=verify,
         check_replication=check_replication,

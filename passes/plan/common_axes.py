@@ -123,12 +123,14 @@ def _score(
     assigned: AxesPerFactor,
     rule: OpShardingRule,
     mesh: Mesh,
+    higher_factor: bool = False,
 ) -> tuple[int, int, int, int, int]:
-    """Shardy's candidate order: source tensor size, factor kind, added sharding, then (ours,
-    for determinism) the lower factor and the longer axes."""
+    """Shardy's candidate order: source tensor size, factor kind, added sharding, then the
+    lower factor (`higher_factor`: the higher one, as Shardy's own tie-break orders them) and
+    the longer axes."""
     f, axes = key
     extra = axes_size(axes, mesh) // max(axes_size(assigned[f], mesh), 1)
-    return (total, _PRECEDENCE[rule.kinds[f]], extra, -f, len(axes))
+    return (total, _PRECEDENCE[rule.kinds[f]], extra, f if higher_factor else -f, len(axes))
 
 
 def _heuristic(
@@ -137,6 +139,7 @@ def _heuristic(
     sizes: Sequence[int],
     mesh: Mesh,
     move: bool = True,
+    higher_factor: bool = False,
 ) -> AxesPerFactor:
     cands: dict[tuple[int, tuple[AxisRef, ...]], int] = {}
     for p in projs:
@@ -150,7 +153,7 @@ def _heuristic(
     assigned: AxesPerFactor = [()] * rule.num_factors
     live = dict(cands)
     while live:
-        best = max(live, key=lambda k: _score(k, live[k], assigned, rule, mesh))
+        best = max(live, key=lambda k: _score(k, live[k], assigned, rule, mesh, higher_factor))
         bf, baxes = best
         assigned[bf] = baxes
         nxt: dict[tuple[int, tuple[AxisRef, ...]], int] = {}
@@ -264,12 +267,15 @@ def common_axes(
     mesh: Mesh,
     results_win: bool = False,
     move: bool = True,
+    higher_factor: bool = False,
 ) -> AxesPerFactor:
     """The axes of every factor the op is computed at (see the module docstring).
 
     `projs` are the operands' then the results' projections, `sizes` their element counts.
     `results_win`: XLA's choice on a pinned layout (`results_first`) instead of Shardy's;
-    `move`: a need-replication dim's axes move to a batch dim (else they are gathered)."""
+    `move`: a need-replication dim's axes move to a batch dim (else they are gathered);
+    `higher_factor`: of two candidates equal in everything else the higher factor wins, as in
+    Shardy's `insert-explicit-reshards` (its candidates compare by factor index last)."""
     compatible = compatible_axes(projs, rule, mesh)
     if compatible is not None:
         return compatible
@@ -282,7 +288,7 @@ def common_axes(
     compound = any(len(d) > 1 for t in (*rule.operand_dims, *rule.result_dims) for d in t)
     if len(tensors) == 2 and not has_nr and not compound:
         return _unary(projs, rule, sizes, mesh, tensors)
-    return _heuristic(projs, rule, sizes, mesh, move=move)
+    return _heuristic(projs, rule, sizes, mesh, move=move, higher_factor=higher_factor)
 
 
 def _axis_names(axes: Sequence[AxisRef]) -> set[str]:

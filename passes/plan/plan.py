@@ -44,7 +44,7 @@ from shardc.dialect.types import TensorType
 from shardc.dialect.value_names import value_names
 
 from ..pin import Written
-from ..pin_hazards import PIN_HAZARDS, pinnable
+from ..pin_hazards import PIN_HAZARDS, XLA_OWN_HAZARDS, pinnable
 from ..propagation.call_sites import MARK
 from . import layout
 from .causes import Causes, dims_text
@@ -281,7 +281,8 @@ class _Planner:
 
     def _op(self, op: Operation, manual: frozenset[str]) -> None:
         name = op.name
-        if self.xla and name in PIN_HAZARDS:
+        if self.xla and name in PIN_HAZARDS and name not in XLA_OWN_HAZARDS:
+            # (an XLA_OWN_HAZARDS op is pinned safe only where XLA's own layout keeps it whole)
             self._made_safe(op)
         if name in _EXPLICIT:
             self._explicit(op, manual)

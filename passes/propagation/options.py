@@ -79,8 +79,7 @@ class PropagationOptions:
     xla_dead_constraints: bool = _option(
         False,
         "with xla_dead_code: an unused sharding constraint decides no layout either (XLA "
-        "deletes it before its own propagation; the plan models that, while --pin and "
-        "shardc.jit keep it deciding: pinning the layout XLA would then derive moved more)",
+        "deletes it before its own propagation; --pin, shardc.jit and the plan set it)",
     )
     auto: bool = _option(
         False,

@@ -799,8 +799,8 @@ def dead_ops(
     has an effect, and everything in it with it; a `while` or a `case` is not (checked against
     jaxlib's pipeline). `xla`: what XLA deletes before its own Shardy runs (its dead-code and
     call-inlining passes): also unused calls of effect-free callees, loops and conditionals;
-    with `constraints`, unused sharding constraints too (XLA drops them as well; only the plan
-    models it, see `PropagationOptions.xla_dead_constraints`).
+    with `constraints`, unused sharding constraints too (XLA drops them as well, see
+    `PropagationOptions.xla_dead_constraints`).
     `ops`: `list(module.walk())`, when the caller has it."""
     removable: dict[int, bool] = {}  # id(op) -> whether it may be erased once unused
     funcs = module.funcs if xla else {}

@@ -123,3 +123,94 @@ def test_closed_constraint_on_a_loop_result_leaves_the_loop_alone() -> None:
     mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
     assert mine <= _jax_jit_bytes(text), mine
     np.testing.assert_allclose(outs[0], np.asarray(jax.jit(f)(*args)), rtol=1e-5, atol=1e-5)
+
+
+def _pad_dropping_a_whole_element(x: jax.Array) -> jax.Array:
+    return jnp.tanh(jax.lax.pad(jnp.tanh(x), jnp.float32(0.5), [(0, 0, 0), (-2, 3, 1)]))
+
+
+def test_a_pad_xla_partitions_is_pinned_sharded() -> None:
+    """An interior pad whose negative low edge drops a whole operand element (-2, 3, 1) on a dim
+    sharded over 8 devices, in and out: XLA partitions it (64 B), and so does the compiled
+    form. It was pinned replicated as a pad hazard (1,024 B)."""
+    mesh = jax.make_mesh((8,), ("X",), axis_types=(jax.sharding.AxisType.Auto,))
+    sh = NamedSharding(mesh, P(None, "X"))
+    args = [np.random.default_rng(4).standard_normal((16, 16), np.float32)]
+    text = jax.jit(_pad_dropping_a_whole_element, in_shardings=sh, out_shardings=sh).lower(
+        *args
+    ).as_text()
+    mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
+    assert mine <= _jax_jit_bytes(text), mine
+    ref = np.asarray(jax.jit(_pad_dropping_a_whole_element)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def _reshape_beside_unused_constraints(x: jax.Array) -> jax.Array:
+    mesh = jax.make_mesh((2, 2, 2), ("X", "Y", "Z"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+    y = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("X", "Y")))
+    jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(None, "Z")))
+    return jnp.tanh(x.reshape(8, 11))
+
+
+def _unused_constraints_text() -> tuple[str, list[np.ndarray]]:
+    mesh = jax.make_mesh((2, 2, 2), ("X", "Y", "Z"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+    args = [np.random.default_rng(5).standard_normal((2, 4, 11), np.float32)]
+    jitted = jax.jit(
+        _reshape_beside_unused_constraints, out_shardings=NamedSharding(mesh, P()), keep_unused=True
+    )
+    text = jitted.lower(*args).as_text()
+    assert text.count("sdy.sharding_constraint") == 2  # (kept by JAX here; XLA deletes them)
+    return text, args
+
+
+def test_an_unused_constraint_shards_no_input_where_it_is_dead() -> None:
+    """With unused constraints dead (`xla_dead_constraints`: the plan's and the compiled form's
+    view, as XLA deletes them) the argument they constrain is replicated, as XLA compiles it;
+    Shardy's own pipeline (the default) shards it. The constraint's sharding used to reach the
+    argument before propagation (apply-sharding-constraints) even when dead."""
+    text, _ = _unused_constraints_text()
+
+    def arg0(out: str) -> str:
+        return out.split("%arg0: ", 1)[1].split("]>", 1)[0]
+
+    dead = shardc.PropagationOptions(xla_dead_code=True, xla_dead_constraints=True)
+    assert arg0(shardc.propagate(text, options=dead)).endswith("[{}, {}, {}")
+    assert arg0(shardc.propagate(text)).endswith('[{"X"}, {"Y"}, {}')
+
+
+def test_unused_constraints_decide_nothing_in_the_compiled_form() -> None:
+    """Two constraints nothing reads, on an argument written without a sharding: XLA's
+    dead-code pass deletes them before its Shardy runs, so jax.jit's program keeps the argument
+    and the replicated result whole (0 B). Propagated with them, the compiled form sharded
+    the argument and gathered the result (352 B)."""
+    text, args = _unused_constraints_text()
+    mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
+    assert mine <= _jax_jit_bytes(text), mine
+    ref = np.asarray(jax.jit(_reshape_beside_unused_constraints)(*args))
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+
+
+CONCAT = """
+sdy.mesh @mesh = <["X"=4, "Y"=2]>
+func.func @main(%arg0: tensor<2x4x8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"X"}, {"Y"}, {}]>})
+    -> (tensor<4x4x8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"Y"}, {}, {"X"}, {}]>}) {
+  %0 = stablehlo.concatenate %arg0, %arg0, dim = 0 : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x4x8x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<4x4x8x8xf32>
+  return %1 : tensor<4x4x8x8xf32>
+}
+"""
+
+
+def test_a_concatenate_is_computed_at_shardys_common_axes() -> None:
+    """Operands [{}, {X}, {Y}, {}], result [{Y}, {}, {X}, {}]: Shardy's explicit reshards
+    compute the concatenate at [{}, {Y}, {X}, {}] (of two candidates equal in everything else,
+    X on dim 1 or on dim 2, the higher factor wins; the concat dim's Y moves to dim 1), and so
+    does the export. It chose X on dim 1, [{}, {X}, {Y}, {}], and the compiled form moved more
+    than jax.jit's."""
+    text = H.tag_module(CONCAT)
+    cmp = H.compare(H.read_shardings(H.run_shardy(text)), H.read_shardings(shardc.propagate(text)))
+    assert cmp.agreed == cmp.compared, [str(m) for m in cmp.mismatches]
+    args = [np.random.default_rng(6).standard_normal((2, 4, 8, 8), np.float32)]
+    mine, outs = _bytes_and_outs(shardc.propagate(text, mode="pin"), args)
+    assert mine <= _jax_jit_bytes(text), mine
+    np.testing.assert_allclose(outs[0], np.tanh(np.concatenate(args * 2)), rtol=1e-5, atol=1e-5)
