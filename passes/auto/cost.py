@@ -16,6 +16,8 @@ from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
 from shardc.dialect.layout_math import dim_axes
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
 from shardc.passes.plan.cost import reshard_steps
+from shardc.passes.plan.memory import aligned
+from shardc.passes.plan.plan import collective_buffer
 
 AxisWeights = Mapping[str, float]
 
@@ -104,3 +106,22 @@ def reshard_bytes(
     b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
     steps = reshard_steps(shape, elem_bytes, a, b, mesh)
     return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)
+
+
+def reshard_buffer(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: TensorSharding | None,
+    dst: TensorSharding | None,
+    mesh: Mesh,
+    returned: bool = False,
+) -> int:
+    """The temporary bytes per device the plan counts for turning layout `src` of a value into
+    `dst` (`passes.plan.plan.collective_buffer` of the reshard's collectives, on XLA's 64-byte
+    boundary; `returned`: the value is a function result); 0 where nothing moves."""
+    rank = len(shape)
+    if dim_axes(src, rank) == dim_axes(dst, rank):
+        return 0
+    a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
+    b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
+    return aligned(collective_buffer(reshard_steps(shape, elem_bytes, a, b, mesh), mesh, returned))

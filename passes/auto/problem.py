@@ -14,8 +14,15 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shardc.dialect.ir import OpResult
+from shardc.dialect.ir import Module, OpResult, Value, func_body
+from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.types import TensorType, element_bytes
 
+from ..plan import layout as plan_layout
+from ..plan.liveness import liveness
+from ..plan.memory import POINTER, aligned, block_buffers
+from ..plan.memory import value_bytes as plan_value_bytes
+from .cost import reshard_buffer
 from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
 
 
@@ -215,8 +222,10 @@ def _inner_rows(
     return out
 
 
-def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
-    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets."""
+def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = None) -> Problem:
+    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets.
+    With `module` (the graph's, as propagated), the memory rows are the plan's measure of each
+    layout (`_plan_rows`); without, its own live-set sums over the graph's values."""
     mesh = g.mesh
     weights = g.weights
     nodes = g.nodes
@@ -240,10 +249,14 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_pos: list[int] = []
 
+    plan = _PlanBuffers(g, module) if module is not None else None
+
     def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
         r = resolve_required(src, req)
         if [d.axes for d in r.dims] == [d.axes for d in src.dims]:
             return 0
+        if plan is not None:
+            return plan.reshard(v, src, r)
         return value_bytes(v, r, mesh)
 
     for vi, node in enumerate(nodes):
@@ -253,7 +266,7 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 continue
             ui, j = loc
             producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type)
+            tkey = (fp[ui], j, fp[vi], i, x.type, plan is not None and plan.gathers(x))
             mt = temp_memo.get(tkey)
             if mt is None:
                 mt = temp_memo[tkey] = [
@@ -325,7 +338,10 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    p.rows = _live_rows(g, index, temp_pos, p)
+    if plan is not None:
+        p.rows = _plan_rows(g, p, plan, temp_pos, fp)
+    else:
+        p.rows = _live_rows(g, index, temp_pos, p)
     return p
 
 
@@ -415,6 +431,170 @@ def _live_rows(
                 sweep.add(sweep.temp_terms(ti), -1)
             for vi in ending:
                 sweep.add(sweep.value_terms(vi), -1)
+        return out
+
+    return run(set(kept_rows(run(None))))
+
+
+class _PlanBuffers:
+    """The plan's memory of the graph's function as data (`passes.plan.memory.block_buffers`:
+    its schedule, the values XLA gives a buffer, in-place reuse, regions' peaks), and the
+    plan's bytes of a reshard's temporary (`cost.reshard_buffer`)."""
+
+    def __init__(self, g: StrategyGraph, module: Module):
+        self.g = g
+        self.module = module
+        func = module.funcs[g.func_name]
+        body = func_body(func)
+        assert body is not None
+        self.func, self.body = func, body
+        self.mesh_of = lambda s: plan_layout.mesh_of(module, s)  # noqa: E731
+        self.found = block_buffers(body, self.mesh_of, module.funcs, liveness(module))
+        ret = body.terminator
+        self.returned = {id(v) for v in ret.operands} if ret is not None else set()
+
+    def gathers(self, x: Value) -> bool:
+        """Whether a collective reading `x` gives it a buffer of its own (the plan's
+        `Buffers.read`): a temporary that fusion would otherwise fold away."""
+        owner = getattr(x, "owner", None)
+        return (
+            owner is not None
+            and owner.name not in _NO_BUFFER_OWNERS
+            and id(x) not in self.found.held
+            and id(x) not in self.returned
+        )
+
+    def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
+        """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
+        collectives' buffer, and `x`'s own where only the collective makes it one."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        returned = any(u.name == "func.return" for u in x.users)
+        out = reshard_buffer(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh,
+                             returned)  # fmt: skip
+        if out and self.gathers(x):
+            out += aligned(value_bytes(x, src, self.g.mesh))
+        return out
+
+
+# owners whose values never take a buffer of their own (the plan's constants and the ops that
+# are the buffer they read)
+_NO_BUFFER_OWNERS = frozenset(
+    {"stablehlo.constant", "sdy.constant", "sdy.sharding_constraint", "sdy.reshard",
+     "stablehlo.reshape", "stablehlo.bitcast_convert"}
+)  # fmt: skip
+
+
+def _plan_rows(
+    g: StrategyGraph, p: Problem, plan: _PlanBuffers, temp_pos: list[int], fp: list[int]
+) -> list[dict[Term, int]]:
+    """The plan's memory of each layout as rows over the representatives' choices: the
+    arguments and results (XLA's memory_analysis counts them whole) in every row, and the
+    temporaries live at each point of the plan's schedule (`_PlanBuffers`): each value's
+    buffer at the layout its node chooses (aligned as the plan aligns it), what the layout
+    does not change (scalars, regions' peaks) as measured now, and each reshard's temporary
+    just before the op that reads it (op k of the body is point 2k; its reshards, 2k - 1)."""
+    mesh = g.mesh
+    sweep = _Sweep(p)
+    anchor = p.rep[0]
+    memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
+
+    def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        if not c:
+            return []
+        return sweep._terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
+
+    def on_node(n: int, j: int, v: Value, key: tuple, size) -> list:  # noqa: ANN001
+        """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(s)`)."""
+        mkey = (p.rep[n], fp[n], j, v.type, key)
+        got = memo.get(mkey)
+        if got is None:
+            items = [((p.rep[n], k), size(s)) for k, s in enumerate(g.nodes[n].strategies)]
+            got = memo[mkey] = sweep._terms([(t, b) for t, b in items if b])
+        return got
+
+    pieces: list[tuple[int, int, list]] = []
+    end = 2 * g.num_positions + 2
+    # the arguments and results
+    for a in plan.body.args:
+        loc = g.where.get(id(a))
+        if loc is None:
+            pieces.append((-1, end, const(plan_value_bytes(a, plan.mesh_of))))
+        else:
+            n, j = loc
+            pieces.append((-1, end, on_node(n, j, a, ("arg",),
+                                            lambda s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
+    ret = plan.body.terminator
+    if ret is not None:
+        sinks = {id(x): req for x, req in g.sinks}
+        paired = {id(x): an for x, _, an in g.paired_sinks}
+        for i, v in enumerate(ret.operands):
+            loc = g.where.get(id(v))
+            if loc is not None and id(v) in paired:
+                an = paired[id(v)]
+                pieces.append((-1, end, on_node(an, 0, v, ("paired", v.type),
+                                                lambda s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
+            elif loc is not None and id(v) in sinks:
+                n, j = loc
+                req = sinks[id(v)]
+                pieces.append((-1, end, on_node(n, j, v, ("result", req),
+                    lambda s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
+            else:
+                s = plan_layout.declared_result_sharding(plan.func, i)
+                s = s or plan_layout.value_sharding(v)
+                t = v.type
+                if s is not None and isinstance(t, TensorType):
+                    s = plan_layout.io_sharding(s, t.shape, plan.mesh_of(s), is_main=True)
+                pieces.append((-1, end, const(plan_value_bytes(v, plan.mesh_of, s))))
+        if len(ret.operands) > 1:
+            pieces.append((-1, end, const(POINTER * len(ret.operands))))
+    # the temporaries of the plan's schedule
+    for b in plan.found.buffers:
+        v = b.value
+        loc = g.where.get(id(v)) if v is not None else None
+        if loc is None:
+            terms = const(b.nbytes)
+        else:
+            n, j = loc
+            terms = on_node(n, j, v, ("temp",),
+                            lambda s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
+        pieces.append((2 * b.start, 2 * b.end, terms))
+    for ti, pos in enumerate(temp_pos):
+        pieces.append((2 * pos - 1, 2 * pos - 1, sweep.temp_terms(ti)))
+    return _sweep_rows(sweep, pieces, end)
+
+
+def _sweep_rows(sweep: _Sweep, pieces: list[tuple[int, int, list]], end: int) -> list[dict[Term, int]]:
+    """The rows of the live sets of `pieces` (first point, last point, terms) that no other
+    live set contains (a point where something ends after something began since the last
+    row), without those others imply (`kept_rows`). One sweep finds the rows to keep by their
+    fingerprints, a second one writes those."""
+    starts: dict[int, list[int]] = {}
+    ends: dict[int, list[int]] = {}
+    for i, (first, last, _) in enumerate(pieces):
+        starts.setdefault(first, []).append(i)
+        ends.setdefault(last, []).append(i)
+
+    def run(keep: set[int] | None) -> list:
+        sweep.row.clear()
+        sweep.f1 = sweep.f2 = sweep.support = 0
+        out: list = []
+        n = 0
+        grown = False
+        for t in range(-1, end + 1):
+            began, ending = starts.get(t, ()), ends.get(t, ())
+            for i in began:
+                sweep.add(pieces[i][2], 1)
+            grown = grown or bool(began)
+            if grown and ending:
+                grown = False
+                if keep is None:
+                    out.append(sweep.mark())
+                elif n in keep:
+                    out.append(dict(sweep.row))
+                n += 1
+            for i in ending:
+                sweep.add(pieces[i][2], -1)
         return out
 
     return run(set(kept_rows(run(None))))
