@@ -10,12 +10,13 @@ tensor's size divided by the product of the axes on its dims (rounded up, as XLA
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
 from shardc.dialect.layout_math import dim_axes
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
-from shardc.passes.plan.cost import reshard_steps
+from shardc.passes.plan.cost import Step, reshard_steps
 from shardc.passes.plan.memory import aligned
 from shardc.passes.plan.plan import collective_buffer
 
@@ -104,7 +105,7 @@ def reshard_bytes(
         return 0.0
     a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
     b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
-    steps = reshard_steps(shape, elem_bytes, a, b, mesh)
+    steps = _steps(shape, elem_bytes, a, b, mesh)
     return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)
 
 
@@ -124,4 +125,13 @@ def reshard_buffer(
         return 0
     a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
     b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
-    return aligned(collective_buffer(reshard_steps(shape, elem_bytes, a, b, mesh), mesh, returned))
+    return aligned(collective_buffer(_steps(shape, elem_bytes, a, b, mesh), mesh, returned))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _steps(
+    shape: tuple[int, ...], elem_bytes: int, src: TensorSharding, dst: TensorSharding, mesh: Mesh
+) -> tuple[Step, ...]:
+    """The plan's collectives of a reshard (`reshard_steps`), once per reshard: the edge costs
+    and the memory rows of one problem, and repeated layers, ask for the same ones."""
+    return tuple(reshard_steps(shape, elem_bytes, src, dst, mesh))

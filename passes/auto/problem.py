@@ -452,6 +452,7 @@ class _PlanBuffers:
         self.found = block_buffers(body, self.mesh_of, module.funcs, liveness(module))
         ret = body.terminator
         self.returned = {id(v) for v in ret.operands} if ret is not None else set()
+        self.memo: dict[tuple, int] = {}
 
     def gathers(self, x: Value) -> bool:
         """Whether a collective reading `x` gives it a buffer of its own (the plan's
@@ -470,10 +471,14 @@ class _PlanBuffers:
         t = x.type
         assert isinstance(t, TensorType)
         returned = any(u.name == "func.return" for u in x.users)
-        out = reshard_buffer(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh,
-                             returned)  # fmt: skip
-        if out and self.gathers(x):
-            out += aligned(value_bytes(x, src, self.g.mesh))
+        key = (t, src, dst, returned, self.gathers(x))
+        out = self.memo.get(key)
+        if out is None:
+            out = reshard_buffer(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh,
+                                 returned)  # fmt: skip
+            if out and key[-1]:
+                out += aligned(value_bytes(x, src, self.g.mesh))
+            self.memo[key] = out
         return out
 
 
