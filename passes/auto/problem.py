@@ -14,16 +14,27 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shardc.dialect.ir import Module, OpResult, Value, func_body
+from shardc.dialect.ir import Module, Operation, OpResult, Value, func_body
+from shardc.dialect.rules.registry import usable_rule
 from shardc.dialect.shardings import TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
 from ..plan import layout as plan_layout
 from ..plan.liveness import liveness
-from ..plan.memory import POINTER, aligned, block_buffers
+from ..plan.memory import POINTER, aligned, block_buffers, tensor_of
 from ..plan.memory import value_bytes as plan_value_bytes
+from ..plan.op_cost import op_steps
+from ..plan.plan import collective_buffer
 from .cost import reshard_buffer
-from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
+from .graph import (
+    FOLLOW_OPS,
+    Node,
+    StrategyGraph,
+    edge_bytes,
+    is_choice_tensor,
+    resolve_required,
+    value_bytes,
+)
 
 
 @dataclass
@@ -465,6 +476,44 @@ class _PlanBuffers:
             and id(x) not in self.returned
         )
 
+    def op_buffer(self, node: Node, k: int) -> int:
+        """The plan's temporary bytes at `node`'s op under its strategy k: the buffers of the
+        collectives the op itself runs (`passes.plan.op_cost.op_steps`, XLA's model of it),
+        an all-reduce held only where it sums a returned value."""
+        op, s = node.op, node.strategies[k]
+        rule = usable_rule(op) if op is not None else None
+        if op is None or rule is None or node.kind != "op":
+            return 0
+        key = (rule, tuple(v.type for v in (*op.operands, *op.results)), tuple(s.ins),
+               tuple(s.outs[: len(op.results)]), self._returns(op))  # fmt: skip
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        ins, outs = iter(s.ins), iter(s.outs)
+        tensors = []
+        for v, it in [*((v, ins) for v in op.operands), *((r, outs) for r in op.results)]:
+            t = tensor_of(v, next(it) if is_choice_tensor(v) else None)
+            if t is None:
+                self.memo[key] = 0
+                return 0
+            tensors.append(t)
+        steps = op_steps(rule, tensors, self.g.mesh, style="xla", dot=op.name in _DOTS)
+        returned = key[-1]
+        total = sum(
+            collective_buffer(st, self.g.mesh, returned[i]) for i, st in enumerate(steps.operands)
+        )
+        n = len(op.operands)
+        total += sum(collective_buffer([x], self.g.mesh, returned[n + j])
+                     for j, st in enumerate(steps.results) for x in st)  # fmt: skip
+        self.memo[key] = got = aligned(total)
+        return got
+
+    @staticmethod
+    def _returns(op: Operation) -> tuple[bool, ...]:
+        """Per operand then result of `op`: whether a function returns it."""
+        return tuple(any(u.name == "func.return" for u in v.users)
+                     for v in (*op.operands, *op.results))  # fmt: skip
+
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
         collectives' buffer, and `x`'s own where only the collective makes it one."""
@@ -482,6 +531,7 @@ class _PlanBuffers:
         return out
 
 
+_DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot"})
 # owners whose values never take a buffer of their own (the plan's constants and the ops that
 # are the buffer they read)
 _NO_BUFFER_OWNERS = frozenset(
@@ -510,11 +560,11 @@ def _plan_rows(
         return sweep._terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
 
     def on_node(n: int, j: int, v: Value, key: tuple, size) -> list:  # noqa: ANN001
-        """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(s)`)."""
+        """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(k, s)`)."""
         mkey = (p.rep[n], fp[n], j, v.type, key)
         got = memo.get(mkey)
         if got is None:
-            items = [((p.rep[n], k), size(s)) for k, s in enumerate(g.nodes[n].strategies)]
+            items = [((p.rep[n], k), size(k, s)) for k, s in enumerate(g.nodes[n].strategies)]
             got = memo[mkey] = sweep._terms([(t, b) for t, b in items if b])
         return got
 
@@ -528,7 +578,7 @@ def _plan_rows(
         else:
             n, j = loc
             pieces.append((-1, end, on_node(n, j, a, ("arg",),
-                                            lambda s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
+                                            lambda _, s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
     ret = plan.body.terminator
     if ret is not None:
         sinks = {id(x): req for x, req in g.sinks}
@@ -538,12 +588,12 @@ def _plan_rows(
             if loc is not None and id(v) in paired:
                 an = paired[id(v)]
                 pieces.append((-1, end, on_node(an, 0, v, ("paired", v.type),
-                                                lambda s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
+                                                lambda _, s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
             elif loc is not None and id(v) in sinks:
                 n, j = loc
                 req = sinks[id(v)]
                 pieces.append((-1, end, on_node(n, j, v, ("result", req),
-                    lambda s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
+                    lambda _, s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
             else:
                 s = plan_layout.declared_result_sharding(plan.func, i)
                 s = s or plan_layout.value_sharding(v)
@@ -562,10 +612,29 @@ def _plan_rows(
         else:
             n, j = loc
             terms = on_node(n, j, v, ("temp",),
-                            lambda s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
+                            lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
         pieces.append((2 * b.start, 2 * b.end, terms))
     for ti, pos in enumerate(temp_pos):
         pieces.append((2 * pos - 1, 2 * pos - 1, sweep.temp_terms(ti)))
+    # the collectives an op's strategy runs itself, at the op
+    for n, node in enumerate(g.nodes):
+        if node.kind != "op" or node.op is None:
+            continue
+        terms = on_node(n, -1, node.op.results[0], ("op",), lambda k, _, node=node: plan.op_buffer(
+            node, k))  # fmt: skip
+        if terms:
+            pos = g.position.get(id(node.op), 0)
+            pieces.append((2 * pos, 2 * pos, terms))
+    # the reshards of the function's results at its return (a returned value's partial sums
+    # are a temporary there)
+    at = 2 * (g.num_positions - 1)
+    for x, req in g.sinks:
+        loc = g.where.get(id(x))
+        if loc is not None:
+            n, j = loc
+            terms = on_node(n, j, x, ("sink", req), lambda _, s, j=j, x=x, req=req: plan.reshard(
+                x, s.outs[j], resolve_required(s.outs[j], req)))  # fmt: skip
+            pieces.append((at, at, terms))
     return _sweep_rows(sweep, pieces, end)
 
 
