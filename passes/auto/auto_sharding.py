@@ -95,6 +95,10 @@ class AutoReport:
     # the plan's figures of the layout chosen (`checked.planned`): what XLA is predicted to run
     planned_bytes: int | None = None
     planned_memory: int | None = None
+    # no solve within the budget fitted by the plan, and auto took the smallest layout it
+    # found (one per program, whatever the budget), which needs `smallest_memory` by the plan
+    fell_back_to_smallest: bool = False
+    smallest_memory: int | None = None
 
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""
