@@ -259,13 +259,14 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_pos: list[int] = []
+    temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
 
     plan = _PlanBuffers(g, module) if module is not None else None
 
     def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
-        r = resolve_required(src, req)
-        if [d.axes for d in r.dims] == [d.axes for d in src.dims]:
+        if not _moves(src, req):
             return 0
+        r = resolve_required(src, req)
         if plan is not None:
             return plan.reshard(v, src, r)
         return value_bytes(v, r, mesh)
@@ -284,9 +285,25 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                     [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
                     for ps in producer.strategies
                 ]
+            pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
                 temps.append((ui, vi, mt))
-                temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
+                temp_pos.append(pos)
+                temp_span.append((2 * pos - 1, 2 * pos - 1))
+            if plan is not None and plan.gathers(x):
+                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses
+                gt = temp_memo.get((*tkey, "gathered"))
+                if gt is None:
+                    gt = temp_memo[(*tkey, "gathered")] = [
+                        [aligned(value_bytes(x, ps.outs[j], mesh))
+                         if _moves(ps.outs[j], cs.ins[i]) else 0 for cs in node.strategies]
+                        for ps in producer.strategies
+                    ]  # fmt: skip
+                if any(any(row) for row in gt):
+                    first, last = g.live.get((ui, j), (pos, pos))
+                    temps.append((ui, vi, gt))
+                    temp_pos.append(pos)
+                    temp_span.append((2 * first, 2 * last))
             if ui == vi:
                 own = row_memo.get(tkey)
                 if own is None:
@@ -350,10 +367,15 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
     if plan is not None:
-        p.rows = _plan_rows(g, p, plan, temp_pos, fp)
+        p.rows = _plan_rows(g, p, plan, temp_span, fp)
     else:
         p.rows = _live_rows(g, index, temp_pos, p)
     return p
+
+
+def _moves(src: TensorSharding, req: TensorSharding) -> bool:
+    """Whether a value laid out `src` is resharded where `req` is needed."""
+    return [d.axes for d in resolve_required(src, req).dims] != [d.axes for d in src.dims]
 
 
 def _tie_classes(g: StrategyGraph, p: Problem) -> None:
@@ -516,17 +538,16 @@ class _PlanBuffers:
 
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
-        collectives' buffer, and `x`'s own where only the collective makes it one."""
+        collectives' buffer (`x`'s own, where only the collective makes it one, is a
+        temporary of its own over `x`'s uses: `build_problem`)."""
         t = x.type
         assert isinstance(t, TensorType)
         returned = any(u.name == "func.return" for u in x.users)
-        key = (t, src, dst, returned, self.gathers(x))
+        key = (t, src, dst, returned)
         out = self.memo.get(key)
         if out is None:
             out = reshard_buffer(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh,
                                  returned)  # fmt: skip
-            if out and key[-1]:
-                out += aligned(value_bytes(x, src, self.g.mesh))
             self.memo[key] = out
         return out
 
@@ -541,14 +562,20 @@ _NO_BUFFER_OWNERS = frozenset(
 
 
 def _plan_rows(
-    g: StrategyGraph, p: Problem, plan: _PlanBuffers, temp_pos: list[int], fp: list[int]
+    g: StrategyGraph,
+    p: Problem,
+    plan: _PlanBuffers,
+    temp_span: list[tuple[int, int]],
+    fp: list[int],
 ) -> list[dict[Term, int]]:
     """The plan's memory of each layout as rows over the representatives' choices: the
     arguments and results (XLA's memory_analysis counts them whole) in every row, and the
     temporaries live at each point of the plan's schedule (`_PlanBuffers`): each value's
     buffer at the layout its node chooses (aligned as the plan aligns it), what the layout
     does not change (scalars, regions' peaks) as measured now, and each reshard's temporary
-    just before the op that reads it (op k of the body is point 2k; its reshards, 2k - 1)."""
+    just before the op that reads it (op k of the body is point 2k; its reshards, 2k - 1),
+    with the value's own buffer over its uses where only the reshard makes it one (counted
+    per reshard: a value two readers reshard is counted twice)."""
     mesh = g.mesh
     sweep = _Sweep(p)
     anchor = p.rep[0]
@@ -614,8 +641,8 @@ def _plan_rows(
             terms = on_node(n, j, v, ("temp",),
                             lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
         pieces.append((2 * b.start, 2 * b.end, terms))
-    for ti, pos in enumerate(temp_pos):
-        pieces.append((2 * pos - 1, 2 * pos - 1, sweep.temp_terms(ti)))
+    for ti, (first, last) in enumerate(temp_span):
+        pieces.append((first, last, sweep.temp_terms(ti)))
     # the collectives an op's strategy runs itself, at the op
     for n, node in enumerate(g.nodes):
         if node.kind != "op" or node.op is None:
