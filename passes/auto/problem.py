@@ -260,6 +260,8 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_pos: list[int] = []
     temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
+    # per producer's value: the readers that may reshard it (position, node, input)
+    readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
     plan = _PlanBuffers(g, module) if module is not None else None
 
@@ -290,6 +292,7 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                 temps.append((ui, vi, mt))
                 temp_pos.append(pos)
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
+                readers.setdefault((ui, j), []).append((pos, vi, i))
             if plan is not None and plan.gathers(x):
                 # a reshard (even a free slice) makes `x` a buffer of its own, over its uses
                 gt = temp_memo.get((*tkey, "gathered"))
@@ -319,6 +322,9 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                 ]
                 table_memo[key] = tbl
             _add_table(edges, ui, vi, tbl)
+    if plan is not None:
+        for (ui, j), reads in readers.items():
+            _reused_reshards(g, plan, ui, j, reads, temps, temp_pos, temp_span)
     for x, req in g.sinks:
         loc = g.where.get(id(x))
         if loc is None:
@@ -371,6 +377,47 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
     else:
         p.rows = _live_rows(g, index, temp_pos, p)
     return p
+
+
+def _reused_reshards(
+    g: StrategyGraph,
+    plan: _PlanBuffers,
+    ui: int,
+    j: int,
+    reads: list[tuple[int, int, int]],
+    temps: list[tuple[int, int, list[list[int]]]],
+    temp_pos: list[int],
+    temp_span: list[tuple[int, int]],
+) -> None:
+    """XLA computes a reshard of a value to one layout once and later readers reuse it (the
+    plan's CSE): its buffer lives from the first reader to the last. Between two readers in a
+    row that reshard value j of node `ui` to the same layout, that buffer is a temporary over
+    the pair of their choices, where the producer has one layout (with several, which readers
+    agree depends on three choices: not modelled, each reader counts its own reshard only)."""
+    producer = g.nodes[ui]
+    if len(producer.strategies) != 1 or len(reads) < 2:
+        return
+    src = producer.strategies[0].outs[j]
+    x = producer.values[j]
+    reads = sorted(reads)
+    for (pa, va, ia), (pb, vb, ib) in zip(reads, reads[1:], strict=False):
+        if pb <= pa:
+            continue
+        want_a = [resolve_required(src, s.ins[ia]) for s in g.nodes[va].strategies]
+        want_b = [resolve_required(src, s.ins[ib]) for s in g.nodes[vb].strategies]
+        tbl = [
+            [plan.reshard(x, src, a) if _same_axes(a, b) and not _same_axes(a, src) else 0
+             for b in want_b]
+            for a in want_a
+        ]  # fmt: skip
+        if any(any(row) for row in tbl):
+            temps.append((va, vb, tbl))
+            temp_pos.append(pb)
+            temp_span.append((2 * pa, 2 * pb - 2))
+
+
+def _same_axes(a: TensorSharding, b: TensorSharding) -> bool:
+    return [d.axes for d in a.dims] == [d.axes for d in b.dims]
 
 
 def _moves(src: TensorSharding, req: TensorSharding) -> bool:
