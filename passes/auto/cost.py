@@ -4,8 +4,10 @@ The measure is the communication plan's (design.md): per collective, the larger 
 and result local bytes. Reshard bytes are the plan's own (`passes.plan.cost.reshard_steps`, XLA's
 partitioner model) and so are an op's (`graph.op_collectives`: `passes.plan.op_cost.op_steps`),
 so that auto minimizes what `shardc plan` reports. Each collective's bytes may be weighted by the
-slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is local bytes: a
-tensor's size divided by the product of the axes on its dims (rounded up, as XLA pads).
+slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is the plan's too
+(problem.py builds the memory rows from its buffers): a tensor's local bytes (its size divided
+by the product of the axes on its dims, rounded up as XLA pads), and a reshard's temporary is
+the plan's buffer of its collectives (`reshard_buffer`).
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 Node costs (the collectives a strategy implies, plus resharding a node's own values and the
 layouts the function's results must have), edge cost tables between a producer's and a
-consumer's strategies, each value's local bytes per strategy of its node, and the live sets
-(values live at one program point, arguments and outputs at every point) over which the
-per-device memory is bounded. Nodes with the same structure in the same surroundings (repeated
-layers) are tied to one representative, so a stack of identical layers is one set of choices.
+consumer's strategies, each value's local bytes per strategy of its node, and the memory rows
+over which the per-device memory is bounded: the plan's measure of each layout (arguments +
+results + the temporaries live at each point of the plan's schedule, `_plan_rows`), so that
+the peak the solve bounds is the memory `shardc plan` gives the layout it chooses. Nodes with
+the same structure in the same surroundings (repeated layers) are tied to one representative,
+so a stack of identical layers is one set of choices.
 """
 
 from __future__ import annotations
