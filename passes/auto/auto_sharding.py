@@ -181,7 +181,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
         if not g.nodes:
             continue
-        p = build_problem(g, tie=opts.tie_layers, module=module)
+        p = build_problem(g, module, tie=opts.tie_layers)
         p.cuts = [list(c) for f, c in opts.exclude if f == fname]
         if opts.solver not in SOLVERS:
             raise not_one_of(
@@ -198,7 +198,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and opts.tie_layers and not opts.smallest:
-            p = build_problem(g, tie=False, module=module)
+            p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and not opts.smallest:

@@ -235,10 +235,10 @@ def _inner_rows(
     return out
 
 
-def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = None) -> Problem:
-    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets.
-    With `module` (the graph's, as propagated), the memory rows are the plan's measure of each
-    layout (`_plan_rows`); without, its own live-set sums over the graph's values."""
+def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem:
+    """Turn the graph of `module` (as propagated) into numbers: costs per strategy, tables per
+    edge, each value's bytes, and the memory rows, the plan's measure of each layout
+    (`_plan_rows`)."""
     mesh = g.mesh
     weights = g.weights
     nodes = g.nodes
@@ -260,20 +260,17 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
     row_memo: dict[tuple, list[float]] = {}
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
-    temp_pos: list[int] = []
     temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
     # per producer's value: the readers that may reshard it (position, node, input)
     readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
-    plan = _PlanBuffers(g, module) if module is not None else None
+    plan = _PlanBuffers(g, module)
 
     def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
         if not _moves(src, req):
             return 0
         r = resolve_required(src, req)
-        if plan is not None:
-            return plan.reshard(v, src, r)
-        return value_bytes(v, r, mesh)
+        return plan.reshard(v, src, r)
 
     for vi, node in enumerate(nodes):
         for i, x in enumerate(node.inputs):
@@ -282,7 +279,7 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                 continue
             ui, j = loc
             producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type, plan is not None and plan.gathers(x))
+            tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
             mt = temp_memo.get(tkey)
             if mt is None:
                 mt = temp_memo[tkey] = [
@@ -292,10 +289,9 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
             pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
                 temps.append((ui, vi, mt))
-                temp_pos.append(pos)
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
                 readers.setdefault((ui, j), []).append((pos, vi, i))
-            if plan is not None and plan.gathers(x):
+            if plan.gathers(x):
                 # a reshard (even a free slice) makes `x` a buffer of its own, over its uses
                 gt = temp_memo.get((*tkey, "gathered"))
                 if gt is None:
@@ -307,7 +303,6 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                 if any(any(row) for row in gt):
                     first, last = g.live.get((ui, j), (pos, pos))
                     temps.append((ui, vi, gt))
-                    temp_pos.append(pos)
                     temp_span.append((2 * first, 2 * last))
             if ui == vi:
                 own = row_memo.get(tkey)
@@ -324,9 +319,8 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
                 ]
                 table_memo[key] = tbl
             _add_table(edges, ui, vi, tbl)
-    if plan is not None:
-        for (ui, j), reads in readers.items():
-            _reused_reshards(g, plan, ui, j, reads, temps, temp_pos, temp_span)
+    for (ui, j), reads in readers.items():
+        _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
     for x, req in g.sinks:
         loc = g.where.get(id(x))
         if loc is None:
@@ -355,11 +349,9 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
             _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
     value_node: list[int] = []
     vbytes: list[list[int]] = []
-    index: dict[tuple[int, int], int] = {}
     bytes_memo: dict[tuple, list[int]] = {}
     for n, node in enumerate(nodes):
         for j, v in enumerate(node.values):
-            index[(n, j)] = len(value_node)
             value_node.append(n)
             if not materialized(v):
                 vbytes.append([0] * len(node.strategies))
@@ -374,10 +366,7 @@ def build_problem(g: StrategyGraph, tie: bool = True, module: Module | None = No
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    if plan is not None:
-        p.rows = _plan_rows(g, p, plan, temp_span, fp)
-    else:
-        p.rows = _live_rows(g, index, temp_pos, p)
+    p.rows = _plan_rows(g, p, plan, temp_span, fp)
     return p
 
 
@@ -388,7 +377,6 @@ def _reused_reshards(
     j: int,
     reads: list[tuple[int, int, int]],
     temps: list[tuple[int, int, list[list[int]]]],
-    temp_pos: list[int],
     temp_span: list[tuple[int, int]],
 ) -> None:
     """XLA computes a reshard of a value to one layout once and later readers reuse it (the
@@ -414,7 +402,6 @@ def _reused_reshards(
         ]  # fmt: skip
         if any(any(row) for row in tbl):
             temps.append((va, vb, tbl))
-            temp_pos.append(pb)
             temp_span.append((2 * pa, 2 * pb - 2))
 
 
@@ -467,55 +454,6 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
         ]
     else:
         edges[key] = tbl
-
-
-def _live_rows(
-    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int], p: Problem
-) -> list[dict[Term, int]]:
-    """The bytes live at each program point (values, each live over one interval of points,
-    and the reshard temporaries made there) as rows over the representatives' choices
-    (`kept_rows`). Only points whose live set no other contains give a row: a point where
-    a temporary is made, or where something ends after something started since the last row
-    (else a row before or after holds it all). One sweep finds the rows to keep by their
-    fingerprints, a second one writes those."""
-    starts: dict[int, list[int]] = {}
-    ends: dict[int, list[int]] = {}
-    at: dict[int, list[int]] = {}
-    for key, (first, last) in g.live.items():
-        vi = index[key]
-        starts.setdefault(first, []).append(vi)
-        ends.setdefault(last, []).append(vi)
-    for ti, t in enumerate(temp_pos):
-        at.setdefault(t, []).append(ti)
-    sweep = _Sweep(p)
-
-    def run(keep: set[int] | None) -> list:
-        sweep.row.clear()
-        sweep.f1 = sweep.f2 = sweep.support = 0
-        out: list = []
-        n = 0
-        grown = False
-        for t in range(-1, g.num_positions + 1):
-            began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
-            for vi in began:
-                sweep.add(sweep.value_terms(vi), 1)
-            grown = grown or bool(began)
-            for ti in made:
-                sweep.add(sweep.temp_terms(ti), 1)
-            if made or (grown and ending):
-                grown = False
-                if keep is None:
-                    out.append(sweep.mark())
-                elif n in keep:
-                    out.append(dict(sweep.row))
-                n += 1
-            for ti in made:
-                sweep.add(sweep.temp_terms(ti), -1)
-            for vi in ending:
-                sweep.add(sweep.value_terms(vi), -1)
-        return out
-
-    return run(set(kept_rows(run(None))))
 
 
 class _PlanBuffers:
