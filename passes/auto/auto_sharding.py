@@ -132,9 +132,8 @@ class AutoShardingPass:
     """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
     ("data=4,model=1"), `time_limit` (wall-clock seconds for the exact solve; None: only the
     solvers' deterministic limits), `solver` ("highs" or
-    "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
-    see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
-    programs), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
+    "cp-sat"), `headroom` (the share of the budget kept free: the memory bounded is the
+    plan's measure, a model of XLA's `memory_analysis`), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
     it moves: the smallest layout found, one per program)."""
 
     memory_budget: int | str | None = None
