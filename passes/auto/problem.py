@@ -15,6 +15,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from shardc.dialect.ir import Module, Operation, OpResult, Value, func_body
 from shardc.dialect.rules.registry import usable_rule
@@ -59,6 +62,9 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
+    # `peak_memory`'s index of `rows`: (the rows it was made of, per representative or pair:
+    # per choice of it, the vector of its coefficients in every row)
+    _by_choice: tuple[list, dict] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -76,24 +82,40 @@ class Problem:
         return self.rows if self.rows is not None else memory_rows(self)
 
     def peak_memory(self, choice: list[int]) -> int:
-        """The largest live set's bytes, each node taking its representative's choice."""
-        best = 0
-        for row in self.memory_rows():
-            total = 0
-            for t, b in row.items():
-                if len(t) == 2:
-                    hit = choice[t[0]] == t[1]
-                else:
-                    hit = choice[t[0]] == t[2] and choice[t[1]] == t[3]
-                if hit:
-                    total += b
-            best = max(best, total)
-        return best
+        """The largest row's bytes, each node taking its representative's choice (one vector of
+        the rows' coefficients per choice of a representative, or of a pair of them, added up:
+        `explain` asks this of many layouts)."""
+        rows = self.memory_rows()
+        if not rows:
+            return 0
+        if self._by_choice is None or self._by_choice[0] is not rows:
+            self._by_choice = (rows, _by_choice(rows))
+        total = np.zeros(len(rows), dtype=np.int64)
+        for key, table in self._by_choice[1].items():
+            vec = table.get(tuple(choice[n] for n in key))
+            if vec is not None:
+                total += vec
+        return int(total.max())
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
 # rv takes kv" (a reshard temporary between two tied choices)
 Term = tuple[int, ...]
+
+
+def _by_choice(rows: list[dict[Term, int]]) -> dict[tuple[int, ...], dict[tuple[int, ...], Any]]:
+    """The rows' coefficients indexed for `Problem.peak_memory`: per representative (or pair of
+    them), per its choice, one vector over the rows."""
+    out: dict[tuple[int, ...], dict[tuple[int, ...], Any]] = {}
+    for i, row in enumerate(rows):
+        for t, b in row.items():
+            half = len(t) // 2
+            table = out.setdefault(t[:half], {})
+            vec = table.get(t[half:])
+            if vec is None:
+                vec = table[t[half:]] = np.zeros(len(rows), dtype=np.int64)
+            vec[i] += b
+    return out
 
 
 def memory_rows(p: Problem) -> list[dict[Term, int]]:
