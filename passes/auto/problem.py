@@ -283,6 +283,8 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
+    # values only a reshard gives a buffer of their own: (node, value, first, last point)
+    gathered: list[tuple[int, int, int, int]] = []
     # per producer's value: the readers that may reshard it (position, node, input)
     readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
@@ -314,18 +316,23 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
                 readers.setdefault((ui, j), []).append((pos, vi, i))
             if plan.gathers(x):
-                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses
-                gt = temp_memo.get((*tkey, "gathered"))
-                if gt is None:
-                    gt = temp_memo[(*tkey, "gathered")] = [
-                        [aligned(value_bytes(x, ps.outs[j], mesh))
-                         if _moves(ps.outs[j], cs.ins[i]) else 0 for cs in node.strategies]
+                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
+                # its bytes at the producer's layout, less where the reader takes that layout
+                # (a sparse table: a dense one over every pair of choices in every row of the
+                # span would make the rows several times denser)
+                kept = temp_memo.get((*tkey, "kept"))
+                if kept is None:
+                    kept = temp_memo[(*tkey, "kept")] = [
+                        [0 if _moves(ps.outs[j], cs.ins[i])
+                         else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
                         for ps in producer.strategies
                     ]  # fmt: skip
-                if any(any(row) for row in gt):
-                    first, last = g.live.get((ui, j), (pos, pos))
-                    temps.append((ui, vi, gt))
-                    temp_span.append((2 * first, 2 * last))
+                first, last = g.live.get((ui, j), (pos, pos))
+                if any(b == 0 for row in kept for b in row):  # some choice reshards it
+                    gathered.append((ui, j, 2 * first, 2 * last))
+                    if any(any(row) for row in kept):
+                        temps.append((ui, vi, kept))
+                        temp_span.append((2 * first, 2 * last))
             if ui == vi:
                 own = row_memo.get(tkey)
                 if own is None:
@@ -388,7 +395,7 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    p.rows = _plan_rows(g, p, plan, temp_span, fp)
+    p.rows = _plan_rows(g, p, plan, temp_span, gathered, fp)
     return p
 
 
@@ -575,6 +582,7 @@ def _plan_rows(
     p: Problem,
     plan: _PlanBuffers,
     temp_span: list[tuple[int, int]],
+    gathered: list[tuple[int, int, int, int]],
     fp: list[int],
 ) -> list[dict[Term, int]]:
     """The plan's memory of each layout as rows over the representatives' choices: the
@@ -652,6 +660,10 @@ def _plan_rows(
         pieces.append((2 * b.start, 2 * b.end, terms))
     for ti, (first, last) in enumerate(temp_span):
         pieces.append((first, last, sweep.temp_terms(ti)))
+    for n, j, first, last in gathered:
+        v = g.nodes[n].values[j]
+        pieces.append((first, last, on_node(n, j, v, ("gathered",),
+                       lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))))  # fmt: skip
     # the collectives an op's strategy runs itself, at the op
     for n, node in enumerate(g.nodes):
         if node.kind != "op" or node.op is None:
