@@ -14,7 +14,7 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .problem import Problem, Term, eliminate, quotient
@@ -63,7 +63,16 @@ def solve(
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
-    deterministic limits (or `time_limit` seconds, where given) end with nothing found."""
+    deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
+    cheapest choice with no bound comes first: where its peak is within `budget` it is the
+    answer (the rows are the plan's measure, so that peak is exact), without the rows' harder
+    search."""
+    if budget is not None:
+        free = solve(p, None, time_limit, exact_limit, solver)
+        if free.feasible and free.peak <= budget:
+            bounded, _ = eliminate(quotient(p)[0], memory=True)
+            return replace(free, variables=sum(bounded.num_strategies),
+                           rows=len(bounded.memory_rows()))  # fmt: skip
     quot, spread = quotient(p)
     q, recover = eliminate(quot, memory=budget is not None)
     size = sum(q.num_strategies)
