@@ -909,7 +909,7 @@ class _Planner:
         # all-to-all's per-peer pieces are freed once the result is assembled from them)
         t = tensor_of(value)
         mesh = self._mesh(steps[-1].after) if steps else None
-        if t is not None and mesh is not None and held:
+        if t is not None and mesh is not None and moved > 0:
             kept = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
             self.kept[where] = self.kept.get(where, 0) + min(kept, moved)
         self.gathered.add(id(value))
