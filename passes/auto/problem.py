@@ -39,6 +39,10 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
+    # where given: `rows` made when first asked (a solve without a budget never asks), and the
+    # peak of one choice measured without them
+    make_rows: Callable[[], list[dict[Term, int]]] | None = None
+    peak_of: Callable[[list[int]], int] | None = None
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -53,10 +57,14 @@ class Problem:
     def memory_rows(self) -> list[dict[Term, int]]:
         """The memory bound as rows over the representatives' choices: `rows`, else made from
         the live sets (`memory_rows`)."""
+        if self.rows is None and self.make_rows is not None:
+            self.rows = self.make_rows()
         return self.rows if self.rows is not None else memory_rows(self)
 
     def peak_memory(self, choice: list[int]) -> int:
         """The largest live set's bytes, each node taking its representative's choice."""
+        if self.rows is None and self.peak_of is not None:
+            return self.peak_of([choice[r] for r in self.rep])
         best = 0
         for row in self.memory_rows():
             total = 0
@@ -325,7 +333,8 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    p.rows = _live_rows(g, index, temp_pos, p)
+    p.make_rows = lambda: _live_rows(g, index, temp_pos, p)
+    p.peak_of = lambda choice: _live_peak(g, index, temp_pos, p, choice)
     return p
 
 
@@ -418,6 +427,35 @@ def _live_rows(
         return out
 
     return run(set(kept_rows(run(None))))
+
+
+def _live_peak(
+    g: StrategyGraph,
+    index: dict[tuple[int, int], int],
+    temp_pos: list[int],
+    p: Problem,
+    choice: list[int],
+) -> int:
+    """The largest bytes live at one program point under `choice` (one strategy per node):
+    what the rows of `_live_rows` give for it, the rows a point holds at most, without making
+    them."""
+    delta: dict[int, int] = {}
+    made: dict[int, int] = {}
+    for key, (first, last) in g.live.items():
+        vi = index[key]
+        b = p.value_bytes[vi][choice[p.value_node[vi]]]
+        if b:
+            delta[first] = delta.get(first, 0) + b
+            delta[last + 1] = delta.get(last + 1, 0) - b
+    for (u, v, tbl), t in zip(p.temps, temp_pos, strict=True):
+        b = tbl[choice[u]][choice[v]]
+        if b:
+            made[t] = made.get(t, 0) + b
+    best = live = 0
+    for t in sorted(delta.keys() | made.keys()):
+        live += delta.get(t, 0)
+        best = max(best, live + made.get(t, 0))
+    return best
 
 
 def tie_repeated(
@@ -601,13 +639,17 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         if iu > iv:
             iu, iv, scaled = iv, iu, [list(col) for col in zip(*scaled, strict=True)]
         _add_table(edges, iu, iv, scaled)
-    rows: list[dict[Term, int]] = [
-        {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
-         for t, b in row.items()}
-        for row in p.memory_rows()
-    ]  # fmt: skip
+
+    def rows() -> list[dict[Term, int]]:
+        return [
+            {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
+             for t, b in row.items()}
+            for row in p.memory_rows()
+        ]  # fmt: skip
+
     cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
-    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts, rows)
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts,
+                make_rows=rows)  # fmt: skip
 
     def spread(choice: list[int]) -> list[int]:
         return [choice[at[r]] for r in p.rep]

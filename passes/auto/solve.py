@@ -438,15 +438,17 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
                 e[j] = e.get(j, 0.0) + b
             add_row(e, -np.inf, budget)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
+    nx = sum(p.num_strategies[r] for r in reps)
     integrality = np.zeros(nvar)
-    integrality[: sum(p.num_strategies[r] for r in reps)] = 1
-    res = milp(
-        np.array(c),
-        constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
-        integrality=integrality,
-        bounds=Bounds(0, 1),
-        options=_milp_options(time_limit),
-    )
+    constraints = LinearConstraint(a, np.array(lo), np.array(hi))
+    # the LP relaxation first (the local marginal polytope: often integral on these graphs,
+    # and then its answer is the MILP's optimum, proven, at a fraction of the MILP's time)
+    res = milp(np.array(c), constraints=constraints, integrality=integrality,
+               bounds=Bounds(0, 1), options=_milp_options(time_limit))  # fmt: skip
+    if res.x is None or not _integral(res.x[:nx]):
+        integrality[:nx] = 1
+        res = milp(np.array(c), constraints=constraints, integrality=integrality,
+                   bounds=Bounds(0, 1), options=_milp_options(time_limit))  # fmt: skip
     if res.x is None:
         return None
     choice = []
@@ -458,6 +460,13 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
         method = f"highs within {MIP_GAP:.0%} of optimal"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
+
+
+def _integral(x) -> bool:  # noqa: ANN001 - a numpy vector
+    """Whether every choice variable of an LP answer is 0 or 1 (within HiGHS's tolerance)."""
+    import numpy as np
+
+    return bool(np.all(np.minimum(np.abs(x), np.abs(1 - x)) <= 1e-6))
 
 
 def _milp_options(time_limit: float | None) -> dict[str, Any]:
