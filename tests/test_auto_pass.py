@@ -86,6 +86,22 @@ def test_unmeetable_budget_names_one_smallest_layout_whatever_the_budget() -> No
     assert report.auto.planned_memory <= small  # type: ignore[attr-defined]
 
 
+def test_the_report_says_in_fields_that_auto_took_its_smallest_layout() -> None:
+    # with half the budget kept free no solve fits, and the smallest layout found (one per
+    # program: the figure the budget error names) is taken where the plan fits it
+    text = _batch_only()
+    small = _smallest(text, "1KiB")
+    for budget in (small, small + 1000):
+        _, report = _run(text, memory_budget=budget, auto_headroom=50)
+        auto = report.auto  # type: ignore[attr-defined]
+        assert auto.fell_back_to_smallest
+        assert auto.smallest_memory == auto.planned_memory == small
+    _, report = _run(text, memory_budget="1MiB", auto_headroom=50)
+    auto = report.auto  # type: ignore[attr-defined]
+    assert not auto.fell_back_to_smallest and auto.smallest_memory is None
+    assert auto.planned_memory > small
+
+
 def test_axis_cost_must_name_mesh_axes() -> None:
     with pytest.raises(ShardcError, match=r"axis cost .pod=3. in .pod=3.: unknown axis name: \"pod\""):
         _run(_batch_only(), axis_cost="pod=3")

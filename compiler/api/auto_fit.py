@@ -22,7 +22,7 @@ from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.auto.auto_pass import AutoOptions
-from shardc.passes.auto.checked import SMALLEST_NOTE, BudgetNotMet
+from shardc.passes.auto.checked import BudgetNotMet
 from shardc.passes.auto.cost import format_bytes
 
 # how far the plan's memory may be from XLA's (issue 23: within 20%)
@@ -78,7 +78,7 @@ def fit_to_budget(
             return None
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
-        fell_back.append(any(SMALLEST_NOTE in n for n in getattr(report.auto, "notes", ())))
+        fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
         notes.append(
             f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
             f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "

@@ -95,6 +95,10 @@ class AutoReport:
     # the plan's figures of the layout chosen (`checked.planned`): what XLA is predicted to run
     planned_bytes: int | None = None
     planned_memory: int | None = None
+    # no solve within the budget fitted by the plan, and auto took the smallest layout it
+    # found (one per program, whatever the budget), which needs `smallest_memory` by the plan
+    fell_back_to_smallest: bool = False
+    smallest_memory: int | None = None
 
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""
@@ -128,9 +132,8 @@ class AutoShardingPass:
     """Options: `memory_budget` (bytes or "64MiB"; None/"" for none), `axis_cost`
     ("data=4,model=1"), `time_limit` (wall-clock seconds for the exact solve; None: only the
     solvers' deterministic limits), `solver` ("highs" or
-    "cp-sat"), `headroom` (the share of the budget kept free: the live-set estimate does not
-    see XLA's schedule and allocator, and ran up to ~10% under `memory_analysis` on the test
-    programs), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
+    "cp-sat"), `headroom` (the share of the budget kept free: the memory bounded is the
+    plan's measure, a model of XLA's `memory_analysis`), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
     it moves: the smallest layout found, one per program)."""
 
     memory_budget: int | str | None = None
@@ -177,7 +180,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         g = build_graph(module, fname, mesh, mesh_ref, weights, kept)
         if not g.nodes:
             continue
-        p = build_problem(g, tie=opts.tie_layers)
+        p = build_problem(g, module, tie=opts.tie_layers)
         p.cuts = [list(c) for f, c in opts.exclude if f == fname]
         if opts.solver not in SOLVERS:
             raise not_one_of(
@@ -194,7 +197,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and opts.tie_layers and not opts.smallest:
-            p = build_problem(g, tie=False)
+            p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and not opts.smallest:

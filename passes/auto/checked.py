@@ -1,15 +1,18 @@
 """Auto checked by the plan: the layout auto chooses is measured with the communication plan
 (`passes.plan`, the model of what XLA compiles), and the budget is a promise by that measure.
 
-Auto's solver bounds memory with its own live-set sums, which cannot see everything the plan
-models (fusion, XLA's partitioner strategies, dead code, buffers a collective needs). So after
-each solve the module, with the chosen layout written and propagated, is planned: its collective
-bytes and its memory (arguments + results + temporaries, per device: XLA's memory_analysis
-measure) are the figures auto reports. Where the plan's memory is over the budget, auto solves
-again from the layout before it, with that layout of the arguments ruled out and its target
-scaled by half the measured ratio (at most `ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory auto's estimate can
-reach, whatever it moves: one layout per program, whatever budget was asked) is taken if the plan
-says it fits, else auto fails naming that layout's figure.
+Auto's solver bounds memory with the plan's own measure of each layout (problem.py's rows are
+built from the plan's buffers), but not all of it: what propagation lays out after the solve
+(region bodies, ops without rules) and a reshard XLA computes once and reuses for later readers
+are the plan's alone. So after each solve the module, with the chosen layout written and
+propagated, is planned: its collective bytes and its memory (arguments + results +
+temporaries, per device: XLA's memory_analysis measure) are the figures auto reports. Where
+the plan's memory is over the budget, auto solves again from the layout before it, with that
+layout of the arguments ruled out and its target scaled by half the measured ratio (at most
+`ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory the solve
+can reach, whatever it moves: one layout per program, whatever budget was asked) is taken if
+the plan says it fits (`AutoReport.fell_back_to_smallest`, `smallest_memory`), else auto fails
+naming that layout's figure (`BudgetNotMet.smallest`).
 """
 
 from __future__ import annotations
@@ -26,8 +29,6 @@ from .cost import format_bytes
 from .graph import Kept
 
 ROUNDS = 3
-# the note of a layout kept as the smallest found (shardc.jit's XLA check reads it)
-SMALLEST_NOTE = "took the smallest layout found"
 
 
 class BudgetNotMet(ShardcError):
@@ -92,7 +93,8 @@ def run_checked(
         _record(report, planned(module))
         return report
     saved = _Restorer(module, kept or Kept.propagated(module))
-    notes: list[str] = []
+    notes: list[str] = []  # the report's notes
+    planned_notes: list[str] = []  # those of them by the plan's measure (the error names them)
     cuts: list[tuple[str, tuple[tuple[int, int], ...]]] = []
     for i in range(ROUNDS):
         if i:
@@ -102,16 +104,19 @@ def run_checked(
                 module, kept
             )
         except BudgetUnmet as e:
-            notes.append(f"{_ESTIMATE_NOTE} {1 - headroom:.0%} of the budget by auto's "
+            # (kept in the report, left out of the error, which names one figure as the
+            # smallest layout's)
+            notes.append(f"auto: no layout fits {1 - headroom:.0%} of the budget by auto's "
                          f"estimate ({e.message.split(': ', 1)[-1]})")  # fmt: skip
             break
         repropagate(module)
         got = planned(module)
-        notes.append(
+        planned_notes.append(
             f"auto: the layout solved with {headroom:.0%} headroom moves "
             f"{format_bytes(got.bytes)} and needs {format_bytes(got.memory)} by the plan "
             f"(budget {format_bytes(budget)})"
         )
+        notes.append(planned_notes[-1])
         if got.memory <= budget:
             _record(report, got, notes)
             return report
@@ -124,11 +129,13 @@ def run_checked(
     report = make(headroom, True).run(module, kept)
     repropagate(module)
     got = planned(module)
+    report.smallest_memory = got.memory
     if got.memory <= budget:
         notes.append(
-            f"auto: {SMALLEST_NOTE}: {format_bytes(got.memory)} by the plan, "
+            f"auto: took the smallest layout found: {format_bytes(got.memory)} by the plan, "
             f"moving {format_bytes(got.bytes)}"
         )
+        report.fell_back_to_smallest = True
         _record(report, got, notes)
         return report
     raise BudgetNotMet(
@@ -136,16 +143,9 @@ def run_checked(
         f"memory budget {format_bytes(budget)} ({budget} bytes) cannot be met: the smallest "
         f"layout found needs {format_bytes(got.memory)} ({got.memory} bytes) per device by the "
         "plan (arguments + results + temporaries)"
-        + "".join(
-            "; " + n.removeprefix("auto: ") for n in notes if not n.startswith(_ESTIMATE_NOTE)
-        ),
+        + "".join("; " + n.removeprefix("auto: ") for n in planned_notes),
         hint=f"give --memory-budget {got.memory} or more, or a mesh with more devices",
     )
-
-
-# the note of a solve that found nothing within auto's own memory estimate: kept in the report,
-# left out of the error, which names one figure (the plan's) as the smallest layout's
-_ESTIMATE_NOTE = "auto: no layout fits"
 
 
 def _record(report: AutoReport, got: Planned, notes: list[str] = ()) -> None:  # type: ignore[assignment]

@@ -4,18 +4,23 @@ The measure is the communication plan's (design.md): per collective, the larger 
 and result local bytes. Reshard bytes are the plan's own (`passes.plan.cost.reshard_steps`, XLA's
 partitioner model) and so are an op's (`graph.op_collectives`: `passes.plan.op_cost.op_steps`),
 so that auto minimizes what `shardc plan` reports. Each collective's bytes may be weighted by the
-slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is local bytes: a
-tensor's size divided by the product of the axes on its dims (rounded up, as XLA pads).
+slowest mesh axis it runs over (`--axis-cost data=4,model=1`). Memory is the plan's too
+(problem.py builds the memory rows from its buffers): a tensor's local bytes (its size divided
+by the product of the axes on its dims, rounded up as XLA pads), and a reshard's temporary is
+the plan's buffer of its collectives (`reshard_buffer`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from shardc.dialect.errors import ShardcError, bad_value, unknown_axis
 from shardc.dialect.layout_math import dim_axes
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding
-from shardc.passes.plan.cost import reshard_steps
+from shardc.passes.plan.cost import Step, reshard_steps
+from shardc.passes.plan.memory import aligned
+from shardc.passes.plan.plan import collective_buffer
 
 AxisWeights = Mapping[str, float]
 
@@ -102,5 +107,33 @@ def reshard_bytes(
         return 0.0
     a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
     b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
-    steps = reshard_steps(shape, elem_bytes, a, b, mesh)
+    steps = _steps(shape, elem_bytes, a, b, mesh)
     return sum(collective_weight(s.axes, weights) * s.bytes for s in steps)
+
+
+def reshard_buffer(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: TensorSharding | None,
+    dst: TensorSharding | None,
+    mesh: Mesh,
+    returned: bool = False,
+) -> int:
+    """The temporary bytes per device the plan counts for turning layout `src` of a value into
+    `dst` (`passes.plan.plan.collective_buffer` of the reshard's collectives, on XLA's 64-byte
+    boundary; `returned`: the value is a function result); 0 where nothing moves."""
+    rank = len(shape)
+    if dim_axes(src, rank) == dim_axes(dst, rank):
+        return 0
+    a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
+    b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
+    return aligned(collective_buffer(_steps(shape, elem_bytes, a, b, mesh), mesh, returned))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _steps(
+    shape: tuple[int, ...], elem_bytes: int, src: TensorSharding, dst: TensorSharding, mesh: Mesh
+) -> tuple[Step, ...]:
+    """The plan's collectives of a reshard (`reshard_steps`), once per reshard: the edge costs
+    and the memory rows of one problem, and repeated layers, ask for the same ones."""
+    return tuple(reshard_steps(shape, elem_bytes, src, dst, mesh))

@@ -2,10 +2,12 @@
 
 Node costs (the collectives a strategy implies, plus resharding a node's own values and the
 layouts the function's results must have), edge cost tables between a producer's and a
-consumer's strategies, each value's local bytes per strategy of its node, and the live sets
-(values live at one program point, arguments and outputs at every point) over which the
-per-device memory is bounded. Nodes with the same structure in the same surroundings (repeated
-layers) are tied to one representative, so a stack of identical layers is one set of choices.
+consumer's strategies, each value's local bytes per strategy of its node, and the memory rows
+over which the per-device memory is bounded: the plan's measure of each layout (arguments +
+results + the temporaries live at each point of the plan's schedule, `_plan_rows`), so that
+the peak the solve bounds is the memory `shardc plan` gives the layout it chooses. Nodes with
+the same structure in the same surroundings (repeated layers) are tied to one representative,
+so a stack of identical layers is one set of choices.
 """
 
 from __future__ import annotations
@@ -14,9 +16,27 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shardc.dialect.ir import OpResult
+from shardc.dialect.ir import Module, Operation, OpResult, Value, func_body
+from shardc.dialect.rules.registry import usable_rule
+from shardc.dialect.shardings import TensorSharding
+from shardc.dialect.types import TensorType, element_bytes
 
-from .graph import FOLLOW_OPS, StrategyGraph, edge_bytes, resolve_required, value_bytes
+from ..plan import layout as plan_layout
+from ..plan.liveness import liveness
+from ..plan.memory import POINTER, aligned, block_buffers, tensor_of
+from ..plan.memory import value_bytes as plan_value_bytes
+from ..plan.op_cost import op_steps
+from ..plan.plan import collective_buffer
+from .cost import reshard_buffer
+from .graph import (
+    FOLLOW_OPS,
+    Node,
+    StrategyGraph,
+    edge_bytes,
+    is_choice_tensor,
+    resolve_required,
+    value_bytes,
+)
 
 
 @dataclass
@@ -39,10 +59,9 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
-    # where given: `rows` made when first asked (a solve without a budget never asks), and the
-    # peak of one choice measured without them
+    # where given: `rows` made when first asked (a solve without a budget asks only for the
+    # peak of its answer)
     make_rows: Callable[[], list[dict[Term, int]]] | None = None
-    peak_of: Callable[[list[int]], int] | None = None
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -63,8 +82,6 @@ class Problem:
 
     def peak_memory(self, choice: list[int]) -> int:
         """The largest live set's bytes, each node taking its representative's choice."""
-        if self.rows is None and self.peak_of is not None:
-            return self.peak_of([choice[r] for r in self.rep])
         best = 0
         for row in self.memory_rows():
             total = 0
@@ -223,8 +240,10 @@ def _inner_rows(
     return out
 
 
-def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
-    """Turn the graph into numbers: costs per strategy, tables per edge, bytes and live sets."""
+def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem:
+    """Turn the graph of `module` (as propagated) into numbers: costs per strategy, tables per
+    edge, each value's bytes, and the memory rows, the plan's measure of each layout
+    (`_plan_rows`)."""
     mesh = g.mesh
     weights = g.weights
     nodes = g.nodes
@@ -246,13 +265,17 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     row_memo: dict[tuple, list[float]] = {}
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
-    temp_pos: list[int] = []
+    temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
+    # per producer's value: the readers that may reshard it (position, node, input)
+    readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+
+    plan = _PlanBuffers(g, module)
 
     def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
-        r = resolve_required(src, req)
-        if [d.axes for d in r.dims] == [d.axes for d in src.dims]:
+        if not _moves(src, req):
             return 0
-        return value_bytes(v, r, mesh)
+        r = resolve_required(src, req)
+        return plan.reshard(v, src, r)
 
     for vi, node in enumerate(nodes):
         for i, x in enumerate(node.inputs):
@@ -261,16 +284,31 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 continue
             ui, j = loc
             producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type)
+            tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
             mt = temp_memo.get(tkey)
             if mt is None:
                 mt = temp_memo[tkey] = [
                     [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
                     for ps in producer.strategies
                 ]
+            pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
                 temps.append((ui, vi, mt))
-                temp_pos.append(g.position.get(id(node.input_at[i][0]), 0))
+                temp_span.append((2 * pos - 1, 2 * pos - 1))
+                readers.setdefault((ui, j), []).append((pos, vi, i))
+            if plan.gathers(x):
+                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses
+                gt = temp_memo.get((*tkey, "gathered"))
+                if gt is None:
+                    gt = temp_memo[(*tkey, "gathered")] = [
+                        [aligned(value_bytes(x, ps.outs[j], mesh))
+                         if _moves(ps.outs[j], cs.ins[i]) else 0 for cs in node.strategies]
+                        for ps in producer.strategies
+                    ]  # fmt: skip
+                if any(any(row) for row in gt):
+                    first, last = g.live.get((ui, j), (pos, pos))
+                    temps.append((ui, vi, gt))
+                    temp_span.append((2 * first, 2 * last))
             if ui == vi:
                 own = row_memo.get(tkey)
                 if own is None:
@@ -286,6 +324,8 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
                 ]
                 table_memo[key] = tbl
             _add_table(edges, ui, vi, tbl)
+    for (ui, j), reads in readers.items():
+        _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
     for x, req in g.sinks:
         loc = g.where.get(id(x))
         if loc is None:
@@ -314,11 +354,9 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
             _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
     value_node: list[int] = []
     vbytes: list[list[int]] = []
-    index: dict[tuple[int, int], int] = {}
     bytes_memo: dict[tuple, list[int]] = {}
     for n, node in enumerate(nodes):
         for j, v in enumerate(node.values):
-            index[(n, j)] = len(value_node)
             value_node.append(n)
             if not materialized(v):
                 vbytes.append([0] * len(node.strategies))
@@ -333,9 +371,52 @@ def build_problem(g: StrategyGraph, tie: bool = True) -> Problem:
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    p.make_rows = lambda: _live_rows(g, index, temp_pos, p)
-    p.peak_of = lambda choice: _live_peak(g, index, temp_pos, p, choice)
+    p.rows = _plan_rows(g, p, plan, temp_span, fp)
     return p
+
+
+def _reused_reshards(
+    g: StrategyGraph,
+    plan: _PlanBuffers,
+    ui: int,
+    j: int,
+    reads: list[tuple[int, int, int]],
+    temps: list[tuple[int, int, list[list[int]]]],
+    temp_span: list[tuple[int, int]],
+) -> None:
+    """XLA computes a reshard of a value to one layout once and later readers reuse it (the
+    plan's CSE): its buffer lives from the first reader to the last. Between two readers in a
+    row that reshard value j of node `ui` to the same layout, that buffer is a temporary over
+    the pair of their choices, where the producer has one layout (with several, which readers
+    agree depends on three choices: not modelled, each reader counts its own reshard only)."""
+    producer = g.nodes[ui]
+    if len(producer.strategies) != 1 or len(reads) < 2:
+        return
+    src = producer.strategies[0].outs[j]
+    x = producer.values[j]
+    reads = sorted(reads)
+    for (pa, va, ia), (pb, vb, ib) in zip(reads, reads[1:], strict=False):
+        if pb <= pa:
+            continue
+        want_a = [resolve_required(src, s.ins[ia]) for s in g.nodes[va].strategies]
+        want_b = [resolve_required(src, s.ins[ib]) for s in g.nodes[vb].strategies]
+        tbl = [
+            [plan.reshard(x, src, a) if _same_axes(a, b) and not _same_axes(a, src) else 0
+             for b in want_b]
+            for a in want_a
+        ]  # fmt: skip
+        if any(any(row) for row in tbl):
+            temps.append((va, vb, tbl))
+            temp_span.append((2 * pa, 2 * pb - 2))
+
+
+def _same_axes(a: TensorSharding, b: TensorSharding) -> bool:
+    return [d.axes for d in a.dims] == [d.axes for d in b.dims]
+
+
+def _moves(src: TensorSharding, req: TensorSharding) -> bool:
+    """Whether a value laid out `src` is resharded where `req` is needed."""
+    return [d.axes for d in resolve_required(src, req).dims] != [d.axes for d in src.dims]
 
 
 def _tie_classes(g: StrategyGraph, p: Problem) -> None:
@@ -380,25 +461,212 @@ def _add_table(edges: dict, u: int, v: int, tbl: list[list[float]]) -> None:
         edges[key] = tbl
 
 
-def _live_rows(
-    g: StrategyGraph, index: dict[tuple[int, int], int], temp_pos: list[int], p: Problem
+class _PlanBuffers:
+    """The plan's memory of the graph's function as data (`passes.plan.memory.block_buffers`:
+    its schedule, the values XLA gives a buffer, in-place reuse, regions' peaks), and the
+    plan's bytes of a reshard's temporary (`cost.reshard_buffer`)."""
+
+    def __init__(self, g: StrategyGraph, module: Module):
+        self.g = g
+        self.module = module
+        func = module.funcs[g.func_name]
+        body = func_body(func)
+        assert body is not None
+        self.func, self.body = func, body
+        self.mesh_of = lambda s: plan_layout.mesh_of(module, s)  # noqa: E731
+        self.found = block_buffers(body, self.mesh_of, module.funcs, liveness(module))
+        ret = body.terminator
+        self.returned = {id(v) for v in ret.operands} if ret is not None else set()
+        self.memo: dict[tuple, int] = {}
+
+    def gathers(self, x: Value) -> bool:
+        """Whether a collective reading `x` gives it a buffer of its own (the plan's
+        `Buffers.read`): a temporary that fusion would otherwise fold away."""
+        owner = getattr(x, "owner", None)
+        return (
+            owner is not None
+            and owner.name not in _NO_BUFFER_OWNERS
+            and id(x) not in self.found.held
+            and id(x) not in self.returned
+        )
+
+    def op_buffer(self, node: Node, k: int) -> int:
+        """The plan's temporary bytes at `node`'s op under its strategy k: the buffers of the
+        collectives the op itself runs (`passes.plan.op_cost.op_steps`, XLA's model of it),
+        an all-reduce held only where it sums a returned value."""
+        op, s = node.op, node.strategies[k]
+        rule = usable_rule(op) if op is not None else None
+        if op is None or rule is None or node.kind != "op":
+            return 0
+        key = (rule, tuple(v.type for v in (*op.operands, *op.results)), tuple(s.ins),
+               tuple(s.outs[: len(op.results)]), self._returns(op))  # fmt: skip
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        ins, outs = iter(s.ins), iter(s.outs)
+        tensors = []
+        for v, it in [*((v, ins) for v in op.operands), *((r, outs) for r in op.results)]:
+            t = tensor_of(v, next(it) if is_choice_tensor(v) else None)
+            if t is None:
+                self.memo[key] = 0
+                return 0
+            tensors.append(t)
+        steps = op_steps(rule, tensors, self.g.mesh, style="xla", dot=op.name in _DOTS)
+        returned = key[-1]
+        total = sum(
+            collective_buffer(st, self.g.mesh, returned[i]) for i, st in enumerate(steps.operands)
+        )
+        n = len(op.operands)
+        total += sum(collective_buffer([x], self.g.mesh, returned[n + j])
+                     for j, st in enumerate(steps.results) for x in st)  # fmt: skip
+        self.memo[key] = got = aligned(total)
+        return got
+
+    @staticmethod
+    def _returns(op: Operation) -> tuple[bool, ...]:
+        """Per operand then result of `op`: whether a function returns it."""
+        return tuple(any(u.name == "func.return" for u in v.users)
+                     for v in (*op.operands, *op.results))  # fmt: skip
+
+    def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
+        """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
+        collectives' buffer (`x`'s own, where only the collective makes it one, is a
+        temporary of its own over `x`'s uses: `build_problem`)."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        returned = any(u.name == "func.return" for u in x.users)
+        key = (t, src, dst, returned)
+        out = self.memo.get(key)
+        if out is None:
+            out = reshard_buffer(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh,
+                                 returned)  # fmt: skip
+            self.memo[key] = out
+        return out
+
+
+_DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot"})
+# owners whose values never take a buffer of their own (the plan's constants and the ops that
+# are the buffer they read)
+_NO_BUFFER_OWNERS = frozenset(
+    {"stablehlo.constant", "sdy.constant", "sdy.sharding_constraint", "sdy.reshard",
+     "stablehlo.reshape", "stablehlo.bitcast_convert"}
+)  # fmt: skip
+
+
+def _plan_rows(
+    g: StrategyGraph,
+    p: Problem,
+    plan: _PlanBuffers,
+    temp_span: list[tuple[int, int]],
+    fp: list[int],
 ) -> list[dict[Term, int]]:
-    """The bytes live at each program point (values, each live over one interval of points,
-    and the reshard temporaries made there) as rows over the representatives' choices
-    (`kept_rows`). Only points whose live set no other contains give a row: a point where
-    a temporary is made, or where something ends after something started since the last row
-    (else a row before or after holds it all). One sweep finds the rows to keep by their
+    """The plan's memory of each layout as rows over the representatives' choices: the
+    arguments and results (XLA's memory_analysis counts them whole) in every row, and the
+    temporaries live at each point of the plan's schedule (`_PlanBuffers`): each value's
+    buffer at the layout its node chooses (aligned as the plan aligns it), what the layout
+    does not change (scalars, regions' peaks) as measured now, and each reshard's temporary
+    just before the op that reads it (op k of the body is point 2k; its reshards, 2k - 1),
+    with the value's own buffer over its uses where only the reshard makes it one (counted
+    per reshard: a value two readers reshard is counted twice)."""
+    mesh = g.mesh
+    sweep = _Sweep(p)
+    anchor = p.rep[0]
+    memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
+
+    def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        if not c:
+            return []
+        return sweep._terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
+
+    def on_node(n: int, j: int, v: Value, key: tuple, size) -> list:  # noqa: ANN001
+        """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(k, s)`)."""
+        mkey = (p.rep[n], fp[n], j, v.type, key)
+        got = memo.get(mkey)
+        if got is None:
+            items = [((p.rep[n], k), size(k, s)) for k, s in enumerate(g.nodes[n].strategies)]
+            got = memo[mkey] = sweep._terms([(t, b) for t, b in items if b])
+        return got
+
+    pieces: list[tuple[int, int, list]] = []
+    end = 2 * g.num_positions + 2
+    # the arguments and results
+    for a in plan.body.args:
+        loc = g.where.get(id(a))
+        if loc is None:
+            pieces.append((-1, end, const(plan_value_bytes(a, plan.mesh_of))))
+        else:
+            n, j = loc
+            pieces.append((-1, end, on_node(n, j, a, ("arg",),
+                                            lambda _, s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
+    ret = plan.body.terminator
+    if ret is not None:
+        sinks = {id(x): req for x, req in g.sinks}
+        paired = {id(x): an for x, _, an in g.paired_sinks}
+        for i, v in enumerate(ret.operands):
+            loc = g.where.get(id(v))
+            if loc is not None and id(v) in paired:
+                an = paired[id(v)]
+                pieces.append((-1, end, on_node(an, 0, v, ("paired", v.type),
+                                                lambda _, s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
+            elif loc is not None and id(v) in sinks:
+                n, j = loc
+                req = sinks[id(v)]
+                pieces.append((-1, end, on_node(n, j, v, ("result", req),
+                    lambda _, s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
+            else:
+                s = plan_layout.declared_result_sharding(plan.func, i)
+                s = s or plan_layout.value_sharding(v)
+                t = v.type
+                if s is not None and isinstance(t, TensorType):
+                    s = plan_layout.io_sharding(s, t.shape, plan.mesh_of(s), is_main=True)
+                pieces.append((-1, end, const(plan_value_bytes(v, plan.mesh_of, s))))
+        if len(ret.operands) > 1:
+            pieces.append((-1, end, const(POINTER * len(ret.operands))))
+    # the temporaries of the plan's schedule
+    for b in plan.found.buffers:
+        v = b.value
+        loc = g.where.get(id(v)) if v is not None else None
+        if loc is None:
+            terms = const(b.nbytes)
+        else:
+            n, j = loc
+            terms = on_node(n, j, v, ("temp",),
+                            lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
+        pieces.append((2 * b.start, 2 * b.end, terms))
+    for ti, (first, last) in enumerate(temp_span):
+        pieces.append((first, last, sweep.temp_terms(ti)))
+    # the collectives an op's strategy runs itself, at the op
+    for n, node in enumerate(g.nodes):
+        if node.kind != "op" or node.op is None:
+            continue
+        terms = on_node(n, -1, node.op.results[0], ("op",), lambda k, _, node=node: plan.op_buffer(
+            node, k))  # fmt: skip
+        if terms:
+            pos = g.position.get(id(node.op), 0)
+            pieces.append((2 * pos, 2 * pos, terms))
+    # the reshards of the function's results at its return (a returned value's partial sums
+    # are a temporary there)
+    at = 2 * (g.num_positions - 1)
+    for x, req in g.sinks:
+        loc = g.where.get(id(x))
+        if loc is not None:
+            n, j = loc
+            terms = on_node(n, j, x, ("sink", req), lambda _, s, j=j, x=x, req=req: plan.reshard(
+                x, s.outs[j], resolve_required(s.outs[j], req)))  # fmt: skip
+            pieces.append((at, at, terms))
+    return _sweep_rows(sweep, pieces, end)
+
+
+def _sweep_rows(sweep: _Sweep, pieces: list[tuple[int, int, list]], end: int) -> list[dict[Term, int]]:
+    """The rows of the live sets of `pieces` (first point, last point, terms) that no other
+    live set contains (a point where something ends after something began since the last
+    row), without those others imply (`kept_rows`). One sweep finds the rows to keep by their
     fingerprints, a second one writes those."""
     starts: dict[int, list[int]] = {}
     ends: dict[int, list[int]] = {}
-    at: dict[int, list[int]] = {}
-    for key, (first, last) in g.live.items():
-        vi = index[key]
-        starts.setdefault(first, []).append(vi)
-        ends.setdefault(last, []).append(vi)
-    for ti, t in enumerate(temp_pos):
-        at.setdefault(t, []).append(ti)
-    sweep = _Sweep(p)
+    for i, (first, last, _) in enumerate(pieces):
+        starts.setdefault(first, []).append(i)
+        ends.setdefault(last, []).append(i)
 
     def run(keep: set[int] | None) -> list:
         sweep.row.clear()
@@ -406,56 +674,23 @@ def _live_rows(
         out: list = []
         n = 0
         grown = False
-        for t in range(-1, g.num_positions + 1):
-            began, made, ending = starts.get(t, ()), at.get(t, ()), ends.get(t, ())
-            for vi in began:
-                sweep.add(sweep.value_terms(vi), 1)
+        for t in range(-1, end + 1):
+            began, ending = starts.get(t, ()), ends.get(t, ())
+            for i in began:
+                sweep.add(pieces[i][2], 1)
             grown = grown or bool(began)
-            for ti in made:
-                sweep.add(sweep.temp_terms(ti), 1)
-            if made or (grown and ending):
+            if grown and ending:
                 grown = False
                 if keep is None:
                     out.append(sweep.mark())
                 elif n in keep:
                     out.append(dict(sweep.row))
                 n += 1
-            for ti in made:
-                sweep.add(sweep.temp_terms(ti), -1)
-            for vi in ending:
-                sweep.add(sweep.value_terms(vi), -1)
+            for i in ending:
+                sweep.add(pieces[i][2], -1)
         return out
 
     return run(set(kept_rows(run(None))))
-
-
-def _live_peak(
-    g: StrategyGraph,
-    index: dict[tuple[int, int], int],
-    temp_pos: list[int],
-    p: Problem,
-    choice: list[int],
-) -> int:
-    """The largest bytes live at one program point under `choice` (one strategy per node):
-    what the rows of `_live_rows` give for it, the rows a point holds at most, without making
-    them."""
-    delta: dict[int, int] = {}
-    made: dict[int, int] = {}
-    for key, (first, last) in g.live.items():
-        vi = index[key]
-        b = p.value_bytes[vi][choice[p.value_node[vi]]]
-        if b:
-            delta[first] = delta.get(first, 0) + b
-            delta[last + 1] = delta.get(last + 1, 0) - b
-    for (u, v, tbl), t in zip(p.temps, temp_pos, strict=True):
-        b = tbl[choice[u]][choice[v]]
-        if b:
-            made[t] = made.get(t, 0) + b
-    best = live = 0
-    for t in sorted(delta.keys() | made.keys()):
-        live += delta.get(t, 0)
-        best = max(best, live + made.get(t, 0))
-    return best
 
 
 def tie_repeated(

@@ -17,6 +17,7 @@ all-gather's gathered value), an op with regions the peak of its regions, a call
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -252,6 +253,31 @@ def _own_buffer(
     return len(users) > 1 and owner.name in _EXPENSIVE
 
 
+@dataclass(frozen=True)
+class Buffer:
+    """One temporary buffer of a block: live from the op at `start` to the op at `end` (indices
+    in the block, inclusive), `nbytes` as laid out now. `kind`: "value" (the buffer of `value`,
+    the first of the values computed in place in it), "collective" (the collectives' buffers at
+    `op`, `Buffers.at`) or "inner" (the peak of `op`'s regions or callee, or the tuples of a
+    control-flow op, with the collectives at `op`)."""
+
+    start: int
+    end: int
+    nbytes: int
+    kind: str
+    op: Operation
+    value: Value | None = None
+
+
+@dataclass
+class BlockBuffers:
+    """A block's temporary buffers (`Buffer`), and for each value with a buffer (by id) the
+    index of the buffer that holds it (values computed in place share their operand's)."""
+
+    buffers: list[Buffer] = field(default_factory=list)
+    held: dict[int, int] = field(default_factory=dict)
+
+
 def _block_peak(
     block: Block,
     mesh_of: MeshOf,
@@ -261,12 +287,32 @@ def _block_peak(
     live: Liveness | None,
     buffers: Buffers,
 ) -> int:
+    found = block_buffers(block, mesh_of, funcs, live, buffers, memo, active)
+    return peak_live([(b.start, b.end, b.nbytes) for b in found.buffers])
+
+
+def block_buffers(
+    block: Block,
+    mesh_of: MeshOf,
+    funcs: dict[str, Operation],
+    live: Liveness | None = None,
+    buffers: Buffers | None = None,
+    memo: dict[str, int] | None = None,
+    active: set[str] | None = None,
+) -> BlockBuffers:
+    """The temporary buffers of `block` in program order, as `memory_estimate` counts them
+    (its peak is that of these intervals): the schedule, fusion and in-place reuse of the plan,
+    for the layout the values carry now (`buffers`: the collectives', none if not given)."""
+    buffers = buffers or Buffers()
+    memo = {} if memo is None else memo
+    active = set() if active is None else active
     gathered = buffers.read
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
-    intervals: list[tuple[int, int, int]] = []
-    held: dict[int, int] = {}  # value id -> its interval (values with a buffer of their own)
+    out = BlockBuffers()
+    intervals = out.buffers
+    held = out.held  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
         if op.name in _CONSTANTS:
             continue
@@ -293,17 +339,16 @@ def _block_peak(
             else:
                 reuse = None
             if reuse is not None:  # computed in place of an operand that dies here
-                start, _, nbytes = intervals[reuse]
-                intervals[reuse] = (start, last, nbytes)
+                intervals[reuse] = dataclasses.replace(intervals[reuse], end=last)
                 held[id(r)] = reuse
                 continue
             held[id(r)] = len(intervals)
-            intervals.append((k, last, size))
+            intervals.append(Buffer(k, last, size, "value", op, r))
         own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
         if own and last > k:
-            intervals.append((k, last, own))  # a reshard later ops reuse
+            intervals.append(Buffer(k, last, own, "collective", op))  # a reshard later ops reuse
             own = 0
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
@@ -323,8 +368,8 @@ def _block_peak(
                 active.discard(name)
             inner = max(inner, memo.get(name, 0))
         if inner:
-            intervals.append((k, k, inner))
-    return peak_live(intervals)
+            intervals.append(Buffer(k, k, inner, "collective" if inner == own else "inner", op))
+    return out
 
 
 def _captures(op: Operation) -> set[int]:
@@ -344,7 +389,7 @@ def _dying_operand(
     k: int,
     size: int,
     held: dict[int, int],
-    intervals: list[tuple[int, int, int]],
+    intervals: list[Buffer],
     candidates: list[Value] | None = None,
 ) -> int | None:
     """The interval of an operand of `op` (of `candidates` when given) whose buffer ends at
@@ -352,7 +397,7 @@ def _dying_operand(
     fusion write its result there."""
     for v in op.operands if candidates is None else candidates:
         i = held.get(id(v))
-        if i is not None and intervals[i][1] == k and intervals[i][2] == size:
+        if i is not None and intervals[i].end == k and intervals[i].nbytes == size:
             return i
     return None
 

@@ -24,6 +24,7 @@ Shardings are read through `layout.py` only; causes and fix candidates come from
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shardc.dialect.data_flow import BRANCH_OPS, CALL, WALKED_FLOW_OPS, WHILE, entry_funcs
@@ -796,19 +797,6 @@ class _Planner:
         self.const[key] = result
         return result
 
-    def _footprint(self, step: Step) -> int:
-        """The temporary bytes of one collective: its result, but for an all-to-all, which
-        XLA's CPU backend runs on one piece per peer (the operand cut into `n` slices and `n`
-        received pieces, each a buffer of its own on a 64-byte boundary, and the tuple of their
-        pointers)."""
-        if step.kind != ALL_TO_ALL:
-            return step.bytes
-        mesh = self._mesh(step.after)
-        n = axes_size(step.axes, mesh) if mesh is not None else 1
-        if n <= 1:
-            return step.bytes
-        return 2 * n * aligned(-(-step.bytes // n)) + aligned(POINTER * n)
-
     def _emit(
         self,
         steps: list[Step] | tuple[Step, ...],
@@ -822,12 +810,8 @@ class _Planner:
         each counted as often as XLA runs it (`runs.Runs`)."""
         trips = self.runs.runs(at if at is not None else op, [value])
         where = id(at if at is not None else op)
-        # an all-reduce sums in place, in the temporary buffer of the value it reduces (a
-        # returned value's partial sums are a temporary, summed into the output)
         returned = any(u.name in _RETURNS for u in value.users)
-        held = [s for s in steps if s.kind != ALL_REDUCE or returned]
-        # (the steps run one after another: an all-to-all's pieces are gone before the next)
-        moved = max([sum(s.bytes for s in held), *(self._footprint(s) for s in held)])
+        moved = collective_buffer(steps, self._mesh(steps[-1].after) if steps else None, returned)
         self.buffers[where] = self.buffers.get(where, 0) + moved
         self.gathered.add(id(value))
         name = self.causes.name(value)
@@ -854,6 +838,28 @@ class _Planner:
                     ssa=self.names.get(id(value), "?"),
                 )
             )
+
+
+def collective_buffer(steps: Sequence[Step], mesh: Mesh | None, returned: bool) -> int:
+    """The temporary bytes the collectives of one reshard hold (`steps`, run one after another
+    on a value; `returned`: a function result): their results', or one step's footprint where
+    that is more (an all-to-all's pieces are gone before the next step). An all-reduce sums in
+    place, in the buffer of the value it reduces, but a returned value's partial sums are a
+    temporary, summed into the output."""
+    held = [s for s in steps if s.kind != ALL_REDUCE or returned]
+    return max([sum(s.bytes for s in held), *(footprint(s, mesh) for s in held)])
+
+
+def footprint(step: Step, mesh: Mesh | None) -> int:
+    """The temporary bytes of one collective: its result, but for an all-to-all, which XLA's
+    CPU backend runs on one piece per peer (the operand cut into `n` slices and `n` received
+    pieces, each a buffer of its own on a 64-byte boundary, and the tuple of their pointers)."""
+    if step.kind != ALL_TO_ALL:
+        return step.bytes
+    n = axes_size(step.axes, mesh) if mesh is not None else 1
+    if n <= 1:
+        return step.bytes
+    return 2 * n * aligned(-(-step.bytes // n)) + aligned(POINTER * n)
 
 
 def axis_text_list(axes: tuple[AxisRef, ...]) -> str:
