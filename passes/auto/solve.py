@@ -90,11 +90,8 @@ def solve(
                 sol = solve_milp(q, budget, time_limit)
         if sol is None or budget is None or last:
             break
-        got = recover(sol.choice)
-        over = sorted(
-            (i for i, row in enumerate(rows) if _row_bytes(row, got) > budget),
-            key=lambda i: (-_row_bytes(rows[i], got), i),
-        )
+        held = quot.row_bytes(recover(sol.choice))
+        over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
         if not over:
             break
         active.extend(over[:ROWS_PER_ROUND])
@@ -105,19 +102,6 @@ def solve(
         choice = spread(recover(sol.choice))
     return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
                     size, len(rows))  # fmt: skip
-
-
-def _row_bytes(row: dict[Term, int], choice: list[int]) -> int:
-    """A memory row's bytes under `choice` (one strategy per representative)."""
-    total = 0
-    for t, b in row.items():
-        if len(t) == 2:
-            hit = choice[t[0]] == t[1]
-        else:
-            hit = choice[t[0]] == t[2] and choice[t[1]] == t[3]
-        if hit:
-            total += b
-    return total
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
