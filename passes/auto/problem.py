@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from shardc.dialect.ir import Module, Operation, OpResult, Value, func_body
 from shardc.dialect.rules.registry import usable_rule
@@ -63,8 +62,6 @@ class Problem:
     # where given: `rows` made when first asked (a solve without a budget asks only for the
     # peak of its answer)
     make_rows: Callable[[], list[dict[Term, int]]] | None = None
-    # the rows' terms as arrays (`row_bytes`), made when first asked
-    _flat: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -88,23 +85,19 @@ class Problem:
         return max(self.row_bytes(choice), default=0)
 
     def row_bytes(self, choice: list[int]) -> list[int]:
-        """Each memory row's bytes under `choice` (the rows' terms as arrays, made once)."""
-        import numpy as np
-
-        if self._flat is None:
-            cols: list[list[int]] = [[], [], [], [], [], []]  # row, ru, rv, ku, kv, bytes
-            for i, row in enumerate(self.memory_rows()):
-                for t, b in row.items():
-                    ru, rv, ku, kv = (t[0], t[0], t[1], t[1]) if len(t) == 2 else t
-                    for col, x in zip(cols, (i, ru, rv, ku, kv, b), strict=True):
-                        col.append(x)
-            self._flat = (len(self.memory_rows()), *(np.array(c, dtype=np.int64) for c in cols))
-        n, row, ru, rv, ku, kv, b = self._flat
-        if not n:
-            return []
-        c = np.array(choice, dtype=np.int64)
-        hit = (c[ru] == ku) & (c[rv] == kv) if len(row) else np.zeros(0, bool)
-        return [int(x) for x in np.bincount(row[hit], weights=b[hit], minlength=n).round()]
+        """Each memory row's bytes under `choice`."""
+        out = []
+        for row in self.memory_rows():
+            total = 0
+            for t, b in row.items():
+                if len(t) == 2:
+                    hit = choice[t[0]] == t[1]
+                else:
+                    hit = choice[t[0]] == t[2] and choice[t[1]] == t[3]
+                if hit:
+                    total += b
+            out.append(total)
+        return out
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
