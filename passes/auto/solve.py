@@ -485,6 +485,8 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     bounds = Bounds(lower, upper)
     res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
                options=_milp_options(time_limit))  # fmt: skip
+    if res.status == 2:  # the relaxation is infeasible, so is every layout
+        return None
     if res.x is None or not _integral(res.x[:nx]):
         integrality[:nx] = 1
         res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
