@@ -17,12 +17,15 @@ is auto's bytes over the best expert that fits the budget.
 Part 2: the auto pass alone on an N-layer stack of the transformer layer's forward pass with
 only the batch annotated (no XLA): nodes, nodes tied to repeated layers, seconds, method.
 
+`--scaled-budget`: issue 23's 3-layer Adam failure scaled down (width 32, hidden 64) at a 380 KB
+budget that only FSDP+TP meets by XLA: the experts, then auto at that budget.
+
 Part 3 (speed): jax.jit's lower + compile of an N-layer Adam step against auto's solve and the
 whole shardc.jit lower + compile with auto, in one run (with `--speed-budget`, also with that
 memory budget), and the size of the problem the solver was given.
 
     python bench/bench_auto.py [--only PROGRAM] [--full] [--layers 8,32] [--speed-layers 4,24]
-        [--speed-budget 5MB] [--skip-table]
+        [--speed-budget 5MB] [--skip-table] [--scaled-budget]
 """
 
 from __future__ import annotations
@@ -198,6 +201,31 @@ def speed(n_layers: int, budget: str | None = None) -> None:
           f"| {t_shardc:.1f} ({t_shardc / t_jax:.1f}x) | {f0.method} |")  # fmt: skip
 
 
+def scaled_budget(budget: int = 380_000) -> None:
+    """Issue 23's 3-layer Adam failure scaled down (width 32, hidden 64) at a budget only FSDP+TP
+    meets by XLA: each expert's bytes and XLA memory, then auto's at the budget (or its error),
+    with the seconds of the whole lower + compile and of the solves."""
+    prog = adam_program(3, width=32, ffn=64)
+    print("| layout | collective KiB | XLA memory KiB | fits | s (solves) | planned KiB / memory KiB |")
+    print("| --- | ---: | ---: | --- | ---: | ---: |")
+    for name, (i, o) in prog.hand.items():
+        m = measure(prog, i, o)
+        print(f"| {name} | {_kib(m.bytes)} | {_kib(m.memory)} | "
+              f"{'yes' if m.memory <= budget else 'no'} | {m.seconds:.0f} | |")  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        m = measure(prog, prog.batch_only, auto=True, memory_budget=budget)
+    except Exception as e:  # noqa: BLE001 - an unmet budget is a row too
+        print(f"| auto at {_budget(budget)} | error: {str(e).splitlines()[0][:300]} | | | "
+              f"{time.perf_counter() - t0:.0f} | |")  # fmt: skip
+        return
+    a = m.auto
+    solve = sum(f.seconds for f in a.functions)
+    print(f"| auto at {_budget(budget)} | {_kib(m.bytes)} | {_kib(m.memory)} | "
+          f"{'yes' if m.memory <= budget else 'NO'} | {m.seconds:.0f} ({solve:.0f}) | "
+          f"{_kib(a.planned_bytes)} / {_kib(a.planned_memory)} |")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--layers", default="8,32")
@@ -205,6 +233,8 @@ def main() -> None:
     ap.add_argument("--speed-budget", default=None, metavar="SIZE",
                     help="also time each --speed-layers step with this memory budget")
     ap.add_argument("--skip-table", action="store_true")
+    ap.add_argument("--scaled-budget", action="store_true",
+                    help="issue 23's 3-layer Adam failure scaled down (width 32) at 380 KB")
     ap.add_argument("--only", action="append", default=None, metavar="PROGRAM",
                     help="table rows of the programs whose name has this (repeatable)")
     ap.add_argument("--full", action="store_true",
@@ -212,6 +242,9 @@ def main() -> None:
     args = ap.parse_args()
     if not args.skip_table:
         table(args.only, args.full)
+        print()
+    if args.scaled_budget:
+        scaled_budget()
         print()
     print("| Adam step layers | budget | nodes | tied | solver's choices | memory rows "
           "| jax.jit lower+compile s | auto solve s (ratio) "

@@ -96,3 +96,34 @@ def _default_cp_time() -> float:
     from ortools.sat.python import cp_model
 
     return float(cp_model.CpSolver().parameters.max_time_in_seconds)
+
+
+def _chain(seed: int) -> Problem:
+    """A chain of 8 nodes, 3 strategies each: splitting more moves more bytes and holds less."""
+    rng = np.random.default_rng(seed)
+    n, k = 8, 3
+    edges = {(i, i + 1): [[0.0 if a == b else float(rng.integers(1, 50)) for b in range(k)]
+                          for a in range(k)] for i in range(n - 1)}  # fmt: skip
+    cost = [[float(c) for c in sorted(rng.integers(0, 30, k))] for _ in range(n)]
+    held = [[int(b) for b in sorted(rng.integers(10, 100, k), reverse=True)] for _ in range(n)]
+    live = [(list(range(max(0, i - 2), i + 1)), []) for i in range(n)]
+    return Problem([k] * n, cost, edges, list(range(n)), held, live)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_added_as_answers_break_them_give_the_optimum_of_all_rows(seed: int) -> None:
+    # the budgeted solve starts without memory rows and adds those its answers break; its
+    # answer is the optimum of the problem with every row (checked by brute force)
+    import itertools
+
+    p = _chain(seed)
+    every = list(itertools.product(range(3), repeat=8))
+    for budget in (120, 150, 200, 10_000):
+        fits = [c for c in every if p.peak_memory(list(c)) <= budget]
+        sol = solve(p, budget)
+        if not fits:
+            assert not sol.feasible
+            continue
+        best = min(p.objective(list(c)) for c in fits)
+        assert sol.feasible and sol.peak <= budget
+        assert sol.objective <= best * 1.01 + 1e-9, (budget, sol.objective, best)

@@ -62,9 +62,12 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
-    # `peak_memory`'s index of `rows`: (the rows it was made of, per representative or pair:
-    # per choice of it, the vector of its coefficients in every row)
+    # `row_bytes`'s index of `rows`: (the rows it was made of, per representative or pair: per
+    # choice of it, the vector of its coefficients in every row)
     _by_choice: tuple[list, dict] | None = field(default=None, init=False, repr=False)
+    # where given: `rows` made when first asked (a solve without a budget asks only for the
+    # peak of its answer)
+    make_rows: Callable[[], list[dict[Term, int]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.rep:
@@ -79,15 +82,21 @@ class Problem:
     def memory_rows(self) -> list[dict[Term, int]]:
         """The memory bound as rows over the representatives' choices: `rows`, else made from
         the live sets (`memory_rows`)."""
+        if self.rows is None and self.make_rows is not None:
+            self.rows = self.make_rows()
         return self.rows if self.rows is not None else memory_rows(self)
 
     def peak_memory(self, choice: list[int]) -> int:
-        """The largest row's bytes, each node taking its representative's choice (one vector of
-        the rows' coefficients per choice of a representative, or of a pair of them, added up:
-        `explain` asks this of many layouts)."""
+        """The largest row's bytes, each node taking its representative's choice."""
+        return max(self.row_bytes(choice), default=0)
+
+    def row_bytes(self, choice: list[int]) -> list[int]:
+        """Each memory row's bytes under `choice` (one vector of the rows' coefficients per
+        choice of a representative, or of a pair of them, added up: `explain` and the solve's
+        row generation ask this of many layouts)."""
         rows = self.memory_rows()
         if not rows:
-            return 0
+            return []
         if self._by_choice is None or self._by_choice[0] is not rows:
             self._by_choice = (rows, _by_choice(rows))
         total = np.zeros(len(rows), dtype=np.int64)
@@ -95,7 +104,7 @@ class Problem:
             vec = table.get(tuple(choice[n] for n in key))
             if vec is not None:
                 total += vec
-        return int(total.max())
+        return [int(x) for x in total]
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
@@ -903,13 +912,17 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         if iu > iv:
             iu, iv, scaled = iv, iu, [list(col) for col in zip(*scaled, strict=True)]
         _add_table(edges, iu, iv, scaled)
-    rows: list[dict[Term, int]] = [
-        {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
-         for t, b in row.items()}
-        for row in p.memory_rows()
-    ]  # fmt: skip
+
+    def rows() -> list[dict[Term, int]]:
+        return [
+            {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
+             for t, b in row.items()}
+            for row in p.memory_rows()
+        ]  # fmt: skip
+
     cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
-    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts, rows)
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts,
+                make_rows=rows)  # fmt: skip
 
     def spread(choice: list[int]) -> list[int]:
         return [choice[at[r]] for r in p.rep]

@@ -14,7 +14,8 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from .problem import Problem, Term, eliminate, quotient
@@ -27,6 +28,10 @@ EXACT_LIMIT = 60_000
 MIP_GAP = 0.01
 NODE_LIMIT = 2000
 DETERMINISTIC_TIME = 20.0
+# constraint generation of the memory rows: at most this many rounds (the last one with every
+# row), adding this many rows per round
+ROW_ROUNDS = 6
+ROWS_PER_ROUND = 4
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
@@ -64,32 +69,42 @@ def solve(
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
     deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
-    cheapest choice with no bound comes first: where its peak is within `budget` it is the
-    answer (the rows are the plan's measure, so that peak is exact), without the rows' harder
-    search."""
-    if budget is not None:
-        free = solve(p, None, time_limit, exact_limit, solver)
-        if free.feasible and free.peak <= budget:
-            bounded, _ = eliminate(quotient(p)[0], memory=True)
-            return replace(free, variables=sum(bounded.num_strategies),
-                           rows=len(bounded.memory_rows()))  # fmt: skip
+    memory rows join the problem as answers break them: the first round has none, so where the
+    cheapest choice with no bound is within `budget` (the rows are the plan's measure, its peak
+    is exact) it is the answer, without the rows' harder search."""
     quot, spread = quotient(p)
-    q, recover = eliminate(quot, memory=budget is not None)
-    size = sum(q.num_strategies)
+    rows = quot.memory_rows() if budget is not None else []
+    # the memory rows are added as the answers break them (constraint generation): first none,
+    # then each round the rows most over the budget; an answer within every row is the optimum
+    # of the whole problem (it is optimal with fewer constraints), and a budget the cheapest
+    # layout meets costs no more than no budget
+    active: list[int] = []
     sol = None
-    if size <= exact_limit:
-        if solver == "cp-sat":
-            sol = solve_exact(q, budget, time_limit)
-        else:
-            sol = solve_milp(q, budget, time_limit)
+    for _ in range(ROW_ROUNDS):
+        last = len(active) == len(rows) or _ == ROW_ROUNDS - 1
+        sub = dataclasses.replace(quot, rows=rows if last else [rows[i] for i in active])
+        q, recover = eliminate(sub, memory=budget is not None)
+        size = sum(q.num_strategies)
+        sol = None
+        if size <= exact_limit:
+            if solver == "cp-sat":
+                sol = solve_exact(q, budget, time_limit)
+            else:
+                sol = solve_milp(q, budget, time_limit)
+        if sol is None or budget is None or last:
+            break
+        held = quot.row_bytes(recover(sol.choice))
+        over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
+        if not over:
+            break
+        active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
         sol = solve_greedy(p, budget)
         choice = sol.choice
     else:
         choice = spread(recover(sol.choice))
-    rows = len(q.memory_rows()) if budget is not None else 0
     return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
-                    size, rows)  # fmt: skip
+                    size, len(rows))  # fmt: skip
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -435,27 +450,50 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     for cut in p.cuts:
         picks = {xoff[p.rep[n]] + k for n, k in cut}
         add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
+    ub: list[int] = []
     if budget is not None:
+        # each live set's bytes as a variable: the one before plus what came and went between
+        # them (consecutive live sets share most of their terms, the arguments and results
+        # all of them), so the matrix holds the changes, not every live set whole
+        before: dict[Term, int] = {}
+        last = -1
         for mrow in p.memory_rows():
             e: dict[int, float] = {}
-            for t, b in mrow.items():
+            for t, b in _changes(before, mrow):
                 if len(t) == 2:
                     j = xoff[t[0]] + t[1]
                 else:
                     ru, rv, k, kv = t
                     j = pair(ru, rv) + k * p.num_strategies[rv] + kv
-                e[j] = e.get(j, 0.0) + b
-            add_row(e, -np.inf, budget)
+                e[j] = e.get(j, 0.0) - b
+            live = nvar
+            nvar += 1
+            c.append(0.0)
+            e[live] = 1.0
+            if last >= 0:
+                e[last] = -1.0
+            add_row(e, 0, 0)
+            ub.append(live)
+            before, last = mrow, live
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
+    upper = np.ones(nvar)
+    lower = np.zeros(nvar)
+    upper[ub] = budget if budget is not None else 1
+    lower[ub] = -np.inf
+    nx = sum(p.num_strategies[r] for r in reps)
     integrality = np.zeros(nvar)
-    integrality[: sum(p.num_strategies[r] for r in reps)] = 1
-    res = milp(
-        np.array(c),
-        constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
-        integrality=integrality,
-        bounds=Bounds(0, 1),
-        options=_milp_options(time_limit),
-    )
+    constraints = LinearConstraint(a, np.array(lo), np.array(hi))
+    # the LP relaxation first (the local marginal polytope: often integral on these graphs,
+    # and then its answer is the MILP's optimum, proven, at a fraction of the MILP's time)
+    bounds = Bounds(lower, upper)
+    res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
+               options=_milp_options(time_limit))  # fmt: skip
+    if res.status == 2:  # the relaxation is infeasible, so is every layout
+        return None
+    if res.x is None or not _integral(res.x[:nx]):
+        integrality[:nx] = 1
+        res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
+                   options=_milp_options(time_limit))  # fmt: skip
     if res.x is None:
         return None
     choice = []
@@ -467,6 +505,20 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
     if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
         method = f"highs within {MIP_GAP:.0%} of optimal"
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
+
+
+def _changes(before: dict[Term, int], after: dict[Term, int]) -> list[tuple[Term, int]]:
+    """The terms whose bytes differ from one memory row to the next, with the difference."""
+    out = [(t, b - before.get(t, 0)) for t, b in after.items() if b != before.get(t, 0)]
+    out.extend((t, -b) for t, b in before.items() if t not in after)
+    return out
+
+
+def _integral(x) -> bool:  # noqa: ANN001 - a numpy vector
+    """Whether every choice variable of an LP answer is 0 or 1 (within HiGHS's tolerance)."""
+    import numpy as np
+
+    return bool(np.all(np.minimum(np.abs(x), np.abs(1 - x)) <= 1e-6))
 
 
 def _milp_options(time_limit: float | None) -> dict[str, Any]:
