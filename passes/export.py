@@ -82,6 +82,7 @@ from .pin import (
     XlaLayouts,
     XlaOracle,
     constrain_after,
+    outermost,
     restore_written,
     sharding_key,
     splice_after,
@@ -517,7 +518,7 @@ class _Exporter:
             report.rounds += 1
             wanted = {index[id(op)] for _, op, _ in values}
             wanted.update(index[id(m[0])] for m in open_manuals)
-            layouts = oracle(self.module, wanted, _outermost(ops, gone, index), _xla_rules(ops))
+            layouts = oracle(self.module, wanted, outermost(ops, gone), _xla_rules(ops))
             differ = [
                 (r, op, s, False)
                 for r, op, s in values
@@ -1053,18 +1054,6 @@ def _differs(copies: list[tuple[Key, ...]] | None, index: int, want: Key) -> boo
     if not copies:
         return False
     return any(index < len(c) and c[index] != want for c in copies)
-
-
-def _outermost(ops: list[Operation], gone: set[int], index: dict[int, int]) -> set[int]:
-    """The walk indexes of the ops of `gone` (ids) that no other op of `gone` holds."""
-    out = set()
-    for op in ops:
-        if id(op) in gone:
-            block = op.parent
-            owner = block.parent.parent if isinstance(block, Block) and block.parent else None
-            if owner is None or id(owner) not in gone:
-                out.add(index[id(op)])
-    return out
 
 
 def _first_differences(differ: list[Candidate]) -> list[Candidate]:

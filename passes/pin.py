@@ -268,3 +268,17 @@ def _extend(ops: list[Operation], queued: list[Operation], get: Callable) -> Non
 
 
 # -- the local selection: pin only where a neighbour could move a value -----------------------
+
+
+def outermost(ops: list[Operation], gone: set[int]) -> set[int]:
+    """The indexes in `ops` (a module walk) of the ops of `gone` (ids) that no other op of
+    `gone` holds: what the oracle's module drops whole."""
+    out = set()
+    for k, op in enumerate(ops):
+        if id(op) in gone:
+            block = op.parent
+            owner = block.parent.parent if isinstance(block, Block) and block.parent else None
+            if owner is None or id(owner) not in gone:
+                out.add(k)
+    return out
+

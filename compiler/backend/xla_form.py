@@ -22,7 +22,7 @@ from typing import Any
 from shardc.backend import mlir_bridge
 from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError
-from shardc.dialect.ir import Block, Module, Operation
+from shardc.dialect.ir import Module, Operation
 from shardc.dialect.op_views import PER_USE
 from shardc.dialect.sharding_syntax import parse_mesh, parse_tensor_sharding
 from shardc.dialect.shardings import Mesh, TensorSharding
@@ -31,6 +31,7 @@ from shardc.passes.pin import (
     WRITTEN_OPS,
     Key,
     XlaLayouts,
+    outermost,
     sharding_key,
     xla_reads_op_sharding,
 )
@@ -295,7 +296,7 @@ def xla_layouts(module: Module, built: Any = None) -> list[tuple[Operation, int,
     }
     if not wanted:
         return []
-    oracle(module, wanted, _outermost(ops, gone), {})
+    oracle(module, wanted, outermost(ops, gone), {})
     meshes = dict(module.meshes)
     fallback = next((name for name, mesh in meshes.items() if mesh.axes), None)
     out = []
@@ -322,18 +323,6 @@ def _per_value(text: str, op: Operation, mesh: str | None) -> list[TensorShardin
             continue
         rank = len(r.type.shape)
         out.append(parse_tensor_sharding(f"<@{mesh}, [{', '.join(['{}'] * rank)}]>"))
-    return out
-
-
-def _outermost(ops: list[Operation], gone: set[int]) -> set[int]:
-    """The walk indexes of the ops of `gone` (ids) that no other op of `gone` holds."""
-    out = set()
-    for k, op in enumerate(ops):
-        if id(op) in gone:
-            block = op.parent
-            owner = block.parent.parent if isinstance(block, Block) and block.parent else None
-            if owner is None or id(owner) not in gone:
-                out.add(k)
     return out
 
 
