@@ -130,6 +130,30 @@ def test_a_gathers_layout_moves_no_more_than_jax_jit() -> None:
     assert stats.more_bytes == 0, report
 
 
+def test_wrong_numbers_are_judged_by_the_op_by_op_run() -> None:
+    """A pad whose negative low edge cuts its whole replicated operand away, then split by a
+    shard_map: jax.jit's program (XLA's partitioner) computes it wrongly on this jaxlib, the
+    pin export's right. The program run op by op decides, so shardc is not blamed."""
+    import jax
+    import numpy as np
+
+    from tests.differential import harness as H
+    from tests.fuzz import differential as D
+    from tests.fuzz import programs as G
+
+    prog = G.generate(5150, 125)
+    args = G.arguments(prog)
+    with jax.disable_jit():
+        eager = [np.asarray(o) for o in G.build(prog)(*args)]
+    jitted = H.run_executable(H.compile_mlir(G.lower(prog), 8, as_jax_jit=True), args)
+    res = D.check_program(prog)
+    assert not res.failure, D.describe(res)
+    if D._numbers_ok(jitted, eager):  # a newer XLA computes it right: then it is a plain case
+        assert res.shardy_numbers_ok, "jax.jit's numbers are right but judged wrong"
+    else:
+        assert not res.shardy_numbers_ok, "jax.jit's wrong numbers were taken as the reference"
+
+
 def test_program_campaign_blames_an_xla_abort_on_the_layout_compiled(monkeypatch) -> None:
     from tests.fuzz import differential as D
 
