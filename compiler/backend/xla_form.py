@@ -24,7 +24,11 @@ from shardc.backend.exporter import export_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, Operation
 from shardc.dialect.op_views import PER_USE
-from shardc.dialect.sharding_syntax import parse_mesh, parse_tensor_sharding
+from shardc.dialect.sharding_syntax import (
+    parse_mesh,
+    parse_sharding_per_value,
+    parse_tensor_sharding,
+)
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType
 from shardc.passes.pin import (
@@ -315,7 +319,7 @@ def _per_value(text: str, op: Operation, mesh: str | None) -> list[TensorShardin
     """The shardings of a `#sdy.sharding_per_value<...>` text, one per result of `op`; "" (no
     sharding: replicated) gives each result a replicated one on `mesh`."""
     if text:
-        return [parse_tensor_sharding(t) for t in _split_list(text.removeprefix("#sdy.sharding_per_value"))]
+        return list(parse_sharding_per_value(text).shardings)
     out: list[TensorSharding | None] = []
     for r in op.results:
         if mesh is None or not isinstance(r.type, TensorType):
