@@ -352,7 +352,10 @@ class _Partitioner:
                 ev, r = self.reshard(RHS, rhs, active, l2r)
                 lo = lhs
             made_ev, made = create(lo, r, active)
-            ar_ev = self.all_reduce(made, self.contracting_axes(lo, active))
+            axes = self.contracting_axes(lo, active)
+            split = self.split_by(out, set(axes), active)
+            ar_ev = (self.reduce_then_slice(made, out, split, axes, active) if split
+                     else self.all_reduce(made, axes))
             return self.finish(ev + made_ev + ar_ev, made, out, lo, r)
         if lf == n and olf == n and l2o == ao:
             ev, r = self.replicate(RHS, rhs, active)
@@ -711,14 +714,14 @@ class _Partitioner:
         # the output within a group, and the slice of the all-reduced partial sums after
         inner_out = out
         slice_dims: list[int] = []
+        reduced_per_dim: list[int] = []  # output dims split on group axes alone
         if self.partial(out, active) and self.size(out_repl) % self.size(group) == 0:
             if not gset <= set(out_repl):
                 inner_out = self.with_active(out, active, self._off_group(out, active, gset))
         else:
-            found = [o for o in range(len(out)) if self.act(out, o, active)
-                     and set(self.act(out, o, active)) <= gset]
-            if found and {a for o in found for a in self.act(out, o, active)} == gset:
-                slice_dims = found
+            found = self.split_by(out, gset, active)
+            if found:
+                slice_dims = reduced_per_dim = found
             elif not self.replicated(out, active):
                 gsize = self.size(group)
                 for dims_o in (self.lfree[1], self.rfree[1], self.batch[2]):
@@ -731,7 +734,9 @@ class _Partitioner:
 
         def inner_create(lo: Atoms, r: Atoms, act: Active) -> tuple[tuple[_Event, ...], Atoms]:
             ev, made = create(lo, r, act)
-            return ev + self.all_reduce(made, [a for a in group]), made
+            if not reduced_per_dim:
+                return ev + self.all_reduce(made, [a for a in group]), made
+            return ev + self.reduce_then_slice(made, out, reduced_per_dim, group, active), made
 
         inner_for = inner_out
         if slice_dims:
@@ -743,6 +748,26 @@ class _Partitioner:
         done = self.partition(lhs, rhs, inner_for, inner_active, inner_create)
         tail = (_Event(OUT, inner_for, out),) if inner_for != out else ()
         return _Done(events + done.events + tail, done.result, done.lhs, done.rhs)
+
+    def split_by(self, out: Atoms, axes: Collection[AxisRef], active: Active) -> list[int]:
+        """The output dims split on some of `axes` and on no other active axis."""
+        return [o for o in range(len(out))
+                if self.act(out, o, active) and set(self.act(out, o, active)) <= set(axes)]
+
+    def reduce_then_slice(self, made: Atoms, out: Atoms, dims: Sequence[int],
+                          group: Sequence[AxisRef], active: Active) -> tuple[_Event, ...]:
+        """XLA's reduction of partial sums over a contracting group some of whose axes split
+        output dims (`dims`): one all-reduce per such dim over its axes, on the whole partial
+        result; then the result sliced to those dims, and the group's other axes reduced on
+        the slice."""
+        events: list[_Event] = []
+        for o in dims:
+            events.extend(self.all_reduce(made, self.act(out, o, active)))
+        taken = {a for o in dims for a in self.act(out, o, active)}
+        sliced = tuple(made[d] + self.act(out, d, active) if d in dims else made[d]
+                       for d in range(len(made)))
+        events.extend(self.all_reduce(sliced, [a for a in group if a not in taken]))
+        return tuple(events)
 
     def _off_group(self, t: Atoms, active: Active, gset: set[AxisRef]) -> tuple[tuple[AxisRef, ...], ...]:
         used = self.used(t, active)

@@ -80,6 +80,31 @@ DOTS = [
 def test_dot_contracting_dims(name: str, lhs: tuple, rhs: tuple, out: tuple, mesh: str) -> None:
     _compare("dot: contracting dims", _dot(lhs, rhs, out, mesh))
 
+MESH3 = '["a"=2, "b"=2, "c"=2]'
+AB, ABC = ("a", "b"), ("a", "b", "c")
+
+# both operands split the contracting dim over several axes and the output splits other dims
+# on some of them (a weight gradient under FSDP): one all-reduce per such output dim on the
+# whole partial sums, then the slice, then the other axes all-reduced on the slice
+REDUCED_PER_DIM = [
+    ("rows on y", ((), XY), (XY, ()), (Y, ()), MESH),
+    ("rows on x", ((), XY), (XY, ()), (X, ()), MESH),
+    ("rows on y, columns on x", ((), XY), (XY, ()), (Y, X), MESH),
+    ("rows on b, columns on c by the rhs", ((), AB), (AB, ("c",)), (("b",), ("c",)), MESH3),
+    ("rows on b and c of three", ((), ABC), (ABC, ()), (("b", "c"), ()), MESH3),
+    ("rows on a, columns on c of three", ((), ABC), (ABC, ()), (("a",), ("c",)), MESH3),
+]
+
+
+@pytest.mark.parametrize(
+    "name,lhs,rhs,out,mesh", REDUCED_PER_DIM, ids=[d[0] for d in REDUCED_PER_DIM]
+)
+def test_dot_partial_sums_reduced_per_output_dim(
+    name: str, lhs: tuple, rhs: tuple, out: tuple, mesh: str
+) -> None:
+    _compare("dot: partial sums reduced per output dim", _dot(lhs, rhs, out, mesh))
+
+
 
 def _constraint(a: tuple, b: tuple) -> str:
     body = (
