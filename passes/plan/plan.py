@@ -455,37 +455,30 @@ class _Planner:
 
     def _update_gathered(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
-    ) -> list[tuple[AxisRef, ...]] | None:
-        """XLA writes a dynamic_update_slice's update in place only where, along every dim the
-        update does not span, the update lands within one shard: one row, or a constant start
-        index whose rows all fall in one shard of the operand's sharding. Along any other
-        sharded dim (several rows from a start index computed at run time, or rows across a
-        shard boundary) it gathers the operand whole, updates it and slices the result back. Those dims' factors are computed
-        unsharded, the rest as Shardy would."""
-        shape, update = ts[0].shape, ts[1].shape
-        gathered = []
+    ) -> list[tuple[AxisRef, ...]]:
+        """XLA's `HandleDynamicUpdateSlice` partitions the op at its result's layout (the
+        operand and the update are resharded to it). It writes the update in place only where,
+        along every dim the update does not span, the update lands within one block of that
+        layout: one row, or a constant start index whose rows all fall in one block. Along any
+        other split dim (several rows from a start index computed at run time, or rows across
+        a block boundary) it gathers the operand whole, updates it and slices the result back.
+        The result's factors, those dims' unsharded."""
+        shape, update, result = ts[0].shape, ts[1].shape, ts[len(op.operands)]
+        common = _result_factors(rule, result)
         for d, size in enumerate(shape):
             shards = 1
-            for a in ts[0].sharding.dims[d].axes:
+            for a in result.sharding.dims[d].axes if d < len(result.sharding.dims) else ():
                 shards *= a.size(mesh)
             if d >= len(update) or update[d] == size or shards == 1:
                 continue
             if update[d] == 1:
-                continue  # one row lands in one shard wherever it starts
+                continue  # one row lands in one block wherever it starts
             start = constant_int(op.operands[2 + d]) if 2 + d < len(op.operands) else None
             if start is not None:
                 start = min(max(start, 0), size - update[d])  # XLA clamps the start index
                 rows = -(-size // shards)
                 if start // rows == (start + update[d] - 1) // rows:
                     continue
-            gathered.append(d)
-        if not gathered:
-            return None
-        all_dims = (*rule.operand_dims, *rule.result_dims)
-        projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(ts)]
-        sizes = [t.num_elements for t in ts]
-        common = common_axes(projs, rule, sizes, mesh, results_win=True, move=False)
-        for d in gathered:
             for f in rule.operand_dims[0][d]:
                 common[f] = ()
         return common

@@ -219,9 +219,10 @@ def test_gather_on_a_split_indexed_dim_is_masked_and_all_reduced(rows: tuple) ->
     _compare("gathers", text)
 
 
-def _dus(rows: int, start: str) -> str:
+def _dus(rows: int, start: str, operand: tuple = (X, ()), result: tuple = (X, ())) -> str:
     """A dynamic_update_slice of `rows` rows at `start` (a constant, or `%arg2`: known only at
-    run time) into 16x16 rows split on x, the result split alike."""
+    run time) into 16x16 rows laid out as `operand` (rows split on x), the result as
+    `result`."""
     index = "%arg2" if start == "dynamic" else "%s"
     body = (
         f"%s = stablehlo.constant dense<{0 if start == 'dynamic' else start}> : tensor<i32>\n"
@@ -229,8 +230,8 @@ def _dus(rows: int, start: str) -> str:
         f"  %r = stablehlo.dynamic_update_slice %arg0, %arg1, {index}, %c : (tensor<16x16xf32>, "
         f"tensor<{rows}x16xf32>, tensor<i32>, tensor<i32>) -> tensor<16x16xf32>"
     )
-    ins = [("16x16xf32", (X, ())), (f"{rows}x16xf32", ((), ())), ("i32", ())]
-    return _module(body, ins, ("16x16xf32", (X, ())), MESH)
+    ins = [("16x16xf32", operand), (f"{rows}x16xf32", ((), ())), ("i32", ())]
+    return _module(body, ins, ("16x16xf32", result), MESH)
 
 
 DUS = [
@@ -247,6 +248,22 @@ DUS = [
 @pytest.mark.parametrize("name,rows,start", DUS, ids=[d[0] for d in DUS])
 def test_dynamic_update_slice_on_a_split_dim(name: str, rows: int, start: str) -> None:
     _compare("dynamic_update_slice", _dus(rows, start))
+
+
+# the op is partitioned at its result's layout, whatever the operand's: the split dim that
+# decides is the result's
+DUS_AT_RESULT = [
+    ("operand split on the other dim, result on the sliced dim", 4, (("y",), ()), (X, ())),
+    ("operand split on the sliced dim, result on the other", 4, (X, ()), ((), X)),
+    ("one row, result on the sliced dim", 1, ((), X), (X, ())),
+]
+
+
+@pytest.mark.parametrize("name,rows,operand,result", DUS_AT_RESULT, ids=[d[0] for d in DUS_AT_RESULT])
+def test_dynamic_update_slice_at_the_result_layout(
+    name: str, rows: int, operand: tuple, result: tuple
+) -> None:
+    _compare("dynamic_update_slice", _dus(rows, "dynamic", operand, result))
 
 
 def _dynamic_slice(rows: int, ins: tuple, out: tuple) -> str:
