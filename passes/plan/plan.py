@@ -455,19 +455,24 @@ class _Planner:
 
     def _update_gathered(
         self, op: Operation, rule: OpShardingRule, ts: list[Tensor], mesh: Mesh
-    ) -> list[tuple[AxisRef, ...]]:
+    ) -> list[tuple[AxisRef, ...]] | None:
         """XLA's `HandleDynamicUpdateSlice` partitions the op at its result's layout (the
         operand and the update are resharded to it). It writes the update in place only where,
         along every dim the update does not span, the update lands within one block of that
         layout: one row, or a constant start index whose rows all fall in one block. Along any
         other split dim (several rows from a start index computed at run time, or rows across
         a block boundary) it gathers the operand whole, updates it and slices the result back.
-        The result's factors, those dims' unsharded."""
-        shape, update, result = ts[0].shape, ts[1].shape, ts[len(op.operands)]
-        common = _result_factors(rule, result)
+        The result's factors, those dims' unsharded. A result an inlined callee returns
+        without a written sharding has no layout of its own in the compiled form (its users
+        decide): there the operand's layout decides, and the other factors are Shardy's."""
+        result = ts[len(op.operands)]
+        at_result = not self._inlined_return(op.results[0])
+        at = result if at_result else ts[0]
+        shape, update = ts[0].shape, ts[1].shape
+        gathered = []
         for d, size in enumerate(shape):
             shards = 1
-            for a in result.sharding.dims[d].axes if d < len(result.sharding.dims) else ():
+            for a in at.sharding.dims[d].axes if d < len(at.sharding.dims) else ():
                 shards *= a.size(mesh)
             if d >= len(update) or update[d] == size or shards == 1:
                 continue
@@ -479,9 +484,32 @@ class _Planner:
                 rows = -(-size // shards)
                 if start // rows == (start + update[d] - 1) // rows:
                     continue
+            gathered.append(d)
+        if at_result:
+            common = _result_factors(rule, result)
+        elif gathered:
+            all_dims = (*rule.operand_dims, *rule.result_dims)
+            projs = [project_tensor(t, all_dims[i], rule, mesh) for i, t in enumerate(ts)]
+            sizes = [t.num_elements for t in ts]
+            common = common_axes(projs, rule, sizes, mesh, results_win=True, move=False)
+        else:
+            return None
+        for d in gathered:
             for f in rule.operand_dims[0][d]:
                 common[f] = ()
         return common
+
+    def _inlined_return(self, v: Value) -> bool:
+        """Whether `v` is returned by a callee XLA inlines, at a result its author wrote no
+        sharding for (the compiled form gives it none: the caller's users decide)."""
+        if self.func not in self.inlined:
+            return False
+        for u in v.users:
+            if u.name == "func.return":
+                for i, o in enumerate(u.operands):
+                    if o is v and self._written_result(self.func, i) is None:
+                        return True
+        return False
 
     def _halos(self, op: Operation, ts: list[Tensor], steps: OpSteps, mesh: Mesh) -> None:
         """The halo exchanges XLA adds where a pad, slice, reverse or reduce_window moves
