@@ -356,9 +356,11 @@ def reduction_steps(
     wanted: TensorSharding,
     mesh: Mesh,
     style: str = "xla",
+    groups: Sequence[tuple[AxisRef, ...]] = (),
 ) -> list[Step]:
     """The reduction a result computed at `computed` with partial sums over `reduce_axes` needs,
-    then the reshard to `wanted`.
+    then the reshard to `wanted`. `groups` (XLA's style): the reduce axes of each reduced dim,
+    one all-reduce each (`AllReduceAlongShardingDims` per dim), each on the whole partial result.
 
     Where the reshard would all-slice a reduced axis, the pair becomes a reduce-scatter (as XLA
     fuses an all-reduce and a dynamic-slice); the rest of the axes get an all-reduce on the
@@ -371,8 +373,9 @@ def reduction_steps(
         # XLA's partitioner all-reduces the whole partial result and then slices it to the
         # result's sharding (docs/xla_partitioner.md, "reductions"): no reduce-scatter
         full = sharded_local_bytes(shape, elem_bytes, computed, mesh)
+        per_dim = [g for g in groups if g] or [tuple(reduce_axes)]
         return [
-            Step(ALL_REDUCE, sort_axes(list(reduce_axes), mesh), full, computed)
+            Step(ALL_REDUCE, sort_axes(list(g), mesh), full, computed) for g in per_dim
         ] + after_reshard
     reduce_names = {a for a in reduce_axes}
     out: list[Step] = []

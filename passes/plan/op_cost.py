@@ -119,9 +119,11 @@ def op_steps(
     if style == "xla" and len(tensors) > n:
         common, computed = _keep_expressible(common, computed, all_dims, rule, mesh, n)
     reduce: list[AxisRef] = []
+    per_factor: list[tuple[AxisRef, ...]] = []
     for f, kind in enumerate(rule.kinds):
         if kind == FactorKind.REDUCTION:
             reduce.extend(common[f])
+            per_factor.append(tuple(common[f]))
     operands: list[tuple[Step, ...]] = []
     for i in range(n):
         t = tensors[i]
@@ -138,10 +140,12 @@ def op_steps(
         if not red and _same(t.sharding, computed[n + j]):
             results.append(())
             continue
+        # XLA reduces a reduce's partial sums per reduced dim (a dot's: `xla_dot`)
+        groups = () if dot else tuple(tuple(a for a in g if a in red) for g in per_factor)
         results.append(
             tuple(
                 reduction_steps(
-                    t.shape, t.elem_bytes, computed[n + j], red, t.sharding, mesh, style
+                    t.shape, t.elem_bytes, computed[n + j], red, t.sharding, mesh, style, groups
                 )
             )
         )

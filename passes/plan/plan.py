@@ -405,7 +405,7 @@ class _Planner:
                 )
             self.rewrites.append(Rewrite(op, "result", j, steps.computed[n + j], self._ref(op), st))
             for k, s in enumerate(st):
-                if s.kind in ("all-reduce", "reduce-scatter") and k == 0:
+                if s.kind in _REDUCING and all(x.kind in _REDUCING for x in st[:k]):
                     cause, cands = self.causes.reduction(op, rule, ts, steps, mesh)
                 else:
                     cause, cands = self.causes.result(op, j, rule, ts, steps, mesh)

@@ -106,6 +106,34 @@ def test_dot_partial_sums_reduced_per_output_dim(
 
 
 
+def _reduce(ins: tuple, dims: list[int], out: tuple) -> str:
+    """A sum of a 8x16x4 tensor over `dims`."""
+    keep = [n for i, n in enumerate((8, 16, 4)) if i not in dims]
+    t = "x".join(map(str, keep)) + "xf32" if keep else "f32"
+    body = (
+        "%c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        f"  %r = stablehlo.reduce(%arg0 init: %c) applies stablehlo.add across dimensions = "
+        f"[{', '.join(map(str, dims))}] : (tensor<8x16x4xf32>, tensor<f32>) -> tensor<{t}>"
+    )
+    return _module(body, [("8x16x4xf32", ins)], (t, out), MESH)
+
+
+# partial sums over several split dims: one all-reduce per reduced dim, each on the whole
+# partial result (a dim split on two axes is one all-reduce over both)
+REDUCES = [
+    ("two reduced dims, x and y", (X, Y, ()), [0, 1], ((),)),
+    ("every dim reduced", (X, Y, ()), [0, 1, 2], ()),
+    ("two reduced dims, the result split on x", (X, Y, ()), [0, 1], (X,)),
+    ("one reduced dim on x and y", (XY, (), ()), [0, 1], ((),)),
+]
+
+
+@pytest.mark.parametrize("name,ins,dims,out", REDUCES, ids=[r[0] for r in REDUCES])
+def test_reductions_all_reduce_per_reduced_dim(name: str, ins: tuple, dims: list, out: tuple) -> None:
+    _compare("reductions", _reduce(ins, dims, out))
+
+
+
 def _constraint(a: tuple, b: tuple) -> str:
     body = (
         "%0 = stablehlo.negate %arg0 : tensor<16x32xf32>\n"
