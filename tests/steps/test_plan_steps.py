@@ -19,7 +19,7 @@ from .harness import BYTES_SLACK, FAST_COMPILE
 PLAN_TOLERANCE = 0.10
 
 
-@pytest.mark.parametrize("name", ["llama", "lora"])
+@pytest.mark.parametrize("name", ["llama", "lora", "scan"])
 def test_plan_predicts_compiled_bytes(name: str) -> None:
     model = MODELS[name]
     step = model.make()(model.mesh())
