@@ -3,7 +3,9 @@ XLA's own Shardy, run on the module as XLA's import makes it (through HLO), lays
 otherwise than shardc's layout and the compiled form leaves them to XLA (the LLaMA FSDP+TP
 step's feed-forward and LM-head dots, the LoRA step's): `Lowered.plan()` predicts XLA's layout
 there, within 10% of the compiled program's collective bytes, and that program moves no more
-than jax.jit's (1% + 256 B slack, the harness's bound).
+than jax.jit's (1% + 256 B slack, the harness's bound). The scanned decoder's layer weight
+gradients inside its loop are reduced per output dim, as XLA's dot handler does
+(docs/xla_partitioner.md, "Dots: contracting dims").
 
 Compiled from abstract arguments at the tests' small sizes, nothing run (the numbers of these
 steps are the suite's, tests/steps/test_steps.py)."""
