@@ -17,6 +17,8 @@ all-slice is a local dynamic-slice, not a collective: it moves nothing and costs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes, sharded_local_bytes
 from shardc.dialect.shardings import AxisRef, Mesh, TensorSharding, make_axis_ref
 

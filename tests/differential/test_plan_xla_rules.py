@@ -80,6 +80,7 @@ DOTS = [
 def test_dot_contracting_dims(name: str, lhs: tuple, rhs: tuple, out: tuple, mesh: str) -> None:
     _compare("dot: contracting dims", _dot(lhs, rhs, out, mesh))
 
+
 MESH3 = '["a"=2, "b"=2, "c"=2]'
 AB, ABC = ("a", "b"), ("a", "b", "c")
 
@@ -105,7 +106,6 @@ def test_dot_partial_sums_reduced_per_output_dim(
     _compare("dot: partial sums reduced per output dim", _dot(lhs, rhs, out, mesh))
 
 
-
 def _reduce(ins: tuple, dims: list[int], out: tuple) -> str:
     """A sum of a 8x16x4 tensor over `dims`."""
     keep = [n for i, n in enumerate((8, 16, 4)) if i not in dims]
@@ -129,9 +129,10 @@ REDUCES = [
 
 
 @pytest.mark.parametrize("name,ins,dims,out", REDUCES, ids=[r[0] for r in REDUCES])
-def test_reductions_all_reduce_per_reduced_dim(name: str, ins: tuple, dims: list, out: tuple) -> None:
+def test_reductions_all_reduce_per_reduced_dim(
+    name: str, ins: tuple, dims: list, out: tuple
+) -> None:
     _compare("reductions", _reduce(ins, dims, out))
-
 
 
 def _constraint(a: tuple, b: tuple) -> str:
@@ -287,7 +288,9 @@ DUS_AT_RESULT = [
 ]
 
 
-@pytest.mark.parametrize("name,rows,operand,result", DUS_AT_RESULT, ids=[d[0] for d in DUS_AT_RESULT])
+@pytest.mark.parametrize(
+    "name,rows,operand,result", DUS_AT_RESULT, ids=[d[0] for d in DUS_AT_RESULT]
+)
 def test_dynamic_update_slice_at_the_result_layout(
     name: str, rows: int, operand: tuple, result: tuple
 ) -> None:
