@@ -149,24 +149,31 @@ def plan_with_rewrites(
     origins: object = None,
     options: PlanOptions | None = None,
     written: Written | None = None,
+    relaid: dict[int, TensorSharding] | None = None,
 ) -> tuple[Plan, list[Rewrite]]:
     """The plan and where each of its reshards sits in the IR (for `explicit.py`); `written`:
     the module's annotations as its author wrote them (what the compiled form keeps of the
-    callees' result shardings)."""
-    planner = _Planner(module, origins, options or PlanOptions(), written)
+    callees' result shardings); `relaid`: the values (by id) given XLA's own layout in place
+    of the propagated one, and that one (the causes say so; `Causes`)."""
+    planner = _Planner(module, origins, options or PlanOptions(), written, relaid)
     return planner.run(), planner.rewrites
 
 
 class _Planner:
     def __init__(
-        self, module: Module, origins: object, options: PlanOptions, written: Written | None = None
+        self,
+        module: Module,
+        origins: object,
+        options: PlanOptions,
+        written: Written | None = None,
+        relaid: dict[int, TensorSharding] | None = None,
     ):
         self.module = module
         self.written = written
         self.options = options
         self.names = value_names(module)
         self.entries = set(entry_funcs(module))
-        self.causes = Causes(module, self.names, origins, self.entries)
+        self.causes = Causes(module, self.names, origins, self.entries, relaid)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
         self.xla = options.model == "xla"  # constants are free, reshards of a value shared
