@@ -308,11 +308,13 @@ class Causes:
         want: TensorSharding,
         what: str,
         wanted: Any,
+        label: str | None = None,
     ) -> Result:
         """`src` is `have`, the boundary (`holder`) wants `want`; `wanted` is the sharding
-        object the holder carries (for its mesh)."""
+        object the holder carries (for its mesh); `label` names the holder in the text where
+        the IR's name for it is none the user knows (a reshard the compiled form adds)."""
         d = _first_difference(have, want)
-        dst = self.name(holder)
+        dst = label or self.name(holder)
         other = dims_text(want) + (self.root(holder, d) if not isinstance(holder, str) else "")
         if isinstance(holder, str) and self._annotation(holder) is not None:
             other += " (annotated)"

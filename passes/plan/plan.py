@@ -295,13 +295,15 @@ class _Planner:
         if name in _EXPLICIT:
             self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
+            callee = _call_result_reshard(op)
             self._boundary(
                 op,
                 op.operands[0],
                 layout.constraint_sharding(op),
                 op.results[0],
-                "constraint",
+                "constraint" if callee is None else f"call result of @{callee}",
                 site=(op, "operand", 0),
+                label=None if callee is None else "the call's own sharding",
             )
         elif name == CALL:
             self._call(op)
@@ -545,10 +547,12 @@ class _Planner:
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
         shown: Value | None = None,
+        label: str | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
-        of an op, or a result after it); `shown` the value the entry names (default `src`)."""
+        of an op, or a result after it); `shown` the value the entry names (default `src`);
+        `label` the holder's name in the cause (default the IR's)."""
         if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
@@ -575,7 +579,7 @@ class _Planner:
             )
         if not steps or not self._first(op, src, want):
             return
-        cause, cands = self.causes.boundary(src, holder, t.sharding, want, what, dst)
+        cause, cands = self.causes.boundary(src, holder, t.sharding, want, what, dst, label)
         at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
         self._emit(steps, shown if shown is not None else src, op, cause, cands, at=at)
         if site is not None:
@@ -944,6 +948,16 @@ class _Planner:
                     ssa=self.names.get(id(value), "?"),
                 )
             )
+
+
+def _call_result_reshard(op: Operation) -> str | None:
+    """The callee whose call result the constraint `op` reshards where the compiled form added
+    it (`insert_call_result_reshards`: the call's own sharding where the callee returns
+    another, at the call's location), else None."""
+    owner = getattr(op.operands[0], "owner", None) if op.operands else None
+    if owner is None or owner.name != CALL or op.loc != owner.loc:
+        return None
+    return callee_name(owner)
 
 
 def collective_buffer(steps: Sequence[Step], mesh: Mesh | None, returned: bool) -> int:
