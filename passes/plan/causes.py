@@ -51,7 +51,7 @@ def _first_difference(have: TensorSharding, want: TensorSharding) -> int:
     return 0
 
 
-def _dim_differs(v: Value, other: TensorSharding, dim: int) -> bool:
+def _dim_differs(v: Value, other: TensorSharding | None, dim: int) -> bool:
     """Whether `v`'s dim `dim` has other axes than `other`'s."""
     s = layout.value_sharding(v)
     if s is None or not isinstance(v.type, TensorType):
@@ -69,7 +69,7 @@ class Causes:
         names: dict[int, str],
         origins: Any,
         entries: set[str],
-        relaid: dict[int, TensorSharding] | None = None,
+        relaid: dict[int, TensorSharding | None] | None = None,
     ):
         self.module = module
         self.names = names
@@ -103,13 +103,16 @@ class Causes:
         """The user annotation a holder is (its locator), else None."""
         return locate(self.module, holder, self.entries)
 
-    def root(self, holder: Any, dim: int) -> str:
+    def root(self, holder: Any, dim: int, whole: bool = True) -> str:
         """` (annotated)` when the user annotated `holder`'s dim itself, ` <- X` when its axes
         trace back to the user annotation X, ` <- the type ...` when they are Explicit mesh
-        axes (the type of the op that set them, with its source line), else nothing."""
-        propagated = self.relaid.get(id(holder)) if isinstance(holder, Value) else None
-        if propagated is not None:
-            return self._relaid_note(holder, propagated)
+        axes (the type of the op that set them, with its source line), else nothing. On a
+        value XLA lays out otherwise than propagation did (`relaid`), that instead (`whole`:
+        the text shows its whole layout; else only where dim `dim` differs)."""
+        if isinstance(holder, Value) and id(holder) in self.relaid:
+            propagated = self.relaid[id(holder)]
+            if whole or _dim_differs(holder, propagated, dim):
+                return self._relaid_note(holder, propagated)
         r = self.root_holder(holder, dim)
         if r is None:
             return ""
@@ -120,14 +123,15 @@ class Causes:
             return " (annotated)"
         return f" <- {self.name(r)}"
 
-    def _relaid_note(self, holder: Value, propagated: TensorSharding) -> str:
+    def _relaid_note(self, holder: Value, propagated: TensorSharding | None) -> str:
         """Why `holder` has a layout shardc's propagation did not give it: XLA's own
         propagation, on the module as XLA's import makes it, lays it out so (the compiled form
         leaves it to XLA), and the constraint that would hold it to shardc's layout instead."""
+        rank = len(holder.type.shape) if isinstance(holder.type, TensorType) else 0
+        shardc = dims_text(axes_layout("", dim_axes(propagated, rank)))
         return (
-            f" (as XLA's own propagation lays it out; shardc's propagation gives "
-            f"{dims_text(propagated)}, which a sharding constraint on {self.name(holder)} "
-            "would pin)"
+            f" (as XLA's own propagation lays it out; shardc's propagation gives {shardc}, "
+            f"which a sharding constraint on {self.name(holder)} would pin)"
         )
 
     def _type_source(self, holder: Any, dim: int, root: Any) -> str | None:
@@ -150,14 +154,14 @@ class Causes:
         o = self.origins.get(holder, dim)
         if o is None:
             return None
-        propagated = self.relaid.get(id(holder)) if isinstance(holder, Value) else None
-        if propagated is not None and _dim_differs(holder, propagated, dim):
+        relaid = isinstance(holder, Value) and id(holder) in self.relaid
+        if relaid and _dim_differs(holder, self.relaid[id(holder)], dim):
             return None  # (its origin is of the layout propagation gave it, not XLA's)
         r = holder if o.is_annotation else o.root
         return r if r is not None and self._annotation(r) is not None else None
 
     def dim(self, holder: Any, d: int, axes: tuple[AxisRef, ...]) -> str:
-        return f"{self.name(holder)} dim {d} {axes_text(axes)}{self.root(holder, d)}"
+        return f"{self.name(holder)} dim {d} {axes_text(axes)}{self.root(holder, d, whole=False)}"
 
     # -- candidates ----------------------------------------------------------------------------
     def _mesh_ref(self, v: Any) -> str | Mesh | None:

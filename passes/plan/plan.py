@@ -149,7 +149,7 @@ def plan_with_rewrites(
     origins: object = None,
     options: PlanOptions | None = None,
     written: Written | None = None,
-    relaid: dict[int, TensorSharding] | None = None,
+    relaid: dict[int, TensorSharding | None] | None = None,
 ) -> tuple[Plan, list[Rewrite]]:
     """The plan and where each of its reshards sits in the IR (for `explicit.py`); `written`:
     the module's annotations as its author wrote them (what the compiled form keeps of the
@@ -166,7 +166,7 @@ class _Planner:
         origins: object,
         options: PlanOptions,
         written: Written | None = None,
-        relaid: dict[int, TensorSharding] | None = None,
+        relaid: dict[int, TensorSharding | None] | None = None,
     ):
         self.module = module
         self.written = written
