@@ -114,7 +114,7 @@ class Adopted:
     same program with a fix applied is compared with it op by op: `evaluate_fixes`)."""
 
     ops: tuple[str, ...]
-    layouts: tuple[tuple[int, int, TensorSharding, TensorSharding], ...]
+    layouts: tuple[tuple[int, int, TensorSharding, TensorSharding | None], ...]
 
 
 def compiled_form(
@@ -200,7 +200,7 @@ def adopt_xla_layouts(
         if k is None:
             continue
         r = ops[k].results[i]
-        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes) and r.sharding is not None:
+        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
             out.append((k, i, s, r.sharding))
             r.sharding = s
     return Adopted(tuple(op.name for op in ops), tuple(out))
