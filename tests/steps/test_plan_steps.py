@@ -17,7 +17,7 @@ import pytest
 import shardc
 from shardc.backend.exporter import export_text
 from shardc.backend.hlo_collectives import total_bytes as compiled_bytes
-from tools.cli import main as cli_main
+from shardc.tools.cli import main as cli_main
 from tests.differential.hlo_bytes import total_bytes
 
 from .catalog import MODELS
