@@ -129,7 +129,7 @@ def compiled_form(
     """`plan_compiled_form`'s plan, the compiled form itself (a `pin` export of a copy of the
     propagated `module`, which stays the planned IR with XLA's layouts adopted, so that the
     causes keep propagation's origins), and the layouts adopted. `debug` as `plan_propagated`
-    takes it (the export's passes are not dumped)."""
+    takes it."""
     pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin", debug=debug)
     passes = build_pipeline(pipeline)
     cut = next((k + 1 for k, p in enumerate(passes) if p.name == PlanPass.name), len(passes))
@@ -141,7 +141,9 @@ def compiled_form(
     result = ctx.require(Plan)
     written = ctx.result(Written)
     oracle = ShardyOracle(keep_first=True)
-    export, index, pins = _export_tail(module, passes[cut:], oracle, written)
+    export, index, pins = _export_tail(
+        module, passes[cut:], oracle, written, dump, pipeline.dump_after
+    )
     result.xla_own = xla_own_plan(pins, oracle)
     adopted = adopt_xla_layouts(export, module, index, _last_module(pins, oracle))
     report = ctx.result(PropagationReport)
@@ -151,15 +153,21 @@ def compiled_form(
 
 
 def _export_tail(
-    module: Module, tail: Sequence[Pass], oracle: ShardyOracle, written: Written | None
+    module: Module,
+    tail: Sequence[Pass],
+    oracle: ShardyOracle,
+    written: Written | None,
+    dump: Callable[[str, Module], None] | None = None,
+    dump_after: tuple[str, ...] = (),
 ) -> tuple[Module, dict[int, int], PinReport | None]:
     """The compiled form of the propagated `module`: the pipeline's passes after the plan
     (`tail`: the `pin` export) run on a copy; the walk index in `module` of each op of the
-    copy (the export works in place), and the export's `PinReport`."""
+    copy (the export works in place), and the export's `PinReport`. `dump` / `dump_after` as
+    `run_passes` takes them."""
     copy = module.clone()
     index = {id(op): k for k, op in enumerate(copy.walk())}
     given = [written] if written is not None else []
-    ctx = run_passes(copy, tail, _CALLER, oracle=oracle, given=given)
+    ctx = run_passes(copy, tail, _CALLER, dump, dump_after, oracle=oracle, given=given)
     return copy, index, ctx.result(PinReport)
 
 
@@ -331,14 +339,16 @@ def plan(
     (on virtual CPU devices in a subprocess when this process lacks the mesh's) and match the
     compiled collectives to the planned ones (`Plan.check`, a `PlanCheck`). `as_propagated`:
     plan shardc's propagated layout as it is instead, with no XLA propagation asked (what
-    shardc's layout implies, where the program that runs may differ).
+    shardc's layout implies, where the program that runs may differ); so is a plan in Shardy's
+    model (`PlanOptions(model="shardy")`: what Shardy's explicit pipeline writes of the layout).
     """
     if check:
         return check_module(_import(text, source_name, debug), options, plan_options, source_name)
     adopted: Adopted | None = None
     with suspended_gc():
         module = _import(text, source_name, debug)
-        if as_propagated or not partitioned(module):
+        shardy = (plan_options or PlanOptions()).model == "shardy"  # (Shardy's model: its layout)
+        if as_propagated or shardy or not partitioned(module):
             result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
         else:
             result, export, adopted = compiled_form(
