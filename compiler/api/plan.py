@@ -13,6 +13,7 @@ from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
 from shardc.backend.xla_form import ShardyOracle, xla_layouts
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.dialect.shardings import TensorSharding
@@ -141,14 +142,18 @@ def compiled_form(
     result = ctx.require(Plan)
     written = ctx.result(Written)
     oracle = ShardyOracle(keep_first=True)
+    timings = debug.timings if debug is not None else None
     export, index, pins = _export_tail(
-        module, passes[cut:], oracle, written, dump, pipeline.dump_after
+        module, passes[cut:], oracle, written, dump, pipeline.dump_after, timings
     )
+    start = time.perf_counter()
     result.xla_own = xla_own_plan(pins, oracle)
     adopted = adopt_xla_layouts(export, module, index, _last_module(pins, oracle))
     report = ctx.result(PropagationReport)
     origins = report.origins if report is not None else None
     result = plan_as_run(module, result, adopted, plan_options, written, origins)
+    if timings is not None:
+        timings.append(("plan-as-run", time.perf_counter() - start))
     return result, export, adopted
 
 
@@ -159,15 +164,18 @@ def _export_tail(
     written: Written | None,
     dump: Callable[[str, Module], None] | None = None,
     dump_after: tuple[str, ...] = (),
+    timings: list[tuple[str, float]] | None = None,
 ) -> tuple[Module, dict[int, int], PinReport | None]:
     """The compiled form of the propagated `module`: the pipeline's passes after the plan
     (`tail`: the `pin` export) run on a copy; the walk index in `module` of each op of the
     copy (the export works in place), and the export's `PinReport`. `dump` / `dump_after` as
-    `run_passes` takes them."""
+    `run_passes` takes them; `timings` gets each pass's time."""
     copy = module.clone()
     index = {id(op): k for k, op in enumerate(copy.walk())}
     given = [written] if written is not None else []
     ctx = run_passes(copy, tail, _CALLER, dump, dump_after, oracle=oracle, given=given)
+    if timings is not None:
+        timings.extend(ctx.timings)
     return copy, index, ctx.result(PinReport)
 
 
@@ -199,13 +207,15 @@ def adopt_xla_layouts(
     there moved more than jax.jit on the LLaMA and LoRA steps). `index` maps the `id` of each
     op of `compiled` that was in the IR the export started from to its walk index there,
     which is `planned_ir`'s walk order. `built`: the jaxlib module of `compiled` where the
-    caller has it (`_last_module`)."""
+    caller has it (`_last_module`). A call's results are left as propagated: XLA inlines
+    calls before its Shardy runs, while the oracle's module keeps them (a call result there
+    takes its callee's result sharding, which XLA's inlined program need not)."""
     ops = list(planned_ir.walk())
     meshes = dict(planned_ir.meshes)
     out = []
     for op, i, s in xla_layouts(compiled, built):
         k = index.get(id(op))
-        if k is None:
+        if k is None or op.name == CALL:
             continue
         r = ops[k].results[i]
         if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
