@@ -162,7 +162,7 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 
 def test_plan_says_what_xla_own_layout_would_cost() -> None:
     basic = shardc.PropagationOptions(strategy="basic")
-    plan = shardc.plan(CONFLICT, options=basic, xla_own=True)
+    plan = shardc.plan(CONFLICT, options=basic)
     own = plan.xla_own
     assert own is not None and own.pinned == 4  # the add, tanh and multiply and the result
     # XLA's own layout is Shardy's aggressive one, which shardc's default strategy also finds
@@ -170,7 +170,7 @@ def test_plan_says_what_xla_own_layout_would_cost() -> None:
     assert (own.total_bytes, own.memory) == (aggressive.total_bytes, aggressive.memory)
     assert "shardc's differs from XLA's own at 4 values" in plan.table()
     # where shardc's layout is XLA's own, nothing is pinned and nothing said
-    same = shardc.plan(CONFLICT, xla_own=True)
+    same = shardc.plan(CONFLICT)
     assert same.xla_own is None and "XLA's own" not in same.table()
     assert same.total_bytes == aggressive.total_bytes
 

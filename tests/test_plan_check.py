@@ -121,3 +121,31 @@ def test_one_compiled_collective_stands_for_several_at_its_ops() -> None:
     result = match(planned, compiled)
     assert result.matched == [(0, 0), (1, 0)]
     assert result.planned_only == [2] and result.compiled_only == []
+
+
+def test_check_compiles_the_program_the_untagged_module_compiles_to() -> None:
+    """The check's tags (op locations) only name ops in XLA's metadata: the program it compiles
+    has the collectives of the untagged compiled form (`propagate --pin`), byte for byte; on
+    each case of the plan goldens' boundaries (calls, loops, branches, shard_maps,
+    constraints; its entry named @main as XLA wants it) and on a module where XLA's own
+    layout is planned."""
+    import re
+    from pathlib import Path
+
+    from shardc.api.plan_check import compiled_hlo
+
+    lit = Path(__file__).parent / "lit" / "plan"
+    texts = [(lit / "xla_layout.mlir").read_text()]
+    for case in (lit / "boundaries.mlir").read_text().split("// -----"):
+        entry = re.search(r"func\.func @(\w+)\(", case)
+        if entry is not None and f"@{entry.group(1)}(" not in case[entry.end() :]:
+            texts.append(case.replace(f"func.func @{entry.group(1)}(", "func.func @main(", 1))
+    moved = 0
+    for text in texts:
+        check = shardc.plan(text, check=True).check
+        untagged = read_collectives(compiled_hlo(shardc.propagate(text, mode="pin"), 8))
+        assert sorted((c.kind, c.bytes) for c in check.compiled) == sorted(
+            (c.kind, c.total_bytes) for c in untagged if c.runs
+        ), text
+        moved += len(check.compiled)
+    assert len(texts) >= 6 and moved >= 6, "the cases move something"

@@ -11,8 +11,9 @@ from .cmd_propagate import add_option_arguments, options_from_args
 from .io import pipeline_debug, read_input, run_chunks, write_output, write_timing
 
 HELP = (
-    "List the collectives a (propagated) module's layout implies: kind, mesh axes, bytes per "
-    "device, value, op, location, cause and fix, totals per kind and axis, and memory."
+    "List the collectives of the program that runs from a module (the compiled form XLA is "
+    "handed, laid out as XLA lays it out): kind, mesh axes, bytes per device, value, op, "
+    "location, cause and fix, totals per kind and axis, and memory."
 )
 
 
@@ -26,6 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also compile the layout with XLA (virtual CPU devices where this machine lacks "
         "the mesh's) and match each planned collective to the compiled ones; with --json, "
         "write the comparison",
+    )
+    parser.add_argument(
+        "--as-propagated",
+        action="store_true",
+        help="plan shardc's propagated layout as it is, without asking XLA's own propagation "
+        "where the program that runs lays values out otherwise (faster; what shardc's layout "
+        "implies)",
     )
     add_option_arguments(parser)
 
@@ -43,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
             verify=not args.no_verify,
             debug=debug,
             check=args.check,
+            as_propagated=args.as_propagated,
         )
         for op_name, n in sorted(result.ruleless.items()):  # as `propagate` names them
             print(

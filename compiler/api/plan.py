@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,12 +13,15 @@ from shardc.api.propagate import dump_to_stderr
 from shardc.backend.exporter import export_text
 from shardc.backend.importer import import_text
 from shardc.backend.xla_form import ShardyOracle, xla_layouts
+from shardc.dialect.data_flow import CALL
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
+from shardc.dialect.shardings import TensorSharding
 from shardc.passes.pin import PinReport, Written, sharding_key
 from shardc.passes.pipeline import (
     Caller,
     ExportMode,
+    Pass,
     PassContext,
     PipelineOptions,
     build_pipeline,
@@ -30,9 +33,10 @@ from shardc.passes.plan.diff import PlanDiff, diff_modules
 from shardc.passes.plan.explicit import as_constraints, write_explicit
 from shardc.passes.plan.fixes import apply
 from shardc.passes.plan.plan import PlanOptions, plan_module, plan_with_rewrites
-from shardc.passes.plan.plan_pass import PlanRewrites
+from shardc.passes.plan.plan_pass import PlanPass, PlanRewrites
 from shardc.passes.plan.report import Collective, Memory, Plan, XlaOwn, fmt_bytes
 from shardc.passes.propagation.options import PropagationOptions
+from shardc.passes.propagation.report import PropagationReport
 from shardc.runtime import suspended_gc
 
 __all__ = [
@@ -91,29 +95,88 @@ def plan_compiled_form(
     written: Written | None = None,
 ) -> Plan:
     """The plan of the program `.compile()` builds from `module` (propagated in place, as the
-    compiled form propagates it: what XLA deletes decides nothing), then the compiled form
-    itself (the `pin` export: the annotations as written, or as `written`, plus pins where
-    XLA's own propagation would lay a value out otherwise). Where it pins anything,
-    `Plan.xla_own` is the plan of XLA's own layout of the module as written (no pin), so that
-    the plan says what shardc's layout costs against the one XLA would have chosen."""
-    pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin")
-    oracle = ShardyOracle(keep_first=True)
-    given = [written] if written is not None else []
-    planned: list[tuple[Module, dict[int, int]]] = []  # the planned IR, kept before the export
-
-    def keep(_: str, m: Module) -> None:
-        planned.append((m.clone(), {id(op): k for k, op in enumerate(m.walk())}))
-
-    ctx = run_passes(module, build_pipeline(pipeline), _CALLER, keep, ("plan",), oracle, given)
-    result = ctx.require(Plan)
-    result.xla_own = xla_own_plan(ctx.result(PinReport), oracle)
-    if not planned:
-        return result
-    copy, index = planned[0]
-    built = _last_module(ctx.result(PinReport), oracle)
-    result = as_run(module, copy, index, result, plan_options, ctx.result(Written), built)
-    copy.release()
+    compiled form propagates it: what XLA deletes decides nothing): shardc's layout, but
+    where XLA's own Shardy, on the compiled form (the `pin` export: the annotations as
+    written, or as `written`, plus pins where XLA's own propagation of the module as written
+    would lay a value out otherwise) through HLO, still lays a value out otherwise, XLA's
+    layout (`as_run`). Where the export pins anything, `Plan.xla_own` is the plan of XLA's own
+    layout of the module as written (no pin), so that the plan says what shardc's layout costs
+    against the one XLA would have chosen."""
+    result, export, _ = compiled_form(module, options, plan_options, checks=checks, written=written)
+    export.release()
     return result
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """XLA's own layouts the plan of the program that runs took in place of the propagated
+    ones (`adopt_xla_layouts`): `(walk index, result index, XLA's layout, the propagated
+    layout)` each, and the op names of the planned IR in walk order (a re-propagation of the
+    same program with a fix applied is compared with it op by op: `evaluate_fixes`)."""
+
+    ops: tuple[str, ...]
+    layouts: tuple[tuple[int, int, TensorSharding, TensorSharding | None], ...]
+
+
+def compiled_form(
+    module: Module,
+    options: PropagationOptions | None = None,
+    plan_options: PlanOptions | None = None,
+    *,
+    checks: bool = False,
+    written: Written | None = None,
+    debug: PipelineDebug | None = None,
+) -> tuple[Plan, Module, Adopted]:
+    """`plan_compiled_form`'s plan, the compiled form itself (a `pin` export of a copy of the
+    propagated `module`, which stays the planned IR with XLA's layouts adopted, so that the
+    causes keep propagation's origins), and the layouts adopted. `debug` as `plan_propagated`
+    takes it."""
+    pipeline = _pipeline(as_compiled(options), plan_options, checks, export="pin", debug=debug)
+    passes = build_pipeline(pipeline)
+    cut = next((k + 1 for k, p in enumerate(passes) if p.name == PlanPass.name), len(passes))
+    given = [written] if written is not None else []
+    dump = dump_to_stderr if pipeline.dump_after else None
+    ctx = run_passes(module, passes[:cut], _CALLER, dump, pipeline.dump_after, given=given)
+    if debug is not None and debug.timings is not None:
+        debug.timings.extend(ctx.timings)
+    result = ctx.require(Plan)
+    written = ctx.result(Written)
+    oracle = ShardyOracle(keep_first=True)
+    timings = debug.timings if debug is not None else None
+    export, index, pins = _export_tail(
+        module, passes[cut:], oracle, written, dump, pipeline.dump_after, timings
+    )
+    start = time.perf_counter()
+    result.xla_own = xla_own_plan(pins, oracle)
+    adopted = adopt_xla_layouts(export, module, index, _last_module(pins, oracle))
+    report = ctx.result(PropagationReport)
+    origins = report.origins if report is not None else None
+    result = plan_as_run(module, result, adopted, plan_options, written, origins)
+    if timings is not None:
+        timings.append(("plan-as-run", time.perf_counter() - start))
+    return result, export, adopted
+
+
+def _export_tail(
+    module: Module,
+    tail: Sequence[Pass],
+    oracle: ShardyOracle,
+    written: Written | None,
+    dump: Callable[[str, Module], None] | None = None,
+    dump_after: tuple[str, ...] = (),
+    timings: list[tuple[str, float]] | None = None,
+) -> tuple[Module, dict[int, int], PinReport | None]:
+    """The compiled form of the propagated `module`: the pipeline's passes after the plan
+    (`tail`: the `pin` export) run on a copy; the walk index in `module` of each op of the
+    copy (the export works in place), and the export's `PinReport`. `dump` / `dump_after` as
+    `run_passes` takes them; `timings` gets each pass's time."""
+    copy = module.clone()
+    index = {id(op): k for k, op in enumerate(copy.walk())}
+    given = [written] if written is not None else []
+    ctx = run_passes(copy, tail, _CALLER, dump, dump_after, oracle=oracle, given=given)
+    if timings is not None:
+        timings.extend(ctx.timings)
+    return copy, index, ctx.result(PinReport)
 
 
 def _last_module(report: PinReport | None, oracle: ShardyOracle) -> Any:
@@ -135,6 +198,55 @@ def _export_pin(
     return exported, oracle, index
 
 
+def adopt_xla_layouts(
+    compiled: Module, planned_ir: Module, index: dict[int, int], built: Any = None
+) -> Adopted:
+    """Give the values of `planned_ir` (shardc's propagated layout, in place) the layout XLA's
+    own Shardy gives them in the compiled form `compiled` where it differs (`xla_layouts`: on
+    XLA's form of the module it may resolve a conflict the other way; pinning shardc's layout
+    there moved more than jax.jit on the LLaMA and LoRA steps). `index` maps the `id` of each
+    op of `compiled` that was in the IR the export started from to its walk index there,
+    which is `planned_ir`'s walk order. `built`: the jaxlib module of `compiled` where the
+    caller has it (`_last_module`). A call's results are left as propagated: XLA inlines
+    calls before its Shardy runs, while the oracle's module keeps them (a call result there
+    takes its callee's result sharding, which XLA's inlined program need not)."""
+    ops = list(planned_ir.walk())
+    meshes = dict(planned_ir.meshes)
+    out = []
+    for op, i, s in xla_layouts(compiled, built):
+        k = index.get(id(op))
+        if k is None or op.name == CALL:
+            continue
+        r = ops[k].results[i]
+        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
+            out.append((k, i, s, r.sharding))
+            r.sharding = s
+    return Adopted(tuple(op.name for op in ops), tuple(out))
+
+
+def plan_as_run(
+    planned_ir: Module,
+    planned: Plan,
+    adopted: Adopted,
+    plan_options: PlanOptions | None = None,
+    written: Written | None = None,
+    origins: object = None,
+) -> Plan:
+    """`planned` (the plan of shardc's layout) where `adopted` is empty, else the plan of
+    `planned_ir` with XLA's layouts adopted (`adopt_xla_layouts`): the layout that runs. Its
+    causes read propagation's `origins` where the layout is shardc's, and say where it is
+    XLA's (`Causes`)."""
+    if not adopted.layouts:
+        return planned
+    ops = list(planned_ir.walk())
+    relaid = {id(ops[k].results[i]): propagated for k, i, _, propagated in adopted.layouts}
+    ran, _ = plan_with_rewrites(
+        planned_ir, origins, plan_options or PlanOptions(), written, relaid
+    )
+    ran.ruleless, ran.auto, ran.xla_own = planned.ruleless, planned.auto, planned.xla_own
+    return ran
+
+
 def as_run(
     compiled: Module,
     planned_ir: Module,
@@ -144,31 +256,11 @@ def as_run(
     written: Written | None = None,
     built: Any = None,
 ) -> Plan:
-    """`planned` (the plan of shardc's layout `planned_ir`), or where XLA's own Shardy lays
-    values of the compiled form `compiled` out otherwise without a pin (`xla_layouts`: on
-    XLA's form of the module it may resolve a conflict the other way; pinning shardc's layout
-    there moved more than jax.jit on the LLaMA and LoRA steps), the plan of the layout that
-    runs: `planned_ir` with those values laid out as XLA lays them out (in place). `index`
-    maps the `id` of each op of `compiled` that was in the IR the export started from (it
-    works in place) to its walk index there, which is `planned_ir`'s walk order. The plan of
-    that layout has no causes (propagation did not choose it). `built`: the jaxlib module of
-    `compiled` where the caller has it (`_last_module`)."""
-    ops = list(planned_ir.walk())
-    meshes = dict(planned_ir.meshes)
-    changed = 0
-    for op, i, s in xla_layouts(compiled, built):
-        k = index.get(id(op))
-        if k is None:
-            continue
-        r = ops[k].results[i]
-        if sharding_key(r.sharding, meshes) != sharding_key(s, meshes):
-            r.sharding = s
-            changed += 1
-    if not changed:
-        return planned
-    ran, _ = plan_with_rewrites(planned_ir, None, plan_options or PlanOptions(), written)
-    ran.ruleless, ran.auto, ran.xla_own = planned.ruleless, planned.auto, planned.xla_own
-    return ran
+    """The plan of the layout that runs from the plan `planned` of shardc's layout
+    `planned_ir` (no origins: causes without provenance) and its compiled form `compiled`
+    (`adopt_xla_layouts`, `plan_as_run`)."""
+    adopted = adopt_xla_layouts(compiled, planned_ir, index, built)
+    return plan_as_run(planned_ir, planned, adopted, plan_options, written)
 
 
 def xla_own_plan(report: PinReport | None, oracle: ShardyOracle) -> XlaOwn | None:
@@ -242,31 +334,47 @@ def plan(
     plan_options: PlanOptions | None = None,
     debug: PipelineDebug | None = None,
     check: bool = False,
-    xla_own: bool = False,
+    as_propagated: bool = False,
 ) -> Plan:
-    """The collectives the propagated layout of an MLIR module implies, each with its kind, mesh
-    axes, bytes per device, value, op, location, cause and fix, and the per-device memory.
+    """The collectives of the program that runs from an MLIR module (the one `.compile()` and
+    `shardc propagate --pin` hand XLA), each with its kind, mesh axes, bytes per device, value,
+    op, location, cause and fix, and the per-device memory.
 
     The input may be unpropagated (it is propagated first, as `shardc.propagate` does) or a
-    propagated module (propagation keeps its shardings). `Plan.to_json()` has a fixed schema.
-    `check`: also compile the layout with XLA (`shardc.propagate(..., mode="pin")`, on virtual
-    CPU devices in a subprocess when this process lacks the mesh's) and match the compiled
-    collectives to the planned ones (`Plan.check`, a `PlanCheck`). `xla_own` (implied by
-    `check`): also run XLA's own propagation (jaxlib's Shardy) on the module as written and,
-    where shardc lays values out otherwise (the compiled form pins them), plan that layout too
-    (`Plan.xla_own`: what XLA's own layout would move against shardc's).
+    propagated module (propagation keeps its shardings). The layout planned is shardc's, but
+    where XLA's own Shardy, run on the compiled form as XLA's import makes it, lays a value out
+    otherwise (the compiled form leaves it to XLA), XLA's (`compiled_form`); `Plan.xla_own` is
+    what XLA's own layout of the module as written would move, where the compiled form pins
+    anything. `Plan.to_json()` has a fixed schema. `check`: also compile that program with XLA
+    (on virtual CPU devices in a subprocess when this process lacks the mesh's) and match the
+    compiled collectives to the planned ones (`Plan.check`, a `PlanCheck`). `as_propagated`:
+    plan shardc's propagated layout as it is instead, with no XLA propagation asked (what
+    shardc's layout implies, where the program that runs may differ); so is a plan in Shardy's
+    model (`PlanOptions(model="shardy")`: what Shardy's explicit pipeline writes of the layout).
     """
     if check:
         return check_module(_import(text, source_name, debug), options, plan_options, source_name)
+    adopted: Adopted | None = None
     with suspended_gc():
         module = _import(text, source_name, debug)
-        if xla_own:
-            result = plan_compiled_form(module, options, plan_options, checks=verify)
-        else:
+        shardy = (plan_options or PlanOptions()).model == "shardy"  # (Shardy's model: its layout)
+        if as_propagated or shardy or not partitioned(module):
             result = plan_propagated(module, options, plan_options, checks=verify, debug=debug)
+        else:
+            result, export, adopted = compiled_form(
+                module, options, plan_options, checks=verify, debug=debug
+            )
+            export.release()
     if (plan_options or PlanOptions()).fixes:
-        evaluate_fixes(result, lambda: _import(text, source_name), options, plan_options)
+        fresh = lambda: _import(text, source_name)  # noqa: E731
+        evaluate_fixes(result, fresh, options, plan_options, adopted)
     return result
+
+
+def partitioned(module: Module) -> bool:
+    """Whether `module` has a mesh with axes (else nothing is partitioned: no XLA layout to
+    ask about, the plan is empty whichever layout it plans)."""
+    return any(mesh.axes for mesh in module.meshes.values())
 
 
 # the collectives (the costliest first) whose fix candidates are re-planned, and how many
@@ -280,10 +388,13 @@ def evaluate_fixes(
     fresh: Callable[[], Module],
     options: PropagationOptions | None,
     plan_options: PlanOptions | None = None,
+    adopted: Adopted | None = None,
 ) -> None:
     """Offer a fix on a planned collective only where an annotation change, applied to a fresh
-    copy of the program (`fresh()`) and propagated and planned again, lowers the total: the
-    change and by how much. The `FIX_BUDGET` costliest collectives with candidates are tried."""
+    copy of the program (`fresh()`) and planned again, lowers the total: the change and by how
+    much. The `FIX_BUDGET` costliest collectives with candidates are tried. `adopted`: the
+    plan is of the program that runs (`compiled_form`, which adopted these XLA layouts) and so
+    is each re-plan (`_run_total`); None: of the propagated layout (`plan_propagated`)."""
     base = result.total_bytes
     quiet = replace(plan_options or PlanOptions(), fixes=False)
     totals: dict[object, int | None] = {}
@@ -299,10 +410,12 @@ def evaluate_fixes(
             if key not in totals:
                 module = fresh()
                 try:
-                    ok = apply(module, cand)
-                    totals[key] = (
-                        plan_propagated(module, options, quiet).total_bytes if ok else None
-                    )
+                    if not apply(module, cand):
+                        totals[key] = None
+                    elif adopted is None:
+                        totals[key] = plan_propagated(module, options, quiet).total_bytes
+                    else:
+                        totals[key] = _run_total(module, options, quiet, adopted)
                 except ShardcError:
                     totals[key] = None  # the change makes an invalid program
             total = totals[key]
@@ -315,6 +428,40 @@ def evaluate_fixes(
                 fix=f"{text}: the program then moves {fmt_bytes(total)} instead of "
                 f"{fmt_bytes(base)} ({fmt_bytes(base - total)} less)",
             )
+
+
+def _run_total(
+    module: Module, options: PropagationOptions | None, quiet: PlanOptions, adopted: Adopted
+) -> int:
+    """The planned total of the program that runs from `module` (the planned program with a
+    fix applied), propagated as the compiled form propagates. Where the fix leaves every value
+    XLA laid out otherwise (`adopted`) as propagation laid it out before, XLA is taken to lay
+    those out as before and the rest as shardc does (no XLA propagation asked); where it
+    changes one of them (or the program's ops), XLA's Shardy is asked again about the fixed
+    program's compiled form (`compiled_form`'s round trip)."""
+    pipeline = _pipeline(as_compiled(options), quiet, False, export="pin")
+    passes = build_pipeline(pipeline)
+    at = next((k for k, p in enumerate(passes) if p.name == PlanPass.name), len(passes))
+    ctx = run_passes(module, passes[:at], _CALLER)  # propagated, not yet planned
+    written = ctx.result(Written)
+    ops = list(module.walk())
+    meshes = dict(module.meshes)
+    kept = tuple(op.name for op in ops) == adopted.ops or not adopted.layouts
+    if kept:
+        for k, i, _, propagated in adopted.layouts:
+            r = ops[k].results[i] if i < len(ops[k].results) else None
+            if r is None or sharding_key(r.sharding, meshes) != sharding_key(propagated, meshes):
+                kept = False
+                break
+    if kept:
+        for k, i, xla, _ in adopted.layouts:
+            ops[k].results[i].sharding = xla
+    else:
+        oracle = ShardyOracle()
+        export, index, pins = _export_tail(module, passes[at + 1 :], oracle, written)
+        adopt_xla_layouts(export, module, index, _last_module(pins, oracle))
+        export.release()
+    return plan_with_rewrites(module, None, quiet, written)[0].total_bytes
 
 
 def diff(
@@ -342,17 +489,19 @@ def check_module(
     source_name: str = "<input>",
 ) -> Plan:
     """Plan the program `.compile()` builds from `module` (propagated or not; its ops are
-    tagged; `plan_compiled_form`), compile it with XLA and match the two (`Plan.check`; see
-    `shardc.api.plan_check`)."""
+    tagged; `compiled_form`), compile that program with XLA and match the two (`Plan.check`;
+    see `shardc.api.plan_check`)."""
     with suspended_gc():
         origins = tag_ops(module)
         text = export_text(module, "generic", with_locs=True)
         devices = devices_needed(module)
         compiled = _import(text, source_name)
-        planned = plan_compiled_form(compiled, options, plan_options, checks=True)
-        pinned = export_text(compiled, "generic", with_locs=True)
+        planned, export, adopted = compiled_form(compiled, options, plan_options, checks=True)
+        pinned = export_text(export, "generic", with_locs=True)
+        export.release()
     if (plan_options or PlanOptions()).fixes:
-        evaluate_fixes(planned, lambda: _import(text, source_name), options, plan_options)
+        fresh = lambda: _import(text, source_name)  # noqa: E731
+        evaluate_fixes(planned, fresh, options, plan_options, adopted)
     attach(planned, compiled_hlo(pinned, devices), module, origins)
     return planned
 
@@ -379,13 +528,15 @@ def _lowered_module(lowered: Any, xla_own: bool = False) -> tuple[Module, Plan]:
             exported.module.release()
         return module, plan
     build, options = source
+    adopted: Adopted | None = None
     with suspended_gc():
         module = build()
         if xla_own:
-            result = plan_compiled_form(module, options, written=written)
+            result, export, adopted = compiled_form(module, options, written=written)
+            export.release()
         else:
             result = plan_propagated(module, options)
-    evaluate_fixes(result, build, options)
+    evaluate_fixes(result, build, options, adopted=adopted)
     return module, result
 
 

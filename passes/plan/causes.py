@@ -4,7 +4,10 @@ A cause names the two different shardings that meet (the one a value has and the
 take), each with where its axes come from when the propagation's origins observer ran: ` <-
 params['w1']` (the user annotation they trace back to), `(annotated)` on a value the user
 annotated itself, ` <- the type dot_general at f.py:12 gave its result (Explicit axes)` on a
-dim whose axes are Explicit mesh axes (JAX's types set them, not propagation). A reduction's
+dim whose axes are Explicit mesh axes (JAX's types set them, not propagation), and on a value
+the program that runs lays out as XLA's own propagation does (not as shardc's: the compiled
+form leaves it to XLA) that layout's provenance and shardc's, with the constraint that would
+pin shardc's (`relaid`). A reduction's
 cause names the reduction factor, the dims it sits on and their axes. Values are named as the user knows them (`naming.value_label`): the JAX name and source
 line of the op that makes them, a func argument's name, `%N` only where the module has no
 locations. Each cause comes with fix candidates (`fixes.Candidate`): user annotations and the
@@ -48,14 +51,33 @@ def _first_difference(have: TensorSharding, want: TensorSharding) -> int:
     return 0
 
 
+def _dim_differs(v: Value, other: TensorSharding | None, dim: int) -> bool:
+    """Whether `v`'s dim `dim` has other axes than `other`'s."""
+    s = layout.value_sharding(v)
+    if s is None or not isinstance(v.type, TensorType):
+        return True
+    rank = len(v.type.shape)
+    return dim < rank and dim_axes(s, rank)[dim] != dim_axes(other, rank)[dim]
+
+
 class Causes:
     """Builds cause texts and fix candidates; `origins` is an `OriginRecorder` or None."""
 
-    def __init__(self, module: Module, names: dict[int, str], origins: Any, entries: set[str]):
+    def __init__(
+        self,
+        module: Module,
+        names: dict[int, str],
+        origins: Any,
+        entries: set[str],
+        relaid: dict[int, TensorSharding | None] | None = None,
+    ):
         self.module = module
         self.names = names
         self.origins = origins
         self.entries = entries
+        # values laid out as XLA's own propagation lays them out (the program that runs),
+        # by id, with the layout shardc's propagation gave them (what their origins describe)
+        self.relaid = relaid or {}
         self.explicit = explicit_axes(module)
         self._labels: dict[int, str] = {}
 
@@ -81,10 +103,16 @@ class Causes:
         """The user annotation a holder is (its locator), else None."""
         return locate(self.module, holder, self.entries)
 
-    def root(self, holder: Any, dim: int) -> str:
+    def root(self, holder: Any, dim: int, whole: bool = True) -> str:
         """` (annotated)` when the user annotated `holder`'s dim itself, ` <- X` when its axes
         trace back to the user annotation X, ` <- the type ...` when they are Explicit mesh
-        axes (the type of the op that set them, with its source line), else nothing."""
+        axes (the type of the op that set them, with its source line), else nothing. On a
+        value XLA lays out otherwise than propagation did (`relaid`), that instead (`whole`:
+        the text shows its whole layout; else only where dim `dim` differs)."""
+        if isinstance(holder, Value) and id(holder) in self.relaid:
+            propagated = self.relaid[id(holder)]
+            if whole or _dim_differs(holder, propagated, dim):
+                return self._relaid_note(holder, propagated)
         r = self.root_holder(holder, dim)
         if r is None:
             return ""
@@ -94,6 +122,17 @@ class Causes:
         if r is holder:
             return " (annotated)"
         return f" <- {self.name(r)}"
+
+    def _relaid_note(self, holder: Value, propagated: TensorSharding | None) -> str:
+        """Why `holder` has a layout shardc's propagation did not give it: XLA's own
+        propagation, on the module as XLA's import makes it, lays it out so (the compiled form
+        leaves it to XLA), and the constraint that would hold it to shardc's layout instead."""
+        rank = len(holder.type.shape) if isinstance(holder.type, TensorType) else 0
+        shardc = dims_text(axes_layout("", dim_axes(propagated, rank)))
+        return (
+            f" (as XLA's own propagation lays it out; shardc's propagation gives {shardc}, "
+            f"which a sharding constraint on {self.name(holder)} would pin)"
+        )
 
     def _type_source(self, holder: Any, dim: int, root: Any) -> str | None:
         """Where `holder`'s dim comes from when all its axes are Explicit: the type of the
@@ -115,11 +154,14 @@ class Causes:
         o = self.origins.get(holder, dim)
         if o is None:
             return None
+        relaid = isinstance(holder, Value) and id(holder) in self.relaid
+        if relaid and _dim_differs(holder, self.relaid[id(holder)], dim):
+            return None  # (its origin is of the layout propagation gave it, not XLA's)
         r = holder if o.is_annotation else o.root
         return r if r is not None and self._annotation(r) is not None else None
 
     def dim(self, holder: Any, d: int, axes: tuple[AxisRef, ...]) -> str:
-        return f"{self.name(holder)} dim {d} {axes_text(axes)}{self.root(holder, d)}"
+        return f"{self.name(holder)} dim {d} {axes_text(axes)}{self.root(holder, d, whole=False)}"
 
     # -- candidates ----------------------------------------------------------------------------
     def _mesh_ref(self, v: Any) -> str | Mesh | None:
@@ -270,11 +312,13 @@ class Causes:
         want: TensorSharding,
         what: str,
         wanted: Any,
+        label: str | None = None,
     ) -> Result:
         """`src` is `have`, the boundary (`holder`) wants `want`; `wanted` is the sharding
-        object the holder carries (for its mesh)."""
+        object the holder carries (for its mesh); `label` names the holder in the text where
+        the IR's name for it is none the user knows (a reshard the compiled form adds)."""
         d = _first_difference(have, want)
-        dst = self.name(holder)
+        dst = label or self.name(holder)
         other = dims_text(want) + (self.root(holder, d) if not isinstance(holder, str) else "")
         if isinstance(holder, str) and self._annotation(holder) is not None:
             other += " (annotated)"

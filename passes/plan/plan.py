@@ -149,24 +149,31 @@ def plan_with_rewrites(
     origins: object = None,
     options: PlanOptions | None = None,
     written: Written | None = None,
+    relaid: dict[int, TensorSharding | None] | None = None,
 ) -> tuple[Plan, list[Rewrite]]:
     """The plan and where each of its reshards sits in the IR (for `explicit.py`); `written`:
     the module's annotations as its author wrote them (what the compiled form keeps of the
-    callees' result shardings)."""
-    planner = _Planner(module, origins, options or PlanOptions(), written)
+    callees' result shardings); `relaid`: the values (by id) given XLA's own layout in place
+    of the propagated one, and that one (the causes say so; `Causes`)."""
+    planner = _Planner(module, origins, options or PlanOptions(), written, relaid)
     return planner.run(), planner.rewrites
 
 
 class _Planner:
     def __init__(
-        self, module: Module, origins: object, options: PlanOptions, written: Written | None = None
+        self,
+        module: Module,
+        origins: object,
+        options: PlanOptions,
+        written: Written | None = None,
+        relaid: dict[int, TensorSharding | None] | None = None,
     ):
         self.module = module
         self.written = written
         self.options = options
         self.names = value_names(module)
         self.entries = set(entry_funcs(module))
-        self.causes = Causes(module, self.names, origins, self.entries)
+        self.causes = Causes(module, self.names, origins, self.entries, relaid)
         self.plan = Plan()
         self.const: dict[int, bool] = {}
         self.xla = options.model == "xla"  # constants are free, reshards of a value shared
@@ -288,13 +295,15 @@ class _Planner:
         if name in _EXPLICIT:
             self._explicit(op, manual)
         elif name in ("sdy.sharding_constraint", "sdy.reshard"):
+            callee = _call_result_reshard(op)
             self._boundary(
                 op,
                 op.operands[0],
                 layout.constraint_sharding(op),
                 op.results[0],
-                "constraint",
+                "constraint" if callee is None else f"call result of @{callee}",
                 site=(op, "operand", 0),
+                label=None if callee is None else "the call's own sharding",
             )
         elif name == CALL:
             self._call(op)
@@ -559,10 +568,12 @@ class _Planner:
         src_sharding: TensorSharding | None = None,
         site: tuple[Operation, str, int] | None = None,
         shown: Value | None = None,
+        label: str | None = None,
     ) -> None:
         """`src` (sharded as `src_sharding`, default its own) must take sharding `dst` (the
         sharding of `holder`) at `op`; `site` is where an explicit form reshards it (an operand
-        of an op, or a result after it); `shown` the value the entry names (default `src`)."""
+        of an op, or a result after it); `shown` the value the entry names (default `src`);
+        `label` the holder's name in the cause (default the IR's)."""
         if self._is_constant(src) and self.xla:
             return
         s = src_sharding if src_sharding is not None else self._sharding(src)
@@ -589,7 +600,7 @@ class _Planner:
             )
         if not steps or not self._first(op, src, want):
             return
-        cause, cands = self.causes.boundary(src, holder, t.sharding, want, what, dst)
+        cause, cands = self.causes.boundary(src, holder, t.sharding, want, what, dst, label)
         at = site[0] if site is not None and site[0].name == "stablehlo.return" else op
         self._emit(steps, shown if shown is not None else src, op, cause, cands, at=at)
         if site is not None:
@@ -958,6 +969,16 @@ class _Planner:
                     ssa=self.names.get(id(value), "?"),
                 )
             )
+
+
+def _call_result_reshard(op: Operation) -> str | None:
+    """The callee whose call result the constraint `op` reshards where the compiled form added
+    it (`insert_call_result_reshards`: the call's own sharding where the callee returns
+    another, at the call's location), else None."""
+    owner = getattr(op.operands[0], "owner", None) if op.operands else None
+    if owner is None or owner.name != CALL or op.loc != owner.loc:
+        return None
+    return callee_name(owner)
 
 
 def collective_buffer(steps: Sequence[Step], mesh: Mesh | None, returned: bool) -> int:

@@ -1,4 +1,5 @@
 // RUN: shardc plan --split-input-file %s | filecheck %s
+// RUN: shardc plan --as-propagated --split-input-file %s | filecheck --check-prefix=PROPAGATED %s
 // RUN: awk '!/^sdy.mesh/ || !seen[$0]++' %s | shardc plan - | filecheck --check-prefix=TOTAL %s
 // The plan at boundaries, where a value must take another holder's sharding: constraints, call
 // arguments and results, loop carries (times the loop's trip count), case branch results,
@@ -37,11 +38,22 @@ func.func private @callee(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
-// A callee whose result is declared on dim 1 while the caller returns x on dim 0: XLA inlines
-// the call, so the value keeps the callee's layout up to the caller's return, where it is
-// resharded (one all-to-all of the 4x16 f32 block).
-// CHECK-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of func.return in @caller_result
-// CHECK-NEXT: cause: func result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], @caller_result result 0 is [{"x"}, {}] (annotated)
+// A callee whose result is declared on dim 1 while the call's own sharding (and the caller's
+// result) has x on dim 0: XLA inlines the call, so the value keeps the callee's layout up to
+// the reshard to the call's sharding that the compiled form writes after the call (a
+// constraint at the call's location: `shardc propagate --pin`), where it is resharded once
+// (one all-to-all of the 4x16 f32 block); the caller's return then needs nothing.
+// The cause names that boundary (the callee's result against the call's own sharding), not
+// the constraint shardc adds (no annotation of the user's: no fix on it) nor the func result
+// (which agrees with the call's sharding: declaring it otherwise would not remove the
+// reshard). `--as-propagated` plans shardc's propagated IR, which has no such constraint:
+// the reshard is at the return there.
+// CHECK-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of sdy.sharding_constraint in @caller_result
+// CHECK-NEXT: cause: call result of @callee_result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], the call's own sharding is [{"x"}, {}]
+// CHECK-NOT: fix:
+// CHECK: -----
+// PROPAGATED-LABEL: all-to-all {x} 256 B: %0 at boundaries.mlir:{{[0-9]+}} of func.return in @caller_result
+// PROPAGATED-NEXT: cause: func result: %0 at boundaries.mlir:{{[0-9]+}} is [{}, {"x"}], @caller_result result 0 is [{"x"}, {}] (annotated)
 func.func @caller_result(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = func.call @callee_result(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
