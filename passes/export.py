@@ -955,7 +955,8 @@ def export_annotate(module: Module, keep_open: bool = False, dedupe: bool = True
     exporter = _Exporter(module, "annotate", keep_open)
     exporter.run()
     if not keep_open:
-        recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
+        # as Shardy's explicit reshards leave them
+        recompute_concat_results(module, redirects, exporter.unwritten)
     if dedupe:
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
     return UnwrittenLayouts(exporter.unwritten)
