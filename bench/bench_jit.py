@@ -10,13 +10,17 @@ The Flax row (`--flax`, labelled `24f`) is a linen transformer train step with A
 parameters carry logical axis names, sharded as a Flax user shards them.
 
     python bench/bench_jit.py [--k 3] [--layers 4,24] [--stack identical|distinct|both|none]
-                              [--flax] [--clock wall|cpu] [--breakdown]
+                              [--flax] [--clock wall|cpu|thread] [--breakdown]
 
 `--breakdown` adds, per row, each side's best time of `.lower()` and `.compile()` and shardc's
 steps inside them (JAX's trace and lowering, the import of JAX's module, the pipeline, the `pin`
-export, the module for XLA: written onto JAX's module, or printed and parsed, XLA's compile),
-the best of k of each step on its own, and each side's time outside XLA's compile (lower +
-compile - XLA compile, per run): the wrapper's own work.
+export and the question it asks jaxlib's Shardy, the module for XLA: written onto JAX's module,
+or printed and parsed, XLA's compile), the best of k of each step on its own, and each side's
+time outside XLA's compile (lower + compile - XLA compile, per run): the wrapper's own work.
+`--clock thread` times the calling thread's CPU only: each side's own work on the caller's
+thread (JAX's trace and lowering, and for shardc its import, pipeline, export and the question
+to Shardy), without XLA's compile where it runs on threads of its own (shardc's speculative
+compile does).
 """
 
 from __future__ import annotations
@@ -154,6 +158,7 @@ STEPS = (
     ("pipeline", "shardc.api.jitted", "Jitted.run_pipeline"),
     ("pin export", "shardc.api.exported", "export_copy"),
     ("pin export", "shardc.api.exported", "export_in_place"),
+    ("Shardy oracle (in pin export)", "shardc.backend.xla_form", "ShardyOracle.__call__"),
     ("module for XLA", "shardc.api.jax_compile", "_module_for_xla"),
     ("XLA compile", "jax.stages", "Lowered.compile"),
 )
@@ -213,9 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--clock",
         default="wall",
-        choices=("wall", "cpu"),
+        choices=("wall", "cpu", "thread"),
         help="wall-clock seconds, or the process's CPU seconds (all threads; steadier on a "
-        "shared machine, but XLA compiles on several threads, so not the time a user waits)",
+        "shared machine, but XLA compiles on several threads, so not the time a user waits), "
+        "or the calling thread's CPU seconds (each side's own work on the caller's thread)",
     )
     ap.add_argument("--breakdown", action="store_true",
                     help="also each side's lower and compile times and shardc's steps")
@@ -225,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import shardc
 
-    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    clock = {"wall": time.perf_counter, "cpu": time.process_time, "thread": time.thread_time}[
+        args.clock
+    ]
     steps: dict[str, float] = {}
     if args.breakdown:
         instrument(clock, steps)

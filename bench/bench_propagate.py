@@ -7,10 +7,13 @@ Both sides start from the same MLIR text and end with MLIR text, in one run:
 
 on 8-, 32- and 96-layer transformer stacks (bench/common.py, seed 003's 2D sharding on a 2x4 mesh)
 and, with `--stack`, other model shapes (a scanned stack, a convnet, a mixture of experts, an
-MLP-Mixer), best of k runs each, printing both times and the ratio shardc / Shardy per size.
+MLP-Mixer, a KV-cache decode step), best of k runs each, printing both times and the ratio
+shardc / Shardy per size. `--mode pin` times shardc's compiled form instead (`propagate --pin`:
+the export with its pins, Shardy's own propagation asked where XLA would derive otherwise), still
+against Shardy's pipeline on the same module.
 
     python bench/bench_propagate.py [--k 3] [--layers 8,32,96] [--stack both|shapes|all|scan,..]
-        [--format pretty|generic] [--breakdown]
+        [--format pretty|generic] [--mode annotate|pin] [--breakdown]
 """
 
 from __future__ import annotations
@@ -32,11 +35,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", default="8,32,96", help="comma-separated stack depths")
     ap.add_argument("--format", default="pretty", choices=("pretty", "generic"))
     ap.add_argument(
+        "--mode",
+        default="annotate",
+        choices=("annotate", "pin"),
+        help="shardc's export: Shardy's layout on every value, or the compiled form (--pin)",
+    )
+    ap.add_argument(
         "--stack",
         default="both",
         help="model kinds, comma-separated: identical, distinct (head_dim 8+i, hidden 128+4i), "
-        "scan (the layer under jax.lax.scan), conv, moe, mixer; or both (identical,distinct), "
-        "shapes (scan,conv,moe,mixer), all",
+        "scan (the layer under jax.lax.scan), conv, moe, mixer, decode (KV-cache updates at "
+        "the step's position); or both (identical,distinct), shapes (scan,conv,moe,mixer), all",
     )
     ap.add_argument(
         "--clock",
@@ -57,19 +66,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import shardc
 
-        propagate = shardc.propagate
+        propagate = functools.partial(shardc.propagate, mode=args.mode)
     except (ImportError, AttributeError) as e:
         print(f"# shardc.propagate is not available ({e}); timing Shardy alone")
         propagate = None
 
     print(
-        f"# shardc.propagate vs sdy-propagation-pipeline ({common.rng_note()}, best of {args.k}, "
-        f"{args.clock} clock)"
+        f"# shardc.propagate (mode {args.mode}) vs sdy-propagation-pipeline "
+        f"({common.rng_note()}, best of {args.k}, {args.clock} clock)"
     )
     print(f"{'layers':>6} {'shardy s':>9} {'shardc s':>9} {'ratio':>6} {'shardc ms/layer':>16}")
     print(
         "# a layer count ending in d: every layer has its own shapes; s: the layer scanned "
-        "(jax.lax.scan), c: convnet, m: mixture of experts, x: MLP-Mixer (bench/common.py)"
+        "(jax.lax.scan), c: convnet, m: mixture of experts, x: MLP-Mixer, k: KV-cache decode "
+        "step (bench/common.py)"
     )
     for label, n, text in common.workloads(args.layers, args.stack):
         print(f"# {label} layers: {common.describe(text)}")
@@ -96,7 +106,7 @@ def _breakdown(text: str, args: argparse.Namespace) -> str:
     best: dict[str, float] = {}
     for _ in range(args.k):
         timings: list[tuple[str, float]] = []
-        propagate_text(text, format=args.format, timings=timings)
+        propagate_text(text, format=args.format, mode=args.mode, timings=timings)
         for name, seconds in timings:
             best[name] = min(best.get(name, seconds), seconds)
     return ", ".join(f"{name} {sec:.3f}" for name, sec in best.items() if sec >= 0.0005)

@@ -207,6 +207,28 @@ def mixer_text(n_layers: int) -> str:
     return jax.jit(g, in_shardings=shardings).lower(_f32(8, 16, 32), ws).as_text()
 
 
+@functools.cache
+def decode_text(n_layers: int) -> str:
+    """A decode step over `n_layers` KV caches f32[8, 32, 64] laid out [batch.X, seq.Y, -]: each
+    layer a dense layer of the running state and a one-row `dynamic_update_slice` of its cache
+    at the step's position, the entry's scalar argument (a start `pin_hazards.value_bounds`
+    cannot bound: every update is a pin hazard the export asks about; ~10 ops per layer)."""
+
+    def f(caches: list[jax.Array], x: jax.Array, pos: jax.Array) -> tuple[Any, jax.Array]:
+        out = []
+        for c in caches:
+            x = jnp.tanh(x @ jnp.ones((64, 64), jnp.float32))
+            c = jax.lax.dynamic_update_slice(c, x[:, None, :], (0, pos, 0))
+            out.append(c)
+            x = x + c.sum(1)
+        return out, x
+
+    caches = [_f32(8, 32, 64) for _ in range(n_layers)]
+    shardings = ([_ns("X", "Y", None)] * n_layers, _ns("X"), _ns())
+    scalar = jax.ShapeDtypeStruct((), jnp.int32)
+    return jax.jit(f, in_shardings=shardings).lower(caches, _f32(8, 64), scalar).as_text()
+
+
 # kind -> (row label suffix, text of an N-layer module)
 STACK_KINDS: dict[str, tuple[str, Callable[[int], str]]] = {
     "identical": ("", lambda n: transformer_stack_text(n)),
@@ -215,6 +237,7 @@ STACK_KINDS: dict[str, tuple[str, Callable[[int], str]]] = {
     "conv": ("c", convnet_text),
     "moe": ("m", moe_text),
     "mixer": ("x", mixer_text),
+    "decode": ("k", decode_text),
 }
 # names for several kinds at once
 STACK_GROUPS = {

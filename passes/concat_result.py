@@ -15,7 +15,9 @@ the exporter has finalized them; an operand without a sharding is replicated, as
 it, and an operand whose other reader is a constraint (or a manual computation's closed
 in_sharding) that Shardy sends every use through has that reader's sharding, as the op reads
 it in Shardy's output (`concat_redirects` finds those before the exporter closes every
-constraint, which would hide the open ones). Concatenates inside a manual computation's body, on several meshes, or with unreduced
+constraint, which would hide the open ones); an operand that is a loop's result has the layout
+the exporter keeps aside for it (XLA takes no sharding on a while, but Shardy's output keeps one
+there, and its reshards read it). Concatenates inside a manual computation's body, on several meshes, or with unreduced
 axes are left alone.
 """
 
@@ -74,11 +76,15 @@ def concat_redirects(module: Module) -> Redirects:
     return out
 
 
-def _read_sharding(v: Value, redirects: Redirects) -> TensorSharding | None:
+def _read_sharding(
+    v: Value, redirects: Redirects, unwritten: dict[int, TensorSharding]
+) -> TensorSharding | None:
     hit = redirects.get(id(v))
     if hit is None:
         if v.sharding is None and isinstance(v, OpResult) and v.owner.name in ShardingConstraint.OP_NAMES:
             return ShardingConstraint(v.owner).sharding  # a constraint's result: its sharding
+        if v.sharding is None:  # (a loop's result: its layout is kept aside, not written)
+            return unwritten.get(id(v))
         return v.sharding
     u, i = hit
     if i < 0:
@@ -88,10 +94,15 @@ def _read_sharding(v: Value, redirects: Redirects) -> TensorSharding | None:
 
 
 def concat_common_sharding(
-    op: Operation, meshes: dict[str, Mesh], redirects: Redirects | None = None
+    op: Operation,
+    meshes: dict[str, Mesh],
+    redirects: Redirects | None = None,
+    unwritten: dict[int, TensorSharding] | None = None,
 ) -> TensorSharding | None:
     """The sharding Shardy's explicit reshards give `op`'s (a concatenate's) result, or None
-    where it keeps the one it has (every operand matches it) or the op is out of scope."""
+    where it keeps the one it has (every operand matches it) or the op is out of scope.
+    `unwritten`: the layouts of the operands the export writes no sharding on (a while's
+    results, by `id`), which Shardy's output keeps on the op and its reshards read."""
     if len(op.results) != 1 or not op.operands:
         return None
     res = op.results[0]
@@ -105,7 +116,7 @@ def concat_common_sharding(
     for v in op.operands:
         if not isinstance(v.type, TensorType):
             return None
-        s = _read_sharding(v, redirects or {})
+        s = _read_sharding(v, redirects or {}, unwritten or {})
         if s is None:
             s = TensorSharding.replicated_of(rs.mesh, v.type.rank)
         elif s.unreduced:
@@ -136,16 +147,20 @@ def concat_common_sharding(
     return None if _axes(out) == _axes(rs) else out
 
 
-def recompute_concat_results(module: Module, redirects: Redirects | None = None) -> int:
+def recompute_concat_results(
+    module: Module,
+    redirects: Redirects | None = None,
+    unwritten: dict[int, TensorSharding] | None = None,
+) -> int:
     """Give every concatenate of `module` the result sharding Shardy's explicit reshards give
-    it (see the module docstring; `redirects` from `concat_redirects` before the export);
-    returns how many changed."""
+    it (see the module docstring; `redirects` from `concat_redirects` before the export,
+    `unwritten` the export's layouts of loop results); returns how many changed."""
     meshes = dict(module.meshes)
     changed = 0
     for op in module.walk():
         if op.name != "stablehlo.concatenate" or _in_manual_body(op):
             continue
-        s = concat_common_sharding(op, meshes, redirects)
+        s = concat_common_sharding(op, meshes, redirects, unwritten)
         if s is not None:
             op.results[0].sharding = s
             changed += 1

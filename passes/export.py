@@ -65,7 +65,7 @@ from shardc.dialect.shardings import (
     make_axis_ref,
 )
 from shardc.dialect.types import TensorType
-from shardc.passes.pin_hazards import PIN_HAZARDS, XLA_OWN_HAZARDS, pinnable
+from shardc.passes.pin_hazards import PIN_HAZARDS, XLA_OWN_HAZARDS, CallSites, pinnable
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 from shardc.passes.propagation.unit_builder import dead_ops
 
@@ -292,10 +292,22 @@ class _Exporter:
         # the ops whose results are constants (LOCAL_OPS) (`run` finds them)
         self._local: list[Operation] = []
         self._defaults: dict[int, TensorSharding] = {}
+        # the module's calls by callee (`call_sites`), built on first use
+        self._sites: CallSites | None = None
 
     def find_constants(self) -> None:
         """The ops whose results are constants (`LOCAL_OPS`), as `run` finds them."""
         self._local = [op for op in self.module.walk() if op.name in LOCAL_OPS]
+
+    def call_sites(self) -> CallSites:
+        """The module's calls by callee, where a hazard's start index finds a callee
+        argument's values (`pin_hazards.value_bounds`): one walk for the whole pin export, not
+        one per argument asked about. The pin export copies no callee and retargets no call
+        (the copies of `split_call_sites` exist before it, `dedupe_call_sites` runs after it),
+        and it only rewires call operands, which the index reads when asked: it stays exact."""
+        if self._sites is None:
+            self._sites = CallSites(self.module.op)
+        return self._sites
 
     def resolve(self, s: TensorSharding) -> Mesh | None:
         return s.mesh if isinstance(s.mesh, Mesh) else self.meshes.get(s.mesh)
@@ -571,7 +583,7 @@ class _Exporter:
         for r, op, s in values:
             if op.name not in XLA_OWN_HAZARDS:
                 continue
-            safe = pinnable(op, s)
+            safe = pinnable(op, s, self.call_sites())
             if safe is s:
                 continue
             dims = [d for d, (a, b) in enumerate(zip(s.dims, safe.dims, strict=False)) if a != b]
@@ -686,7 +698,7 @@ class _Exporter:
         r, op, s, _ = c
         if op.name not in PIN_HAZARDS:
             return c
-        safe = pinnable(op, s)
+        safe = pinnable(op, s, self.call_sites())
         if safe is s:
             return c
         r.sharding = safe
@@ -809,7 +821,7 @@ class _Exporter:
                     if got is None:
                         got = closed[id(s)] = (s, finalize(s, False))
                     s = got[1]
-                    safe = pinnable(op, s) if op.name in PIN_HAZARDS else s
+                    safe = pinnable(op, s, self.call_sites()) if op.name in PIN_HAZARDS else s
                     if safe is not s:  # a layout XLA mis-partitions: the op keeps the safe one
                         r.sharding = safe
                         out.append((r, op, safe, True))
@@ -943,7 +955,8 @@ def export_annotate(module: Module, keep_open: bool = False, dedupe: bool = True
     exporter = _Exporter(module, "annotate", keep_open)
     exporter.run()
     if not keep_open:
-        recompute_concat_results(module, redirects)  # as Shardy's explicit reshards leave them
+        # as Shardy's explicit reshards leave them
+        recompute_concat_results(module, redirects, exporter.unwritten)
     if dedupe:
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
     return UnwrittenLayouts(exporter.unwritten)

@@ -102,9 +102,11 @@ def pad_interior_from_another_layout(op: Operation, sharding: TensorSharding) ->
     )
 
 
-def dus_one_row_at_a_dynamic_start(op: Operation, sharding: TensorSharding) -> frozenset[int]:
+def dus_one_row_at_a_dynamic_start(
+    op: Operation, sharding: TensorSharding, sites: CallSites | None = None
+) -> frozenset[int]:
     """Dims of a dynamic_update_slice where the update is one row of a larger operand dim and
-    the start index is not a constant."""
+    the start index is not plainly in range (`value_bounds`; `sites`: the module's calls)."""
     if len(op.operands) < 2:
         return frozenset()
     operand, update = op.operands[0].type, op.operands[1].type
@@ -114,44 +116,67 @@ def dus_one_row_at_a_dynamic_start(op: Operation, sharding: TensorSharding) -> f
     return frozenset(
         d
         for d, (size, rows) in enumerate(zip(operand.shape, update.shape, strict=False))
-        if rows == 1 < size and d < len(starts) and not _in_range(starts[d], size)
+        if rows == 1 < size and d < len(starts) and not _in_range(starts[d], size, sites)
     )
 
 
-def _in_range(start: Value, size: int) -> bool:
+def _in_range(start: Value, size: int, sites: CallSites | None) -> bool:
     """Whether `start` (one row's) is plainly in range on a dim of `size`: no clamping."""
-    bounds = value_bounds(start)
+    bounds = value_bounds(start, sites=sites)
     return bounds is not None and 0 <= bounds[0] and bounds[1] < size
+
+
+class CallSites:
+    """The `func.call` ops of a module by callee name, from one walk: where `value_bounds`
+    finds a callee argument's values. It holds the call ops, not their operands (read when
+    asked), so rewiring a call's operands keeps it exact; a pass that adds, removes or
+    retargets calls (a callee copied per call site, copies merged) builds a new one after."""
+
+    def __init__(self, top: Operation) -> None:
+        self.top = top
+        self.calls: dict[str, list[Operation]] = {}
+        for op in top.walk():
+            if op.name == CALL:
+                self.calls.setdefault(callee_name(op), []).append(op)
+
+    def of(self, func: str) -> list[Operation]:
+        """The calls of `func`, in walk order."""
+        return self.calls.get(func, [])
 
 
 # how deep `value_bounds` follows values (calls and wraps nest a few levels in JAX's lowering)
 _BOUNDS_DEPTH = 8
 
 
-def value_bounds(v: Value, depth: int = 0) -> tuple[int, int] | None:
+def value_bounds(
+    v: Value, depth: int = 0, sites: CallSites | None = None
+) -> tuple[int, int] | None:
     """Lower and upper bounds of an integer scalar where the module makes them plain: a
     constant, a counted loop's counter (`trip_count`: scan's and fori_loop's), a callee's
     argument (every call's operand), a constant added, and JAX's wrap of a negative index
-    (`select(x < 0, x + n, x)`); None otherwise."""
+    (`select(x < 0, x + n, x)`); None otherwise. `sites`: the module's calls (`CallSites`),
+    else each callee argument met walks the module for them."""
     if depth > _BOUNDS_DEPTH:
         return None
     c = constant_int(v)
     if c is not None:
         return (c, c)
     if isinstance(v, BlockArgument):
-        return _argument_bounds(v, depth)
+        return _argument_bounds(v, depth, sites)
     if not isinstance(v, OpResult):
         return None
     op = v.owner
     if op.name == "stablehlo.add" and len(op.operands) == 2:
-        a, b = (value_bounds(x, depth + 1) for x in op.operands)
+        a, b = (value_bounds(x, depth + 1, sites) for x in op.operands)
         return (a[0] + b[0], a[1] + b[1]) if a is not None and b is not None else None
     if op.name == "stablehlo.select" and len(op.operands) == 3:
-        return _select_bounds(op, depth)
+        return _select_bounds(op, depth, sites)
     return None
 
 
-def _argument_bounds(v: BlockArgument, depth: int) -> tuple[int, int] | None:
+def _argument_bounds(
+    v: BlockArgument, depth: int, sites: CallSites | None
+) -> tuple[int, int] | None:
     region = v.block.parent
     owner = region.parent if region is not None else None
     if owner is None:
@@ -161,14 +186,18 @@ def _argument_bounds(v: BlockArgument, depth: int) -> tuple[int, int] | None:
     if owner.name != FUNC:
         return None
     top = owner.parent_op
-    name = symbol_name(owner)
-    calls = [
-        op for op in (top.walk() if top is not None else ())
-        if op.name == CALL and callee_name(op) == name
-    ]  # fmt: skip
+    if top is None:
+        return None
+    if sites is None or sites.top is not top:
+        sites = CallSites(top)
+    calls = sites.of(symbol_name(owner))
     if not calls:
         return None
-    got = [value_bounds(c.operands[v.index], depth + 1) for c in calls if v.index < len(c.operands)]
+    got = [
+        value_bounds(c.operands[v.index], depth + 1, sites)
+        for c in calls
+        if v.index < len(c.operands)
+    ]
     if not got or any(g is None for g in got):
         return None
     return (min(g[0] for g in got if g), max(g[1] for g in got if g))
@@ -187,7 +216,9 @@ def _counter_bounds(loop: Operation, k: int) -> tuple[int, int] | None:
     return (init, init + n - 1) if init is not None else None
 
 
-def _select_bounds(op: Operation, depth: int) -> tuple[int, int] | None:
+def _select_bounds(
+    op: Operation, depth: int, sites: CallSites | None
+) -> tuple[int, int] | None:
     """`select(x < 0, x + n, x)`: the wrap of a negative index; other selects, both sides."""
     pred, a, b = op.operands
     cmp = pred.owner if isinstance(pred, OpResult) else None
@@ -201,8 +232,8 @@ def _select_bounds(op: Operation, depth: int) -> tuple[int, int] | None:
         and a.owner.name == "stablehlo.add"
         and b in a.owner.operands
     ):
-        x = value_bounds(b, depth + 1)
-        shifted = value_bounds(a, depth + 1)
+        x = value_bounds(b, depth + 1, sites)
+        shifted = value_bounds(a, depth + 1, sites)
         if x is None or shifted is None:
             return None
         lo, hi = x
@@ -213,11 +244,13 @@ def _select_bounds(op: Operation, depth: int) -> tuple[int, int] | None:
         if hi >= 0:
             parts.append((max(lo, 0), hi))
         return (min(p[0] for p in parts), max(p[1] for p in parts))
-    x, y = value_bounds(a, depth + 1), value_bounds(b, depth + 1)
+    x, y = value_bounds(a, depth + 1, sites), value_bounds(b, depth + 1, sites)
     return (min(x[0], y[0]), max(x[1], y[1])) if x is not None and y is not None else None
 
 
-def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:
+def pad_hazards(
+    op: Operation, sharding: TensorSharding, sites: CallSites | None = None
+) -> frozenset[int]:
     """Both pad patterns above."""
     return pad_negative_edge_with_interior(op) | pad_interior_from_another_layout(op, sharding)
 
@@ -226,18 +259,25 @@ def pad_hazards(op: Operation, sharding: TensorSharding) -> frozenset[int]:
 # the export only keeps its pins from creating one, where XLA's own layout keeps the dims whole
 XLA_OWN_HAZARDS = frozenset({"stablehlo.dynamic_update_slice"})
 
-PIN_HAZARDS: dict[str, Callable[[Operation, TensorSharding], frozenset[int]]] = {
+# op name -> (op, the layout asked about, the module's calls or None) -> the dims to keep whole
+PIN_HAZARDS: dict[
+    str, Callable[[Operation, TensorSharding, CallSites | None], frozenset[int]]
+] = {
     "stablehlo.pad": pad_hazards,
     "stablehlo.dynamic_update_slice": dus_one_row_at_a_dynamic_start,
 }
 
 
-def pinnable(op: Operation, sharding: TensorSharding) -> TensorSharding:
-    """`sharding` for `op`'s result with the dims XLA mis-partitions made closed and empty."""
+def pinnable(
+    op: Operation, sharding: TensorSharding, sites: CallSites | None = None
+) -> TensorSharding:
+    """`sharding` for `op`'s result with the dims XLA mis-partitions made closed and empty.
+    `sites`: the module's calls (`CallSites`), where the caller asks about many ops of one
+    module; without it, each callee argument a start comes from walks the module."""
     hazard = PIN_HAZARDS.get(op.name)
     if hazard is None:
         return sharding
-    dims = hazard(op, sharding)
+    dims = hazard(op, sharding, sites)
     if not any(d < len(sharding.dims) and sharding.dims[d].axes for d in dims):
         return sharding
     new = tuple(

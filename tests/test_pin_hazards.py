@@ -264,3 +264,64 @@ def test_a_scans_row_update_at_its_counter_is_in_range() -> None:
         assert dus
         for op in dus:
             assert (pinnable(op, s) is s) == keeps, f.__name__
+
+
+# one callee updating a row of f32[8, 32] (sharded along the rows' dim) at its argument %i,
+# called at start 3 (in range) and at start 40 (past the end: clamped to 31)
+TWO_CALLS = """sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @main(%x: tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"Y"}]>},
+                %u: tensor<8x1xf32>) -> tensor<8x32xf32> {
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %c40 = stablehlo.constant dense<40> : tensor<i32>
+  %a = call @f(%x, %u, %c3) : (tensor<8x32xf32>, tensor<8x1xf32>, tensor<i32>) -> tensor<8x32xf32>
+  %b = call @f(%a, %u, %c40) : (tensor<8x32xf32>, tensor<8x1xf32>, tensor<i32>) -> tensor<8x32xf32>
+  return %b : tensor<8x32xf32>
+}
+func.func private @f(%x: tensor<8x32xf32>, %u: tensor<8x1xf32>, %i: tensor<i32>) -> tensor<8x32xf32> {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %d = stablehlo.dynamic_update_slice %x, %u, %z, %i : (tensor<8x32xf32>, tensor<8x1xf32>,
+    tensor<i32>, tensor<i32>) -> tensor<8x32xf32>
+  return %d : tensor<8x32xf32>
+}
+"""
+
+
+def test_each_call_sites_copy_is_bounded_by_its_own_call() -> None:
+    """Propagation gives the second call its own copy of @f, which the pin export keeps: the
+    export's index of calls (`CallSites`, built once) sees the copy, so the copy called at 40
+    is pinned with the row dim whole and @f, called only at 3, keeps it sharded (an index
+    from before the copy would give @f both calls, 3..40, and pin it whole too)."""
+    from shardc.backend.importer import import_text
+    from shardc.dialect.op_views import ShardingConstraint
+    from shardc.passes.pin_hazards import CallSites, value_bounds
+    from shardc.passes.pipeline import PipelineOptions, run_pipeline
+
+    module = import_text(TWO_CALLS)
+    run_pipeline(module, PipelineOptions(export="pin"))  # (no oracle: every value pinned)
+    funcs = module.funcs
+    assert set(funcs) == {"main", "f", "f_0"}, set(funcs)
+    sites = CallSites(module.op)
+    layout = {}
+    for name in ("f", "f_0"):
+        dus = next(op for op in funcs[name].walk() if op.name == "stablehlo.dynamic_update_slice")
+        pin = next(iter(dus.results[0].users))
+        layout[name] = [[a.name for a in d.axes] for d in ShardingConstraint(pin).sharding.dims]
+        start = dus.operands[3]
+        assert value_bounds(start, sites=sites) == value_bounds(start)  # (the index is exact)
+        assert len(sites.of(name)) == 1
+    assert layout == {"f": [[], ["Y"]], "f_0": [[], []]}, layout
+
+
+def test_call_sites_index_bounds_like_a_walk_of_the_module() -> None:
+    """`value_bounds` with the module's `CallSites` equals the walk per argument it replaces,
+    on every start of a module whose callee is called at two constants and from a callee."""
+    from shardc.backend.importer import import_text
+    from shardc.passes.pin_hazards import CallSites, value_bounds
+
+    module = import_text(TWO_CALLS)
+    sites = CallSites(module.op)
+    assert [callee for callee in sites.calls] == ["f"] and len(sites.of("f")) == 2
+    starts = [op.operands[3] for op in module.walk() if op.name == "stablehlo.dynamic_update_slice"]
+    assert starts
+    for v in starts:
+        assert value_bounds(v, sites=sites) == value_bounds(v) == (3, 40)

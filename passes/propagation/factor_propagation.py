@@ -35,7 +35,8 @@ class StepInput:
     operands: list[TensorFactorShardings]
     results: list[TensorFactorShardings]
     factor_sizes: tuple[int, ...]
-    tensor_sizes: Sequence[int]  # element counts, operands then results
+    # each tensor's size by its factors (unit_builder._tensor_sizes), operands then results
+    tensor_sizes: Sequence[int]
     elementwise: bool = False
     # conservative propagation: no axis is split into sub-axes (a candidate stops at the first
     # sub-axis a tensor would take, as Shardy's conservative-propagation does)

@@ -80,7 +80,6 @@ from .units import (
     Unit,
     holder_of,
     is_call_arg_edge,
-    num_elements,
     parse_direction,
     rank_of,
     strip_manual,
@@ -139,9 +138,8 @@ class ModuleUnits:
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
         self._interned: dict[tuple, tuple] = {}
-        self._elements: dict[int, int] = {}  # id(type) -> element count
-        self._types: list[object] = []
         self._rule_dims: dict[int, tuple] = {}  # id(rule) -> its dims, operands then results
+        self._rule_sizes: dict[int, tuple[int, ...]] = {}  # id(rule) -> `_tensor_sizes`
         self._rules: list[object] = []
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
@@ -535,8 +533,7 @@ class ModuleUnits:
         rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
-        sizes = tuple([self._num_elements(v.type) for v in (*op.operands, *op.results)])
-        return (rule, _UNIT, self._interned.setdefault(sizes, sizes), self._dims_of(rule))
+        return (rule, _UNIT, self._sizes_of(rule), self._dims_of(rule))
 
     def _add_edge(self, op: Operation, sources: list[SlotLike], target: SlotLike) -> None:
         t = target.type
@@ -630,17 +627,18 @@ class ModuleUnits:
 
     def _finish_unit(self, u: Unit) -> None:
         u.rule = block_dynamic_dims(u.rule, [s.type for s in u.slots])
-        sizes = tuple([self._num_elements(s.type) for s in u.slots])
-        u.sizes = self._interned.setdefault(sizes, sizes)
+        u.sizes = self._sizes_of(u.rule)
         u.dims = self._dims_of(u.rule)
         self._append_unit(u)
 
-    def _num_elements(self, t: object) -> int:
-        n = self._elements.get(id(t))  # types are interned by the parser: few distinct objects
-        if n is None:
-            n = self._elements[id(t)] = num_elements(t)
-            self._types.append(t)  # keeps the id valid while the builder lives
-        return n
+    def _sizes_of(self, rule: OpShardingRule) -> tuple[int, ...]:
+        """`_tensor_sizes(rule)`, once per rule object (rules are shared by ops alike)."""
+        sizes = self._rule_sizes.get(id(rule))
+        if sizes is None:
+            sizes = _tensor_sizes(rule)
+            sizes = self._rule_sizes[id(rule)] = self._interned.setdefault(sizes, sizes)
+            self._rules.append(rule)  # (keeps the id valid while the builder lives)
+        return sizes
 
     def _dims_of(self, rule: OpShardingRule) -> tuple:
         dims = self._rule_dims.get(id(rule))
@@ -753,6 +751,24 @@ def block_dynamic_dims(rule: OpShardingRule, types: list[object]) -> OpShardingR
     if blocked is None or blocked == rule.blocked:
         return rule
     return replace(rule, blocked=frozenset(blocked))
+
+
+def _tensor_sizes(rule: OpShardingRule) -> tuple[int, ...]:
+    """Each tensor's size as the conflict rule of factor propagation weighs it (operands then
+    results): the product of the sizes of the factors its dims map, as Shardy's aggressive
+    propagation takes a factor's source tensor size. It is the element count wherever each dim
+    is its factors, not where a rule gives a dim a factor of another tensor's size: a
+    concatenate's operands take the result's concat dim, a slice's or a pad's result the
+    operand's (`RuleBuilder`'s sizes, as Shardy's builder gives them); a dim with no factor
+    (a conservative concatenate's concat dim) counts as 1."""
+    out = []
+    sizes = rule.factor_sizes
+    for tensor in (*rule.operand_dims, *rule.result_dims):
+        n = 1
+        for f in {f for dim in tensor for f in dim}:
+            n *= max(sizes[f], 0)
+        out.append(n)
+    return tuple(out)
 
 
 def _moves_nothing(rule: OpShardingRule) -> bool:

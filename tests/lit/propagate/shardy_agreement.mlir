@@ -105,3 +105,47 @@ func.func private @f(%arg0: tensor<4x4x4xf32>, %arg1: tensor<i32>) -> tensor<4x4
   %1 = stablehlo.reshape %0 : (tensor<1x4x4xf32>) -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
+
+// -----
+
+// A factor's source tensor is weighed by the product of the sizes of the factors its dims map,
+// as Shardy's aggressive propagation weighs it, not by its element count: the concatenate's
+// operands carry the result's concat-dim factor (8), so all three tensors weigh 16*8*4 and the
+// tie goes to the lower tensor index, %arg1. %arg0 takes %arg1's layout (X on dim 2, which dim
+// 0's X from the result then loses), not the result's (which, by element counts, was the
+// heavier source). The concatenate is then computed at the common axes of operands and result.
+// CHECK-LABEL: func.func @concat_open_operand(
+// CHECK-SAME: %arg0: tensor<16x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>}
+// CHECK: stablehlo.concatenate %arg0, %arg1, dim = 1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y"}, {}, {"X"}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @concat_open_operand(%arg0: tensor<16x4x4xf32>, %arg1: tensor<16x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>}) -> (tensor<16x8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X"}, {"Y"}, {}]>}) {
+  %0 = stablehlo.concatenate %arg0, %arg1, dim = 1 : (tensor<16x4x4xf32>, tensor<16x4x4xf32>) -> tensor<16x8x4xf32>
+  return %0 : tensor<16x8x4xf32>
+}
+
+// -----
+
+// The same with the open operand a loop's result: the loop takes %arg1's layout, and the
+// concatenate's common axes read the loop result's layout (which Shardy's output keeps on the
+// while, and shardc's export keeps aside: XLA takes no sharding on a while), not a replicated
+// operand (which gave [{"X", "Y"}, {}, {}]).
+// CHECK-LABEL: func.func @concat_of_loop_result(
+// CHECK: stablehlo.negate %iterArg_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"Y"}, {"X"}]>]>}
+// CHECK: stablehlo.concatenate %0#1, %arg1, dim = 1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"Y"}, {}, {"X"}]>]>}
+sdy.mesh @mesh = <["X"=2, "Y"=4]>
+func.func @concat_of_loop_result(%arg0: tensor<16x4x4xf32>, %arg1: tensor<16x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"Y"}, {"X"}]>}) -> (tensor<16x8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X"}, {"Y"}, {}]>}) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %c0, %t = %arg0) : tensor<i32>, tensor<16x4x4xf32>
+  cond {
+    %c2 = stablehlo.constant dense<2> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %c2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    %n = stablehlo.negate %t : tensor<16x4x4xf32>
+    stablehlo.return %j, %n : tensor<i32>, tensor<16x4x4xf32>
+  }
+  %0 = stablehlo.concatenate %w#1, %arg1, dim = 1 : (tensor<16x4x4xf32>, tensor<16x4x4xf32>) -> tensor<16x8x4xf32>
+  return %0 : tensor<16x8x4xf32>
+}
