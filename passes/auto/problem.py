@@ -26,7 +26,7 @@ from shardc.dialect.types import TensorType, element_bytes
 
 from ..plan import layout as plan_layout
 from ..plan.liveness import liveness
-from ..plan.memory import POINTER, aligned, block_buffers, tensor_of
+from ..plan.memory import POINTER, aligned, block_buffers, result_bytes, tensor_of
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import collective_buffer
@@ -507,7 +507,9 @@ class _PlanBuffers:
         assert body is not None
         self.func, self.body = func, body
         self.mesh_of = lambda s: plan_layout.mesh_of(module, s)  # noqa: E731
-        self.found = block_buffers(body, self.mesh_of, module.funcs, liveness(module))
+        self.found = block_buffers(
+            body, self.mesh_of, module.funcs, liveness(module), outputs=func
+        )
         ret = body.terminator
         self.returned = {id(v) for v in ret.operands} if ret is not None else set()
         self.memo: dict[tuple, int] = {}
@@ -633,6 +635,8 @@ def _plan_rows(
             pieces.append((-1, end, on_node(n, j, a, ("arg",),
                                             lambda _, s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
     ret = plan.body.terminator
+    # per result: (the node whose choice its bytes follow, -1 none; its bytes per choice)
+    out_bytes: dict[int, tuple[int, list[int]]] = {}
     if ret is not None:
         sinks = {id(x): req for x, req in g.sinks}
         paired = {id(x): an for x, _, an in g.paired_sinks}
@@ -640,33 +644,40 @@ def _plan_rows(
             loc = g.where.get(id(v))
             if loc is not None and id(v) in paired:
                 an = paired[id(v)]
+                out_bytes[i] = (an, [value_bytes(v, s.outs[0], mesh) for s in g.nodes[an].strategies])
                 pieces.append((-1, end, on_node(an, 0, v, ("paired", v.type),
                                                 lambda _, s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
             elif loc is not None and id(v) in sinks:
                 n, j = loc
                 req = sinks[id(v)]
+                out_bytes[i] = (n, [value_bytes(v, resolve_required(s.outs[j], req), mesh)
+                                    for s in g.nodes[n].strategies])  # fmt: skip
                 pieces.append((-1, end, on_node(n, j, v, ("result", req),
                     lambda _, s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
             else:
-                s = plan_layout.declared_result_sharding(plan.func, i)
-                s = s or plan_layout.value_sharding(v)
-                t = v.type
-                if s is not None and isinstance(t, TensorType):
-                    s = plan_layout.io_sharding(s, t.shape, plan.mesh_of(s), is_main=True)
-                pieces.append((-1, end, const(plan_value_bytes(v, plan.mesh_of, s))))
+                out_bytes[i] = (-1, [result_bytes(plan.func, i, v, plan.mesh_of)])
+                pieces.append((-1, end, const(out_bytes[i][1][0])))
         if len(ret.operands) > 1:
             pieces.append((-1, end, const(POINTER * len(ret.operands))))
-    # the temporaries of the plan's schedule
-    for b in plan.found.buffers:
+    # the temporaries of the plan's schedule, less those the results' allocations take
+    # (`passes.plan.memory.output_reuse`: where the temporary's bytes fit its result's)
+    for i, b in enumerate(plan.found.buffers):
         v = b.value
         loc = g.where.get(id(v)) if v is not None else None
         if loc is None:
             terms = const(b.nbytes)
+            own: tuple[int, list[int]] = (-1, [b.nbytes])
         else:
             n, j = loc
             terms = on_node(n, j, v, ("temp",),
                             lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
+            own = (n, [aligned(value_bytes(v, s.outs[j], mesh)) for s in g.nodes[n].strategies])
         pieces.append((2 * b.start, 2 * b.end, terms))
+        r = plan.found.slot_of.get(i)
+        if r is not None and r in out_bytes:
+            fit = _fit_terms(p, own, out_bytes[r], anchor)
+            if fit:
+                pieces.append((2 * b.start, 2 * b.end, sweep._terms(fit)))
     for ti, (first, last) in enumerate(temp_span):
         pieces.append((first, last, sweep.temp_terms(ti)))
     for n, j, first, last in gathered:
@@ -693,6 +704,28 @@ def _plan_rows(
                 x, s.outs[j], resolve_required(s.outs[j], req)))  # fmt: skip
             pieces.append((at, at, terms))
     return _sweep_rows(sweep, pieces, end)
+
+
+def _fit_terms(
+    p: Problem, temp: tuple[int, list[int]], result: tuple[int, list[int]], anchor: int
+) -> list[tuple[Term, int]]:
+    """The terms that take a temporary out of the memory rows where its bytes fit the
+    allocation of the result it may reuse: per choice of the temporary's node and the result's
+    (node -1: a constant), minus its bytes where they fit (aligned as the plan aligns them)."""
+    (tn, tb), (rn, rb) = temp, result
+    rb = [aligned(b) for b in rb]
+    if tn < 0 and rn < 0:
+        return [((anchor, k), -tb[0]) for k in range(p.num_strategies[anchor])] if (
+            tb[0] <= rb[0]) else []  # fmt: skip
+    if rn < 0:
+        return [((p.rep[tn], k), -b) for k, b in enumerate(tb) if b and b <= rb[0]]
+    if tn < 0:
+        return [((p.rep[rn], k), -tb[0]) for k, c in enumerate(rb) if tb[0] and tb[0] <= c]
+    ta, ra = p.rep[tn], p.rep[rn]
+    if ta == ra:
+        return [((ta, k), -b) for k, (b, c) in enumerate(zip(tb, rb, strict=True)) if b and b <= c]
+    return [((ta, ra, kt, kr), -b) for kt, b in enumerate(tb) for kr, c in enumerate(rb)
+            if b and b <= c]  # fmt: skip
 
 
 def _sweep_rows(sweep: _Sweep, pieces: list[tuple[int, int, list]], end: int) -> list[dict[Term, int]]:
