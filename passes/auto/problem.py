@@ -26,7 +26,14 @@ from shardc.dialect.types import TensorType, element_bytes
 
 from ..plan import layout as plan_layout
 from ..plan.liveness import liveness
-from ..plan.memory import POINTER, aligned, block_buffers, result_bytes, tensor_of
+from ..plan.memory import (
+    POINTER,
+    aligned,
+    block_buffers,
+    is_argument_of,
+    result_bytes,
+    tensor_of,
+)
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import collective_buffer
@@ -322,7 +329,9 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
             pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
                 temps.append((ui, vi, mt))
-                temp_span.append((2 * pos - 1, 2 * pos - 1))
+                # (an argument's reshard runs at the start: `passes.plan.memory.is_argument_of`)
+                first = 0 if is_argument_of(x, plan.body) else 2 * pos - 1
+                temp_span.append((first, 2 * pos - 1))
                 readers.setdefault((ui, j), []).append((pos, vi, i))
             if plan.gathers(x):
                 # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from shardc.dialect.data_flow import CALL, CONTROL_FLOW_OPS, WHILE
 from shardc.dialect.ir import (
     Block,
+    BlockArgument,
     Module,
     Operation,
     Value,
@@ -39,6 +40,7 @@ from shardc.dialect.ir import (
     parse_dict_list,
 )
 from shardc.dialect.layout_math import axes_layout, sharded_local_bytes
+from shardc.dialect.rules.attrs import attr_text, struct_fields
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
@@ -95,6 +97,9 @@ class Buffers:
     read: set[int] = field(default_factory=set)
     reused: dict[int, list[Operation]] = field(default_factory=dict)
     kept: dict[int, int] = field(default_factory=dict)  # of those bytes, what the reuses read
+    # of those bytes, the reshards of the entry func's arguments (`is_argument_of`): XLA runs
+    # them first, so their results live from the start of the program
+    early: dict[int, int] = field(default_factory=dict)
 
 
 def memory_estimate(
@@ -374,10 +379,14 @@ def block_buffers(
         own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
+        early = min(own, aligned(buffers.early.get(id(op), 0)))
+        if early:  # an argument's reshard: from the start of the program
+            intervals.append(Buffer(0, last, early, "collective", op))
+            own -= early
         if own and last > k:
             # a reshard later ops reuse: its result lives until them, the rest (an
             # all-to-all's pieces) only at the op
-            kept = min(own, aligned(buffers.kept.get(id(op), own)))
+            kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
         inner = own
@@ -534,12 +543,49 @@ def _dying_operand(
 ) -> int | None:
     """The interval of an operand of `op` (of `candidates` when given) whose buffer ends at
     `op` (position `k`) and is `size` bytes: XLA's buffer assignment lets an element-wise
-    fusion write its result there."""
+    fusion write its result there, but not in the result of a dot XLA reshapes
+    (`_reshaped_dot`)."""
     for v in op.operands if candidates is None else candidates:
         i = held.get(id(v))
         if i is not None and intervals[i].end == k and intervals[i].nbytes == size:
-            return i
+            if not _reshaped_dot(v):
+                return i
     return None
+
+
+def _reshaped_dot(v: Value) -> bool:
+    """Whether `v` is the result of a dot that XLA computes in another shape: its CPU backend
+    runs a dot_general as [batch, rows, columns], each operand's free dims (neither batch nor
+    contracting) merged into one, and reshapes the result back. The element-wise fusion that
+    reads such a result reads it through that reshape (a bitcast inside the fusion), and XLA
+    computes a fusion in place of an operand only where every use of it inside the fusion is
+    element-wise, so the fusion's result takes a buffer of its own while the dot's is still
+    live."""
+    owner = getattr(v, "owner", None)
+    if owner is None or owner.name != "stablehlo.dot_general" or len(owner.operands) != 2:
+        return False
+    f = struct_fields(attr_text(owner, "dot_dimension_numbers"))
+    for side, (batch, contract) in enumerate(
+        (
+            (f.get("lhs_batching_dimensions", ()), f.get("lhs_contracting_dimensions", ())),
+            (f.get("rhs_batching_dimensions", ()), f.get("rhs_contracting_dimensions", ())),
+        )
+    ):
+        t = owner.operands[side].type
+        if isinstance(t, TensorType) and t.rank - len(batch) - len(contract) > 1:
+            return True
+    return False
+
+
+def is_argument_of(v: Value, block: Block) -> bool:
+    """Whether `v` is an argument of `block` (or a reshape of one): XLA's scheduler runs the
+    collectives that read only the entry computation's parameters (an FSDP weight's
+    all-gather) before the computation that needs them, at the start of the program (seen on
+    its CPU backend: every parameter's all-gather is scheduled first), so that their results
+    live from the start to their last reader."""
+    while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
+        v = v.owner.operands[0]
+    return isinstance(v, BlockArgument) and v.block is block
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:
