@@ -437,7 +437,8 @@ def output_reuse(
     A result's allocation is busy from the op that computes it to the end (a result that is an
     argument, a constant or a value of a region is a copy XLA may place anywhere: busy
     throughout); a temporary whose last reader computes the result shares it only where that
-    op is element-wise and the sizes are equal (computed in place).
+    op is element-wise and the sizes are equal (computed in place; not in a dot's result XLA
+    reshapes, `_reshaped_dot`).
 
     The plan makes the assignment on the global sizes, the same for every layout, and a
     temporary is in its result's allocation where its local bytes fit there (`output_fits`):
@@ -479,7 +480,9 @@ def output_reuse(
         b, nbytes = found.buffers[i], sizes[i]
         for j in range(len(slots) - 1, -1, -1):
             size, first, in_place, result = slots[j]
-            shares = b.end == first and in_place and nbytes == size
+            shares = (
+                b.end == first and in_place and nbytes == size and not _reshaped_dot(b.value)
+            )
             if size < nbytes or (b.end >= first and not shares):
                 continue
             if any(b.start <= e and s <= b.end for s, e in busy[j]):
@@ -556,7 +559,7 @@ def _dying_operand(
 def _reshaped_dot(v: Value) -> bool:
     """Whether `v` is the result of a dot that XLA computes in another shape: its CPU backend
     runs a dot_general as [batch, rows, columns], each operand's free dims (neither batch nor
-    contracting) merged into one, and reshapes the result back. The element-wise fusion that
+    contracting) merged into one and dims of size 1 dropped, and reshapes the result back. The element-wise fusion that
     reads such a result reads it through that reshape (a bitcast inside the fusion), and XLA
     computes a fusion in place of an operand only where every use of it inside the fusion is
     element-wise, so the fusion's result takes a buffer of its own while the dot's is still
@@ -564,6 +567,8 @@ def _reshaped_dot(v: Value) -> bool:
     owner = getattr(v, "owner", None)
     if owner is None or owner.name != "stablehlo.dot_general" or len(owner.operands) != 2:
         return False
+    if isinstance(v.type, TensorType) and 1 in v.type.shape:
+        return True  # (XLA drops a dot's dims of size 1 and reshapes its result back)
     f = struct_fields(attr_text(owner, "dot_dimension_numbers"))
     for side, (batch, contract) in enumerate(
         (
