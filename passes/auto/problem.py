@@ -37,7 +37,8 @@ from ..plan.memory import (
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import collective_buffer
-from .cost import reshard_buffer
+from ..plan.steps import ALL_GATHER
+from .cost import reshard_buffer, reshard_steps_of
 from .graph import (
     FOLLOW_OPS,
     Node,
@@ -328,10 +329,23 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
                 ]
             pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
-                temps.append((ui, vi, mt))
-                # (an argument's reshard runs at the start: `passes.plan.memory.is_argument_of`)
-                first = 0 if is_argument_of(x, plan.body) else 2 * pos - 1
-                temp_span.append((first, 2 * pos - 1))
+                if is_argument_of(x, plan.body):
+                    # an argument's all-gathers run at the start of the program
+                    # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
+                    early = [
+                        [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
+                         for b, cs in zip(row, node.strategies, strict=True)]
+                        for row, ps in zip(mt, producer.strategies, strict=True)
+                    ]  # fmt: skip
+                    late = [[b - e for b, e in zip(r1, r2, strict=True)]
+                            for r1, r2 in zip(mt, early, strict=True)]  # fmt: skip
+                    for part, first in ((early, 0), (late, 2 * pos - 1)):
+                        if any(any(row) for row in part):
+                            temps.append((ui, vi, part))
+                            temp_span.append((first, 2 * pos - 1))
+                else:
+                    temps.append((ui, vi, mt))
+                    temp_span.append((2 * pos - 1, 2 * pos - 1))
                 readers.setdefault((ui, j), []).append((pos, vi, i))
             if plan.gathers(x):
                 # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
@@ -572,6 +586,14 @@ class _PlanBuffers:
         return tuple(any(u.name == "func.return" for u in v.users)
                      for v in (*op.operands, *op.results))  # fmt: skip
 
+    def gathers_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
+        """Whether the plan reshards `x` from `src` to what `req` asks by all-gathers alone."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        dst = resolve_required(src, req)
+        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
+        return bool(steps) and all(s.kind == ALL_GATHER for s in steps)
+
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
         collectives' buffer (`x`'s own, where only the collective makes it one, is a
@@ -675,12 +697,14 @@ def _plan_rows(
         loc = g.where.get(id(v)) if v is not None else None
         if loc is None:
             terms = const(b.nbytes)
-            own: tuple[int, list[int]] = (-1, [b.nbytes])
+            raw = plan_value_bytes(v, plan.mesh_of) if v is not None else b.nbytes
+            own: tuple[int, list[int], list[int]] = (-1, [b.nbytes], [raw])
         else:
             n, j = loc
             terms = on_node(n, j, v, ("temp",),
                             lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
-            own = (n, [aligned(value_bytes(v, s.outs[j], mesh)) for s in g.nodes[n].strategies])
+            raws = [value_bytes(v, s.outs[j], mesh) for s in g.nodes[n].strategies]
+            own = (n, [aligned(x) for x in raws], raws)
         pieces.append((2 * b.start, 2 * b.end, terms))
         r = plan.found.slot_of.get(i)
         if r is not None and r in out_bytes:
@@ -716,25 +740,27 @@ def _plan_rows(
 
 
 def _fit_terms(
-    p: Problem, temp: tuple[int, list[int]], result: tuple[int, list[int]], anchor: int
+    p: Problem, temp: tuple[int, list[int], list[int]], result: tuple[int, list[int]], anchor: int
 ) -> list[tuple[Term, int]]:
-    """The terms that take a temporary out of the memory rows where its bytes fit the
-    allocation of the result it may reuse: per choice of the temporary's node and the result's
-    (node -1: a constant), minus its bytes where they fit (aligned as the plan aligns them)."""
-    (tn, tb), (rn, rb) = temp, result
-    rb = [aligned(b) for b in rb]
+    """The terms that take a temporary out of the memory rows where it fits the allocation of
+    the result it may reuse: per choice of the temporary's node and the result's (node -1: a
+    constant), minus its bytes as the rows count them (aligned) where its exact bytes are at
+    most the result's (as XLA sizes an allocation)."""
+    (tn, tb, traw), (rn, rb) = temp, result
     if tn < 0 and rn < 0:
         return [((anchor, k), -tb[0]) for k in range(p.num_strategies[anchor])] if (
-            tb[0] <= rb[0]) else []  # fmt: skip
+            traw[0] <= rb[0]) else []  # fmt: skip
     if rn < 0:
-        return [((p.rep[tn], k), -b) for k, b in enumerate(tb) if b and b <= rb[0]]
+        return [((p.rep[tn], k), -b) for k, (b, x) in enumerate(zip(tb, traw, strict=True))
+                if b and x <= rb[0]]  # fmt: skip
     if tn < 0:
-        return [((p.rep[rn], k), -tb[0]) for k, c in enumerate(rb) if tb[0] and tb[0] <= c]
+        return [((p.rep[rn], k), -tb[0]) for k, c in enumerate(rb) if tb[0] and traw[0] <= c]
     ta, ra = p.rep[tn], p.rep[rn]
     if ta == ra:
-        return [((ta, k), -b) for k, (b, c) in enumerate(zip(tb, rb, strict=True)) if b and b <= c]
-    return [((ta, ra, kt, kr), -b) for kt, b in enumerate(tb) for kr, c in enumerate(rb)
-            if b and b <= c]  # fmt: skip
+        return [((ta, k), -b) for k, (b, x, c) in enumerate(zip(tb, traw, rb, strict=True))
+                if b and x <= c]  # fmt: skip
+    return [((ta, ra, kt, kr), -b) for kt, (b, x) in enumerate(zip(tb, traw, strict=True))
+            for kr, c in enumerate(rb) if b and x <= c]  # fmt: skip
 
 
 def _sweep_rows(sweep: _Sweep, pieces: list[tuple[int, int, list]], end: int) -> list[dict[Term, int]]:

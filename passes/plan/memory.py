@@ -414,7 +414,8 @@ def block_buffers(
         assert ret is not None
         out.in_outputs = {
             i for i, r in out.slot_of.items()
-            if intervals[i].nbytes <= aligned(result_bytes(outputs, r, ret.operands[r], mesh_of))
+            if value_bytes(intervals[i].value, mesh_of)  # type: ignore[arg-type]
+            <= result_bytes(outputs, r, ret.operands[r], mesh_of)
         }  # fmt: skip
     return out
 
@@ -427,8 +428,7 @@ def output_reuse(
     aliased: frozenset[int] = frozenset(),
 ) -> dict[int, int]:
     """For the buffers of `found` (an entry func's body, `block`) that may take an allocation
-    of one of the func's results, that result's index in the return (`output_fits` says where
-    the layout lets them).
+    of one of the func's results, that result's index in the return.
 
     XLA's buffer assignment gives each result (but one aliased with a donated argument,
     `aliased`: that is the argument's allocation) an allocation of its own, largest first, and
@@ -441,7 +441,8 @@ def output_reuse(
     reshapes, `_reshaped_dot`).
 
     The plan makes the assignment on the global sizes, the same for every layout, and a
-    temporary is in its result's allocation where its local bytes fit there (`output_fits`):
+    temporary is in its result's allocation where its local bytes fit there (exact bytes, as
+    XLA sizes an allocation; `BlockBuffers.in_outputs`):
     so the auto solve's memory rows can state it per choice. Only the values' own buffers are
     placed (a collective's, a region's peak, a value only a collective gives a buffer stay
     temporaries)."""
@@ -480,9 +481,7 @@ def output_reuse(
         b, nbytes = found.buffers[i], sizes[i]
         for j in range(len(slots) - 1, -1, -1):
             size, first, in_place, result = slots[j]
-            shares = (
-                b.end == first and in_place and nbytes == size and not _reshaped_dot(b.value)
-            )
+            shares = b.end == first and in_place and nbytes == size and not _reshaped_dot(b.value)
             if size < nbytes or (b.end >= first and not shares):
                 continue
             if any(b.start <= e and s <= b.end for s, e in busy[j]):
@@ -582,12 +581,12 @@ def _reshaped_dot(v: Value) -> bool:
     return False
 
 
-def is_argument_of(v: Value, block: Block) -> bool:
+def is_argument_of(v: Value, block: Block | None) -> bool:
     """Whether `v` is an argument of `block` (or a reshape of one): XLA's scheduler runs the
-    collectives that read only the entry computation's parameters (an FSDP weight's
-    all-gather) before the computation that needs them, at the start of the program (seen on
-    its CPU backend: every parameter's all-gather is scheduled first), so that their results
-    live from the start to their last reader."""
+    all-gathers that read only the entry computation's parameters (an FSDP weight's) before
+    the computation that needs them, at the start of the program (seen on its CPU backend:
+    the parameters' all-gathers are scheduled first), so that their results live from the
+    start to their last reader."""
     while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
         v = v.owner.operands[0]
     return isinstance(v, BlockArgument) and v.block is block

@@ -59,6 +59,7 @@ from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
+from .steps import ALL_GATHER
 from .trip_count import constant_int
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -908,7 +909,12 @@ class _Planner:
         returned = any(u.name in _RETURNS for u in value.users)
         moved = collective_buffer(steps, self._mesh(steps[-1].after) if steps else None, returned)
         self.buffers[where] = self.buffers.get(where, 0) + moved
-        if self.entry and (at or op).parent is not None and is_argument_of(value, (at or op).parent):
+        if (
+            self.entry
+            and steps
+            and all(s.kind == ALL_GATHER for s in steps)
+            and is_argument_of(value, (at or op).parent)
+        ):
             self.early[where] = self.early.get(where, 0) + moved
         # what outlives the op where a later use reuses the reshard: its result alone (an
         # all-to-all's per-peer pieces are freed once the result is assembled from them)
