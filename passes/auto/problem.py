@@ -638,6 +638,8 @@ def _plan_rows(
     mesh = g.mesh
     sweep = _Sweep(p)
     anchor = p.rep[0]
+    # nodes tied to others (repeated layers)
+    tied = {n for n, r in enumerate(p.rep) if r != n} | {r for n, r in enumerate(p.rep) if r != n}
     memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
 
     def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
@@ -707,7 +709,10 @@ def _plan_rows(
             own = (n, [aligned(x) for x in raws], raws)
         pieces.append((2 * b.start, 2 * b.end, terms))
         r = plan.found.slot_of.get(i)
-        if r is not None and r in out_bytes:
+        # (not for repeated layers: which layer's result a temporary takes varies from layer
+        # to layer, and the rows of tied layers must step alike: there the rows count the
+        # temporary, an upper bound of the plan's figure)
+        if r is not None and r in out_bytes and own[0] not in tied and out_bytes[r][0] not in tied:
             fit = _fit_terms(p, own, out_bytes[r], anchor)
             if fit:
                 pieces.append((2 * b.start, 2 * b.end, sweep._terms(fit)))
