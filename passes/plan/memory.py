@@ -445,7 +445,8 @@ def output_reuse(
     XLA sizes an allocation; `BlockBuffers.in_outputs`):
     so the auto solve's memory rows can state it per choice. Only the values' own buffers are
     placed (a collective's, a region's peak, a value only a collective gives a buffer stay
-    temporaries)."""
+    temporaries), and not a loop's or a conditional's results: XLA colocates those with the
+    loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
     if ret is None:
         return {}
@@ -474,7 +475,10 @@ def output_reuse(
     sizes = {
         i: _global_bytes(b.value)
         for i, b in enumerate(found.buffers)
-        if b.kind == "value" and b.value is not None and _own_buffer(b.value, live, set(), funcs)
+        if b.kind == "value"
+        and b.value is not None
+        and b.op.name not in _TUPLED
+        and _own_buffer(b.value, live, set(), funcs)
     }
     out: dict[int, int] = {}
     for i in sorted(sizes, key=lambda i: (-sizes[i], found.buffers[i].start)):
