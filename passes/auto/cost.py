@@ -130,6 +130,23 @@ def reshard_buffer(
     return aligned(collective_buffer(_steps(shape, elem_bytes, a, b, mesh), mesh, returned))
 
 
+def reshard_steps_of(
+    shape: tuple[int, ...],
+    elem_bytes: int,
+    src: TensorSharding | None,
+    dst: TensorSharding | None,
+    mesh: Mesh,
+) -> tuple[Step, ...]:
+    """The plan's collectives of turning layout `src` of a value into `dst` (none where
+    nothing moves)."""
+    rank = len(shape)
+    if dim_axes(src, rank) == dim_axes(dst, rank):
+        return ()
+    a = src if src is not None else TensorSharding.replicated_of(mesh, rank)
+    b = dst if dst is not None else TensorSharding.replicated_of(mesh, rank)
+    return _steps(shape, elem_bytes, a, b, mesh)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _steps(
     shape: tuple[int, ...], elem_bytes: int, src: TensorSharding, dst: TensorSharding, mesh: Mesh

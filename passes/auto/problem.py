@@ -26,11 +26,19 @@ from shardc.dialect.types import TensorType, element_bytes
 
 from ..plan import layout as plan_layout
 from ..plan.liveness import liveness
-from ..plan.memory import POINTER, aligned, block_buffers, tensor_of
+from ..plan.memory import (
+    POINTER,
+    aligned,
+    block_buffers,
+    is_argument_of,
+    result_bytes,
+    tensor_of,
+)
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import collective_buffer
-from .cost import reshard_buffer
+from ..plan.steps import ALL_GATHER
+from .cost import reshard_buffer, reshard_steps_of
 from .graph import (
     FOLLOW_OPS,
     Node,
@@ -321,8 +329,23 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
                 ]
             pos = g.position.get(id(node.input_at[i][0]), 0)
             if any(any(row) for row in mt):
-                temps.append((ui, vi, mt))
-                temp_span.append((2 * pos - 1, 2 * pos - 1))
+                if is_argument_of(x, plan.body):
+                    # an argument's all-gathers run at the start of the program
+                    # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
+                    early = [
+                        [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
+                         for b, cs in zip(row, node.strategies, strict=True)]
+                        for row, ps in zip(mt, producer.strategies, strict=True)
+                    ]  # fmt: skip
+                    late = [[b - e for b, e in zip(r1, r2, strict=True)]
+                            for r1, r2 in zip(mt, early, strict=True)]  # fmt: skip
+                    for part, first in ((early, 0), (late, 2 * pos - 1)):
+                        if any(any(row) for row in part):
+                            temps.append((ui, vi, part))
+                            temp_span.append((first, 2 * pos - 1))
+                else:
+                    temps.append((ui, vi, mt))
+                    temp_span.append((2 * pos - 1, 2 * pos - 1))
                 readers.setdefault((ui, j), []).append((pos, vi, i))
             if plan.gathers(x):
                 # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
@@ -507,7 +530,9 @@ class _PlanBuffers:
         assert body is not None
         self.func, self.body = func, body
         self.mesh_of = lambda s: plan_layout.mesh_of(module, s)  # noqa: E731
-        self.found = block_buffers(body, self.mesh_of, module.funcs, liveness(module))
+        self.found = block_buffers(
+            body, self.mesh_of, module.funcs, liveness(module), outputs=func
+        )
         ret = body.terminator
         self.returned = {id(v) for v in ret.operands} if ret is not None else set()
         self.memo: dict[tuple, int] = {}
@@ -561,6 +586,14 @@ class _PlanBuffers:
         return tuple(any(u.name == "func.return" for u in v.users)
                      for v in (*op.operands, *op.results))  # fmt: skip
 
+    def gathers_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
+        """Whether the plan reshards `x` from `src` to what `req` asks by all-gathers alone."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        dst = resolve_required(src, req)
+        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
+        return bool(steps) and all(s.kind == ALL_GATHER for s in steps)
+
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
         collectives' buffer (`x`'s own, where only the collective makes it one, is a
@@ -605,6 +638,8 @@ def _plan_rows(
     mesh = g.mesh
     sweep = _Sweep(p)
     anchor = p.rep[0]
+    # nodes tied to others (repeated layers)
+    tied = {n for n, r in enumerate(p.rep) if r != n} | {r for n, r in enumerate(p.rep) if r != n}
     memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
 
     def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
@@ -633,6 +668,8 @@ def _plan_rows(
             pieces.append((-1, end, on_node(n, j, a, ("arg",),
                                             lambda _, s, j=j, a=a: value_bytes(a, s.outs[j], mesh))))  # fmt: skip
     ret = plan.body.terminator
+    # per result: (the node whose choice its bytes follow, -1 none; its bytes per choice)
+    out_bytes: dict[int, tuple[int, list[int]]] = {}
     if ret is not None:
         sinks = {id(x): req for x, req in g.sinks}
         paired = {id(x): an for x, _, an in g.paired_sinks}
@@ -640,33 +677,45 @@ def _plan_rows(
             loc = g.where.get(id(v))
             if loc is not None and id(v) in paired:
                 an = paired[id(v)]
+                out_bytes[i] = (an, [value_bytes(v, s.outs[0], mesh) for s in g.nodes[an].strategies])
                 pieces.append((-1, end, on_node(an, 0, v, ("paired", v.type),
                                                 lambda _, s, v=v: value_bytes(v, s.outs[0], mesh))))  # fmt: skip
             elif loc is not None and id(v) in sinks:
                 n, j = loc
                 req = sinks[id(v)]
+                out_bytes[i] = (n, [value_bytes(v, resolve_required(s.outs[j], req), mesh)
+                                    for s in g.nodes[n].strategies])  # fmt: skip
                 pieces.append((-1, end, on_node(n, j, v, ("result", req),
                     lambda _, s, j=j, v=v, req=req: value_bytes(v, resolve_required(s.outs[j], req), mesh))))  # fmt: skip
             else:
-                s = plan_layout.declared_result_sharding(plan.func, i)
-                s = s or plan_layout.value_sharding(v)
-                t = v.type
-                if s is not None and isinstance(t, TensorType):
-                    s = plan_layout.io_sharding(s, t.shape, plan.mesh_of(s), is_main=True)
-                pieces.append((-1, end, const(plan_value_bytes(v, plan.mesh_of, s))))
+                out_bytes[i] = (-1, [result_bytes(plan.func, i, v, plan.mesh_of)])
+                pieces.append((-1, end, const(out_bytes[i][1][0])))
         if len(ret.operands) > 1:
             pieces.append((-1, end, const(POINTER * len(ret.operands))))
-    # the temporaries of the plan's schedule
-    for b in plan.found.buffers:
+    # the temporaries of the plan's schedule, less those the results' allocations take
+    # (`passes.plan.memory.output_reuse`: where the temporary's bytes fit its result's)
+    for i, b in enumerate(plan.found.buffers):
         v = b.value
         loc = g.where.get(id(v)) if v is not None else None
         if loc is None:
             terms = const(b.nbytes)
+            raw = plan_value_bytes(v, plan.mesh_of) if v is not None else b.nbytes
+            own: tuple[int, list[int], list[int]] = (-1, [b.nbytes], [raw])
         else:
             n, j = loc
             terms = on_node(n, j, v, ("temp",),
                             lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
+            raws = [value_bytes(v, s.outs[j], mesh) for s in g.nodes[n].strategies]
+            own = (n, [aligned(x) for x in raws], raws)
         pieces.append((2 * b.start, 2 * b.end, terms))
+        r = plan.found.slot_of.get(i)
+        # (not for repeated layers: which layer's result a temporary takes varies from layer
+        # to layer, and the rows of tied layers must step alike: there the rows count the
+        # temporary, an upper bound of the plan's figure)
+        if r is not None and r in out_bytes and own[0] not in tied and out_bytes[r][0] not in tied:
+            fit = _fit_terms(p, own, out_bytes[r], anchor)
+            if fit:
+                pieces.append((2 * b.start, 2 * b.end, sweep._terms(fit)))
     for ti, (first, last) in enumerate(temp_span):
         pieces.append((first, last, sweep.temp_terms(ti)))
     for n, j, first, last in gathered:
@@ -693,6 +742,30 @@ def _plan_rows(
                 x, s.outs[j], resolve_required(s.outs[j], req)))  # fmt: skip
             pieces.append((at, at, terms))
     return _sweep_rows(sweep, pieces, end)
+
+
+def _fit_terms(
+    p: Problem, temp: tuple[int, list[int], list[int]], result: tuple[int, list[int]], anchor: int
+) -> list[tuple[Term, int]]:
+    """The terms that take a temporary out of the memory rows where it fits the allocation of
+    the result it may reuse: per choice of the temporary's node and the result's (node -1: a
+    constant), minus its bytes as the rows count them (aligned) where its exact bytes are at
+    most the result's (as XLA sizes an allocation)."""
+    (tn, tb, traw), (rn, rb) = temp, result
+    if tn < 0 and rn < 0:
+        return [((anchor, k), -tb[0]) for k in range(p.num_strategies[anchor])] if (
+            traw[0] <= rb[0]) else []  # fmt: skip
+    if rn < 0:
+        return [((p.rep[tn], k), -b) for k, (b, x) in enumerate(zip(tb, traw, strict=True))
+                if b and x <= rb[0]]  # fmt: skip
+    if tn < 0:
+        return [((p.rep[rn], k), -tb[0]) for k, c in enumerate(rb) if tb[0] and traw[0] <= c]
+    ta, ra = p.rep[tn], p.rep[rn]
+    if ta == ra:
+        return [((ta, k), -b) for k, (b, x, c) in enumerate(zip(tb, traw, rb, strict=True))
+                if b and x <= c]  # fmt: skip
+    return [((ta, ra, kt, kr), -b) for kt, (b, x) in enumerate(zip(tb, traw, strict=True))
+            for kr, c in enumerate(rb) if b and x <= c]  # fmt: skip
 
 
 def _sweep_rows(sweep: _Sweep, pieces: list[tuple[int, int, list]], end: int) -> list[dict[Term, int]]:

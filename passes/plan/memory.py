@@ -13,17 +13,34 @@ or reduces, the values an unfusible op reads, and the values an expensive elemen
 constraints are the buffer they read. A buffer lives from its op to its last use; returned
 values and constants are not temporaries. A planned collective adds its buffer at its op (an
 all-gather's gathered value), an op with regions the peak of its regions, a call its callee's.
+
+XLA's buffer assignment gives each result of the entry computation an allocation of its own
+and then lets a temporary reuse one (the smallest that holds it) wherever the temporary's live
+range ends before that result is computed: such a temporary is not in XLA's temp size
+(`output_reuse`). A train step whose gradients and activations are all gone before the new
+parameters are written has almost no temp memory at all.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shardc.dialect.data_flow import CALL, CONTROL_FLOW_OPS, WHILE
-from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
+from shardc.dialect.ir import (
+    Block,
+    BlockArgument,
+    Module,
+    Operation,
+    Value,
+    callee_name,
+    func_body,
+    parse_dict_list,
+)
 from shardc.dialect.layout_math import axes_layout, sharded_local_bytes
+from shardc.dialect.rules.attrs import attr_text, struct_fields
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
@@ -80,6 +97,9 @@ class Buffers:
     read: set[int] = field(default_factory=set)
     reused: dict[int, list[Operation]] = field(default_factory=dict)
     kept: dict[int, int] = field(default_factory=dict)  # of those bytes, what the reuses read
+    # of those bytes, the reshards of the entry func's arguments (`is_argument_of`): XLA runs
+    # them first, so their results live from the start of the program
+    early: dict[int, int] = field(default_factory=dict)
 
 
 def memory_estimate(
@@ -101,15 +121,13 @@ def memory_estimate(
         args += sum(value_bytes(a, mesh_of) for a in body.args)
         ret = body.terminator
         if ret is not None:
-            for i, v in enumerate(ret.operands):
-                s = layout.declared_result_sharding(func, i) or layout.value_sharding(v)
-                t = v.type
-                if s is not None and isinstance(t, TensorType):
-                    s = layout.io_sharding(s, t.shape, mesh_of(s), is_main=True)
-                results += value_bytes(v, mesh_of, s)
+            results += sum(result_bytes(func, i, v, mesh_of) for i, v in enumerate(ret.operands))
             if len(ret.operands) > 1:
                 results += POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
-        peak = max(peak, _block_peak(body, mesh_of, funcs, memo, set(), live, buffers or Buffers()))
+        found = block_buffers(
+            body, mesh_of, funcs, live, buffers or Buffers(), memo, set(), outputs=func
+        )
+        peak = max(peak, found.peak())
     return Memory(args, results, peak)
 
 
@@ -277,6 +295,17 @@ class BlockBuffers:
 
     buffers: list[Buffer] = field(default_factory=list)
     held: dict[int, int] = field(default_factory=dict)
+    # the buffers that may take an allocation of an entry func's result: that result's index
+    # (`output_reuse`), and those the layout lets fit there (not temporaries)
+    slot_of: dict[int, int] = field(default_factory=dict)
+    in_outputs: set[int] = field(default_factory=set)
+
+    def peak(self) -> int:
+        """The most bytes of these buffers live at once, less those in the results'."""
+        return peak_live(
+            [(b.start, b.end, b.nbytes) for i, b in enumerate(self.buffers)
+             if i not in self.in_outputs]
+        )  # fmt: skip
 
 
 def _block_peak(
@@ -288,8 +317,7 @@ def _block_peak(
     live: Liveness | None,
     buffers: Buffers,
 ) -> int:
-    found = block_buffers(block, mesh_of, funcs, live, buffers, memo, active)
-    return peak_live([(b.start, b.end, b.nbytes) for b in found.buffers])
+    return block_buffers(block, mesh_of, funcs, live, buffers, memo, active).peak()
 
 
 def block_buffers(
@@ -300,10 +328,13 @@ def block_buffers(
     buffers: Buffers | None = None,
     memo: dict[str, int] | None = None,
     active: set[str] | None = None,
+    outputs: Operation | None = None,
 ) -> BlockBuffers:
     """The temporary buffers of `block` in program order, as `memory_estimate` counts them
-    (its peak is that of these intervals): the schedule, fusion and in-place reuse of the plan,
-    for the layout the values carry now (`buffers`: the collectives', none if not given)."""
+    (its peak is that of these intervals but those in `in_outputs`): the schedule, fusion and
+    in-place reuse of the plan, for the layout the values carry now (`buffers`: the
+    collectives', none if not given). `outputs`: the entry func whose body `block` is (its
+    results' allocations take temporaries, `output_reuse`)."""
     buffers = buffers or Buffers()
     memo = {} if memo is None else memo
     active = set() if active is None else active
@@ -348,10 +379,14 @@ def block_buffers(
         own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
+        early = min(own, aligned(buffers.early.get(id(op), 0)))
+        if early:  # an argument's reshard: from the start of the program
+            intervals.append(Buffer(0, last, early, "collective", op))
+            own -= early
         if own and last > k:
             # a reshard later ops reuse: its result lives until them, the rest (an
             # all-to-all's pieces) only at the op
-            kept = min(own, aligned(buffers.kept.get(id(op), own)))
+            kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
         inner = own
@@ -373,7 +408,123 @@ def block_buffers(
             inner = max(inner, memo.get(name, 0))
         if inner:
             intervals.append(Buffer(k, k, inner, "collective" if inner == own else "inner", op))
+    if outputs is not None:
+        out.slot_of = output_reuse(block, out, funcs, live, _aliased_results(outputs))
+        ret = block.terminator
+        assert ret is not None
+        out.in_outputs = {
+            i for i, r in out.slot_of.items()
+            if value_bytes(intervals[i].value, mesh_of)  # type: ignore[arg-type]
+            <= result_bytes(outputs, r, ret.operands[r], mesh_of)
+        }  # fmt: skip
     return out
+
+
+def output_reuse(
+    block: Block,
+    found: BlockBuffers,
+    funcs: dict[str, Operation],
+    live: Liveness | None = None,
+    aliased: frozenset[int] = frozenset(),
+) -> dict[int, int]:
+    """For the buffers of `found` (an entry func's body, `block`) that may take an allocation
+    of one of the func's results, that result's index in the return.
+
+    XLA's buffer assignment gives each result (but one aliased with a donated argument,
+    `aliased`: that is the argument's allocation) an allocation of its own, largest first, and
+    a temporary reuses the smallest allocation that is large enough and holds nothing live at
+    the same time; only the temporaries left over go to the heap whose peak is XLA's temp size.
+    A result's allocation is busy from the op that computes it to the end (a result that is an
+    argument, a constant or a value of a region is a copy XLA may place anywhere: busy
+    throughout); a temporary whose last reader computes the result shares it only where that
+    op is element-wise and the sizes are equal (computed in place; not in a dot's result XLA
+    reshapes, `_reshaped_dot`).
+
+    The plan makes the assignment on the global sizes, the same for every layout, and a
+    temporary is in its result's allocation where its local bytes fit there (exact bytes, as
+    XLA sizes an allocation; `BlockBuffers.in_outputs`):
+    so the auto solve's memory rows can state it per choice. Only the values' own buffers are
+    placed (a collective's, a region's peak, a value only a collective gives a buffer stay
+    temporaries), and not a loop's or a conditional's results: XLA colocates those with the
+    loop's own buffers (its operands, its body's), assigned apart."""
+    ret = block.terminator
+    if ret is None:
+        return {}
+    index = {id(op): k for k, op in enumerate(block.ops)}
+    # (global bytes, the first op at which it is busy, whether element-wise, the result index)
+    slots: list[tuple[int, int, bool, int]] = []
+    seen: set[int] = set()
+    for i, v in enumerate(ret.operands):
+        size = _global_bytes(v)
+        if i in aliased or id(v) in seen or not size:
+            continue
+        seen.add(id(v))
+        src = v
+        while getattr(src, "owner", None) is not None and src.owner.name in _TRANSPARENT:
+            src = src.owner.operands[0]
+        owner = getattr(src, "owner", None)
+        if owner is None or owner.name in _CONSTANTS or owner.parent is not block:
+            slots.append((size, -1, False, i))
+        else:
+            slots.append((size, index.get(id(owner), -1), owner.name in _FUSIBLE, i))
+    if not slots:
+        return {}
+    # the allocations in the order XLA makes them (largest first), tried smallest first
+    slots.sort(key=lambda s: -s[0])
+    busy: list[list[tuple[int, int]]] = [[] for _ in slots]  # the temporaries placed
+    sizes = {
+        i: _global_bytes(b.value)
+        for i, b in enumerate(found.buffers)
+        if b.kind == "value"
+        and b.value is not None
+        and b.op.name not in _TUPLED
+        and _own_buffer(b.value, live, set(), funcs)
+    }
+    out: dict[int, int] = {}
+    for i in sorted(sizes, key=lambda i: (-sizes[i], found.buffers[i].start)):
+        b, nbytes = found.buffers[i], sizes[i]
+        for j in range(len(slots) - 1, -1, -1):
+            size, first, in_place, result = slots[j]
+            shares = b.end == first and in_place and nbytes == size and not _reshaped_dot(b.value)
+            if size < nbytes or (b.end >= first and not shares):
+                continue
+            if any(b.start <= e and s <= b.end for s, e in busy[j]):
+                continue
+            busy[j].append((b.start, b.end))
+            out[i] = result
+            break
+    return out
+
+
+def result_bytes(func: Operation, i: int, v: Value, mesh_of: MeshOf) -> int:
+    """Local bytes of result `i` of entry func `func` (value `v`), as declared, else as
+    returned, cut as the export cuts I/O shardings."""
+    s = layout.declared_result_sharding(func, i) or layout.value_sharding(v)
+    t = v.type
+    if s is not None and isinstance(t, TensorType):
+        s = layout.io_sharding(s, t.shape, mesh_of(s), is_main=True)
+    return value_bytes(v, mesh_of, s)
+
+
+def _global_bytes(v: Value) -> int:
+    t = tensor_of(v)
+    return t.elem_bytes * t.num_elements if t is not None else 0
+
+
+def _aliased_results(func: Operation) -> frozenset[int]:
+    """The results of `func` aliased with a donated argument (`tf.aliasing_output`): XLA
+    writes them into the argument's allocation."""
+    raw = func.properties.get("arg_attrs")
+    if raw is None:
+        return frozenset()
+    attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
+    out: set[int] = set()
+    for d in getattr(attrs, "items", []):
+        alias = d.get("tf.aliasing_output") if hasattr(d, "get") else None
+        m = re.search(r"-?\d+", str(alias)) if alias is not None else None
+        if m:
+            out.add(int(m.group(0)))
+    return frozenset(out)
 
 
 def _captures(op: Operation) -> set[int]:
@@ -398,12 +549,51 @@ def _dying_operand(
 ) -> int | None:
     """The interval of an operand of `op` (of `candidates` when given) whose buffer ends at
     `op` (position `k`) and is `size` bytes: XLA's buffer assignment lets an element-wise
-    fusion write its result there."""
+    fusion write its result there, but not in the result of a dot XLA reshapes
+    (`_reshaped_dot`)."""
     for v in op.operands if candidates is None else candidates:
         i = held.get(id(v))
         if i is not None and intervals[i].end == k and intervals[i].nbytes == size:
-            return i
+            if not _reshaped_dot(v):
+                return i
     return None
+
+
+def _reshaped_dot(v: Value) -> bool:
+    """Whether `v` is the result of a dot that XLA computes in another shape: its CPU backend
+    runs a dot_general as [batch, rows, columns], each operand's free dims (neither batch nor
+    contracting) merged into one and dims of size 1 dropped, and reshapes the result back. The element-wise fusion that
+    reads such a result reads it through that reshape (a bitcast inside the fusion), and XLA
+    computes a fusion in place of an operand only where every use of it inside the fusion is
+    element-wise, so the fusion's result takes a buffer of its own while the dot's is still
+    live."""
+    owner = getattr(v, "owner", None)
+    if owner is None or owner.name != "stablehlo.dot_general" or len(owner.operands) != 2:
+        return False
+    if isinstance(v.type, TensorType) and 1 in v.type.shape:
+        return True  # (XLA drops a dot's dims of size 1 and reshapes its result back)
+    f = struct_fields(attr_text(owner, "dot_dimension_numbers"))
+    for side, (batch, contract) in enumerate(
+        (
+            (f.get("lhs_batching_dimensions", ()), f.get("lhs_contracting_dimensions", ())),
+            (f.get("rhs_batching_dimensions", ()), f.get("rhs_contracting_dimensions", ())),
+        )
+    ):
+        t = owner.operands[side].type
+        if isinstance(t, TensorType) and t.rank - len(batch) - len(contract) > 1:
+            return True
+    return False
+
+
+def is_argument_of(v: Value, block: Block | None) -> bool:
+    """Whether `v` is an argument of `block` (or a reshape of one): XLA's scheduler runs the
+    all-gathers that read only the entry computation's parameters (an FSDP weight's) before
+    the computation that needs them, at the start of the program (seen on its CPU backend:
+    the parameters' all-gathers are scheduled first), so that their results live from the
+    start to their last reader."""
+    while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
+        v = v.owner.operands[0]
+    return isinstance(v, BlockArgument) and v.block is block
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:

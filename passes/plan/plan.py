@@ -54,11 +54,12 @@ from .cost import ALL_REDUCE, ALL_TO_ALL, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import POINTER, Buffers, aligned, memory_estimate, tensor_of
+from .memory import POINTER, Buffers, aligned, is_argument_of, memory_estimate, tensor_of
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
+from .steps import ALL_GATHER
 from .trip_count import constant_int
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -201,6 +202,8 @@ class _Planner:
         # the collectives' buffers at each op and the values they read (for the memory)
         self.buffers: dict[int, int] = {}
         self.gathered: set[int] = set()
+        self.early: dict[int, int] = {}  # of those bytes at an op, the entry arguments' reshards
+        self.entry = False  # the func being planned is an entry
         # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
         self.runs = Runs(module, self.live, hoist=self.xla)
 
@@ -215,6 +218,7 @@ class _Planner:
                 continue
             self.func = name
             main = Func(func).is_entry(callees)
+            self.entry = name not in callees
             for a in body.args:
                 self._io_override(a, layout.value_sharding(a), main)
             self._block(body, manual=frozenset())
@@ -225,7 +229,7 @@ class _Planner:
             roots,
             self._mesh,
             self.live,
-            Buffers(self.buffers, self.gathered, self.reused, self.kept),
+            Buffers(self.buffers, self.gathered, self.reused, self.kept, self.early),
         )
         return self.plan
 
@@ -937,6 +941,13 @@ class _Planner:
         returned = any(u.name in _RETURNS for u in value.users)
         moved = collective_buffer(steps, self._mesh(steps[-1].after) if steps else None, returned)
         self.buffers[where] = self.buffers.get(where, 0) + moved
+        if (
+            self.entry
+            and steps
+            and all(s.kind == ALL_GATHER for s in steps)
+            and is_argument_of(value, (at or op).parent)
+        ):
+            self.early[where] = self.early.get(where, 0) + moved
         # what outlives the op where a later use reuses the reshard: its result alone (an
         # all-to-all's per-peer pieces are freed once the result is assembled from them)
         t = tensor_of(value)
