@@ -70,7 +70,9 @@ class FunctionResult:
     func: str
     method: str
     objective: float
-    peak: int
+    # the solve's peak memory of its answer; without a budget the plan's memory of the layout
+    # chosen (`checked.py`: the rows are not made for it)
+    peak: int | None
     budget: int | None
     nodes: int
     tied_nodes: int
@@ -105,12 +107,13 @@ class AutoReport:
         out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
+            peak = "not made" if f.peak is None else format_bytes(f.peak)
             out.append(
                 f"auto @{f.func}: {f.method} in {f.seconds:.2f}s over {f.nodes} nodes "
                 f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies; the solver "
                 f"saw {f.variables} choices, {f.memory_rows} memory rows); planned "
                 f"collectives {format_bytes(f.objective)}, peak memory estimate "
-                f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
+                f"{peak} per device ({budget}); {len(f.decisions)} dims decided, "
                 f"{f.reshards} reshards made explicit"
             )
         out.extend(self.notes)
@@ -202,6 +205,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             sol = solve(p, target, opts.time_limit, solver=opts.solver)
         if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
+            assert best.peak is not None  # (the least memory: always computed)
             need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
             raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "

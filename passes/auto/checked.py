@@ -90,7 +90,12 @@ def run_checked(
     if budget is None:
         report = make(headroom, False).run(module, kept)
         repropagate(module)
-        _record(report, planned(module))
+        got = planned(module)
+        _record(report, got)
+        # the solve made no memory rows: the peak of its answer is the plan's memory of it
+        for f in report.functions:
+            if f.peak is None and len(report.functions) == 1:
+                f.peak = got.memory
         return report
     saved = _Restorer(module, kept or Kept.propagated(module))
     notes: list[str] = []  # the report's notes

@@ -86,6 +86,11 @@ class Problem:
             self.rows = self.make_rows()
         return self.rows if self.rows is not None else memory_rows(self)
 
+    def rows_at_hand(self) -> bool:
+        """Whether the memory rows are made, or cost little to make (from `live_sets`): a
+        solve without a budget gives its answer's peak only then."""
+        return self.rows is not None or self.make_rows is None
+
     def peak_memory(self, choice: list[int]) -> int:
         """The largest row's bytes, each node taking its representative's choice."""
         return max(self.row_bytes(choice), default=0)
@@ -269,7 +274,8 @@ def _inner_rows(
 def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem:
     """Turn the graph of `module` (as propagated) into numbers: costs per strategy, tables per
     edge, each value's bytes, and the memory rows, the plan's measure of each layout
-    (`_plan_rows`)."""
+    (`_plan_rows`), made when first asked (`Problem.make_rows`: a solve without a budget
+    never asks, and the pass reports the plan's memory of the layout it chose instead)."""
     mesh = g.mesh
     weights = g.weights
     nodes = g.nodes
@@ -289,6 +295,87 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     table_memo: dict[tuple, list[list[float]]] = {}
     # nodes alike (repeated layers) pay alike for reading their own values and for results
     row_memo: dict[tuple, list[float]] = {}
+    # the plan's buffers of the module as it is now (the rows, made later, read them)
+    plan = _PlanBuffers(g, module)
+
+    for vi, node in enumerate(nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is None:
+                continue
+            ui, j = loc
+            producer = nodes[ui]
+            tkey = (fp[ui], j, fp[vi], i, x.type)
+            if ui == vi:
+                own = row_memo.get(tkey)
+                if own is None:
+                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
+                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
+                continue
+            tbl = table_memo.get(tkey)
+            if tbl is None:
+                tbl = [
+                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+                table_memo[tkey] = tbl
+            _add_table(edges, ui, vi, tbl)
+    for x, req in g.sinks:
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        skey = (fp[ui], j, x.type, req)
+        own = row_memo.get(skey)
+        if own is None:
+            own = row_memo[skey] = [eb(x, s.outs[j], req) for s in nodes[ui].strategies]
+        cost[ui] = [a + b for a, b in zip(cost[ui], own, strict=True)]
+    for x, _, an in g.paired_sinks:
+        # a result paired with an argument leaves in the argument's layout
+        loc = g.where.get(id(x))
+        if loc is None:
+            continue
+        ui, j = loc
+        outs = [s.outs[0] for s in nodes[an].strategies]
+        if ui == an:
+            for k, s in enumerate(nodes[ui].strategies):
+                cost[ui][k] += eb(x, s.outs[j], outs[k])
+            continue
+        tbl = [[eb(x, ps.outs[j], o) for o in outs] for ps in nodes[ui].strategies]
+        if ui < an:
+            _add_table(edges, ui, an, tbl)
+        else:
+            _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
+    value_node: list[int] = []
+    vbytes: list[list[int]] = []
+    bytes_memo: dict[tuple, list[int]] = {}
+    for n, node in enumerate(nodes):
+        for j, v in enumerate(node.values):
+            value_node.append(n)
+            if not materialized(v):
+                vbytes.append([0] * len(node.strategies))
+                continue
+            # nodes alike (repeated layers) give their values the same bytes per strategy
+            bkey = (fp[n], j, v.type)
+            row = bytes_memo.get(bkey)
+            if row is None:
+                row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
+            vbytes.append(row)
+    p = Problem(ns, cost, edges, value_node, vbytes, [])
+    if tie:
+        p.rep = tie_repeated(g, p, fingerprints=fp)
+    _tie_classes(g, p)
+    p.make_rows = lambda: _memory_rows_of(g, p, plan, fp)
+    return p
+
+
+def _memory_rows_of(
+    g: StrategyGraph, p: Problem, plan: _PlanBuffers, fp: list[int]
+) -> list[dict[Term, int]]:
+    """The memory rows of `build_problem`'s problem (`_plan_rows`), with the reshards'
+    temporaries they count (`Problem.temps`): made only where a solve bounds memory."""
+    mesh = g.mesh
+    nodes = g.nodes
     temp_memo: dict[tuple, list[list[int]]] = {}
     temps: list[tuple[int, int, list[list[int]]]] = []
     temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
@@ -296,8 +383,6 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     gathered: list[tuple[int, int, int, int]] = []
     # per producer's value: the readers that may reshard it (position, node, input)
     readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-
-    plan = _PlanBuffers(g, module)
 
     def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
         if not _moves(src, req):
@@ -342,70 +427,10 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
                     if any(any(row) for row in kept):
                         temps.append((ui, vi, kept))
                         temp_span.append((2 * first, 2 * last))
-            if ui == vi:
-                own = row_memo.get(tkey)
-                if own is None:
-                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
-                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
-                continue
-            key = (fp[ui], j, fp[vi], i, x.type)
-            tbl = table_memo.get(key)
-            if tbl is None:
-                tbl = [
-                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
-                    for ps in producer.strategies
-                ]
-                table_memo[key] = tbl
-            _add_table(edges, ui, vi, tbl)
     for (ui, j), reads in readers.items():
         _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
-    for x, req in g.sinks:
-        loc = g.where.get(id(x))
-        if loc is None:
-            continue
-        ui, j = loc
-        skey = (fp[ui], j, x.type, req)
-        own = row_memo.get(skey)
-        if own is None:
-            own = row_memo[skey] = [eb(x, s.outs[j], req) for s in nodes[ui].strategies]
-        cost[ui] = [a + b for a, b in zip(cost[ui], own, strict=True)]
-    for x, _, an in g.paired_sinks:
-        # a result paired with an argument leaves in the argument's layout
-        loc = g.where.get(id(x))
-        if loc is None:
-            continue
-        ui, j = loc
-        outs = [s.outs[0] for s in nodes[an].strategies]
-        if ui == an:
-            for k, s in enumerate(nodes[ui].strategies):
-                cost[ui][k] += eb(x, s.outs[j], outs[k])
-            continue
-        tbl = [[eb(x, ps.outs[j], o) for o in outs] for ps in nodes[ui].strategies]
-        if ui < an:
-            _add_table(edges, ui, an, tbl)
-        else:
-            _add_table(edges, an, ui, [list(col) for col in zip(*tbl, strict=True)])
-    value_node: list[int] = []
-    vbytes: list[list[int]] = []
-    bytes_memo: dict[tuple, list[int]] = {}
-    for n, node in enumerate(nodes):
-        for j, v in enumerate(node.values):
-            value_node.append(n)
-            if not materialized(v):
-                vbytes.append([0] * len(node.strategies))
-                continue
-            # nodes alike (repeated layers) give their values the same bytes per strategy
-            bkey = (fp[n], j, v.type)
-            row = bytes_memo.get(bkey)
-            if row is None:
-                row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
-            vbytes.append(row)
-    p = Problem(ns, cost, edges, value_node, vbytes, [], temps)
-    if tie:
-        p.rep = tie_repeated(g, p, fingerprints=fp)
-    _tie_classes(g, p)
-    p.rows = _plan_rows(g, p, plan, temp_span, gathered, fp)
-    return p
+    p.temps = temps
+    return _plan_rows(g, p, plan, temp_span, gathered, fp)
 
 
 def _reused_reshards(

@@ -38,11 +38,12 @@ JOINT_LIMIT = 4096
 
 @dataclass
 class Solution:
-    """A choice per node, its objective (weighted bytes), peak memory and how it was found."""
+    """A choice per node, its objective (weighted bytes), peak memory (None: not computed,
+    where no budget asked for the memory rows) and how it was found."""
 
     choice: list[int]
     objective: float
-    peak: int
+    peak: int | None
     method: str  # "cp-sat optimal", "cp-sat feasible (time limit)", "greedy"
     feasible: bool
     # the size of the problem the exact solver was given: (node, strategy) choices and memory
@@ -103,8 +104,10 @@ def solve(
         choice = sol.choice
     else:
         choice = spread(recover(sol.choice))
-    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
-                    size, len(rows))  # fmt: skip
+    # without a budget the rows are not made for the peak alone (the pass reports the plan's
+    # memory of the layout it chose instead): the peak is given where they are at hand
+    peak = p.peak_memory(choice) if budget is not None or p.rows_at_hand() else None
+    return Solution(choice, p.objective(choice), peak, sol.method, sol.feasible, size, len(rows))
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -320,7 +323,7 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     for vi, n in enumerate(p.value_node):
         for k, b in enumerate(p.value_bytes[vi]):
             node_mem[n][k] += b
-    if not p.value_node:
+    if not p.value_node and (budget is not None or memory_only or p.rows_at_hand()):
         for row in p.memory_rows():
             for t, b in row.items():
                 if len(t) == 2 and b > node_mem[t[0]][t[1]]:
@@ -343,13 +346,15 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
                 m = node_mem[n][k]
                 scores.append((m, c) if lam == float("inf") else (c + lam * m, m))
             choice[n] = min(range(len(scores)), key=scores.__getitem__)
+        if budget is None and not memory_only and not p.rows_at_hand():
+            return Solution(choice, p.objective(choice), None, "greedy", True)
         peak = p.peak_memory(choice)
         sol = Solution(
             choice, p.objective(choice), peak, "greedy", budget is None or peak <= budget
         )
         if sol.feasible:
             return sol
-        if best is None or sol.peak < best.peak:
+        if best is None or peak < best.peak:  # type: ignore[operator]
             best = sol
     assert best is not None
     return best
