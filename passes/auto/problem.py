@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -62,9 +61,8 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
-    # `row_bytes`'s index of `rows`: (the rows it was made of, per representative or pair: per
-    # choice of it, the vector of its coefficients in every row)
-    _by_choice: tuple[list, dict] | None = field(default=None, init=False, repr=False)
+    # `row_bytes`'s index of `rows`: (the rows it was made of, their matrix over the terms)
+    _matrix: tuple[list, _RowMatrix] | None = field(default=None, init=False, repr=False)
     # where given: `rows` made when first asked (a solve without a budget asks only for the
     # peak of its answer)
     make_rows: Callable[[], list[dict[Term, int]]] | None = None
@@ -96,20 +94,15 @@ class Problem:
         return max(self.row_bytes(choice), default=0)
 
     def row_bytes(self, choice: list[int]) -> list[int]:
-        """Each memory row's bytes under `choice` (one vector of the rows' coefficients per
-        choice of a representative, or of a pair of them, added up: `explain` and the solve's
-        row generation ask this of many layouts)."""
+        """Each memory row's bytes under `choice` (the rows as a sparse matrix over their
+        terms, made once: `explain` and the solve's row generation ask this of many
+        layouts)."""
         rows = self.memory_rows()
         if not rows:
             return []
-        if self._by_choice is None or self._by_choice[0] is not rows:
-            self._by_choice = (rows, _by_choice(rows))
-        total = np.zeros(len(rows), dtype=np.int64)
-        for key, table in self._by_choice[1].items():
-            vec = table.get(tuple(choice[n] for n in key))
-            if vec is not None:
-                total += vec
-        return [int(x) for x in total]
+        if self._matrix is None or self._matrix[0] is not rows:
+            self._matrix = (rows, _RowMatrix(rows))
+        return self._matrix[1].bytes(choice)
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
@@ -117,19 +110,46 @@ class Problem:
 Term = tuple[int, ...]
 
 
-def _by_choice(rows: list[dict[Term, int]]) -> dict[tuple[int, ...], dict[tuple[int, ...], Any]]:
-    """The rows' coefficients indexed for `Problem.peak_memory`: per representative (or pair of
-    them), per its choice, one vector over the rows."""
-    out: dict[tuple[int, ...], dict[tuple[int, ...], Any]] = {}
-    for i, row in enumerate(rows):
-        for t, b in row.items():
-            half = len(t) // 2
-            table = out.setdefault(t[:half], {})
-            vec = table.get(t[half:])
-            if vec is None:
-                vec = table[t[half:]] = np.zeros(len(rows), dtype=np.int64)
-            vec[i] += b
-    return out
+class _RowMatrix:
+    """Memory rows as a sparse matrix over their terms: a row's bytes under a choice are the
+    matrix times the vector of which terms the choice takes (a term (r, k) where r takes k, a
+    term (ru, rv, ku, kv) where both do)."""
+
+    def __init__(self, rows: list[dict[Term, int]]):
+        from scipy.sparse import csr_matrix
+
+        col: dict[Term, int] = {}
+        indptr = [0]
+        indices: list[int] = []
+        data: list[int] = []
+        for row in rows:
+            for t, b in row.items():
+                j = col.get(t)
+                if j is None:
+                    j = col[t] = len(col)
+                indices.append(j)
+                data.append(b)
+            indptr.append(len(indices))
+        self.matrix = csr_matrix(
+            (np.array(data, dtype=np.int64), np.array(indices, dtype=np.int64), indptr),
+            shape=(len(rows), len(col)),
+        )
+        singles = [(j, t) for t, j in col.items() if len(t) == 2]
+        pairs = [(j, t) for t, j in col.items() if len(t) == 4]
+        self.single_cols = np.array([j for j, _ in singles], dtype=np.int64)
+        self.single = np.array([t for _, t in singles], dtype=np.int64).reshape(-1, 2)
+        self.pair_cols = np.array([j for j, _ in pairs], dtype=np.int64)
+        self.pair = np.array([t for _, t in pairs], dtype=np.int64).reshape(-1, 4)
+        self.width = len(col)
+
+    def bytes(self, choice: list[int]) -> list[int]:
+        """Each row's bytes under `choice` (the strategy of every node a term names)."""
+        c = np.asarray(choice, dtype=np.int64)
+        taken = np.zeros(self.width, dtype=np.int64)
+        s, q = self.single, self.pair
+        taken[self.single_cols] = c[s[:, 0]] == s[:, 1]
+        taken[self.pair_cols] = (c[q[:, 0]] == q[:, 2]) & (c[q[:, 1]] == q[:, 3])
+        return [int(x) for x in self.matrix @ taken]
 
 
 def memory_rows(p: Problem) -> list[dict[Term, int]]:

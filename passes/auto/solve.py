@@ -101,12 +101,13 @@ def solve(
         active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
         sol = solve_greedy(p, budget)
-        choice = sol.choice
-    else:
-        choice = spread(recover(sol.choice))
-    # without a budget the rows are not made for the peak alone (the pass reports the plan's
-    # memory of the layout it chose instead): the peak is given where they are at hand
-    peak = p.peak_memory(choice) if budget is not None or p.rows_at_hand() else None
+        return dataclasses.replace(sol, variables=size, rows=len(rows))
+    mine = recover(sol.choice)
+    choice = spread(mine)
+    # the peak by the quotient's rows (the same rows, over the representatives: their matrix
+    # is made once); without a budget the rows are not made for the peak alone (the pass
+    # reports the plan's memory of the layout it chose instead): given where they are at hand
+    peak = quot.peak_memory(mine) if budget is not None or p.rows_at_hand() else None
     return Solution(choice, p.objective(choice), peak, sol.method, sol.feasible, size, len(rows))
 
 
