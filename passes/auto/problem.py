@@ -93,16 +93,20 @@ class Problem:
         """The largest row's bytes, each node taking its representative's choice."""
         return max(self.row_bytes(choice), default=0)
 
+    def row_matrix(self) -> _RowMatrix:
+        """The memory rows as a sparse matrix over their terms (made once)."""
+        rows = self.memory_rows()
+        if self._matrix is None or self._matrix[0] is not rows:
+            self._matrix = (rows, _RowMatrix(rows))
+        return self._matrix[1]
+
     def row_bytes(self, choice: list[int]) -> list[int]:
         """Each memory row's bytes under `choice` (the rows as a sparse matrix over their
         terms, made once: `explain` and the solve's row generation ask this of many
         layouts)."""
-        rows = self.memory_rows()
-        if not rows:
+        if not self.memory_rows():
             return []
-        if self._matrix is None or self._matrix[0] is not rows:
-            self._matrix = (rows, _RowMatrix(rows))
-        return self._matrix[1].bytes(choice)
+        return self.row_matrix().bytes(choice)
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and

@@ -15,6 +15,7 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,16 @@ DETERMINISTIC_TIME = 20.0
 # row), adding this many rows per round
 ROW_ROUNDS = 6
 ROWS_PER_ROUND = 4
+# a budgeted problem of more (node, strategy) choices than this (after folding, without rows)
+# bounds memory by a price on its rows (`_priced`) rather than by the rows' MILP, whose LP
+# relaxation with even a few dense memory rows is fractional and slow (minutes at 6,000)
+ROWS_EXACT_LIMIT = 3000
+# the price of memory is raised (x4) at most this many times until an answer fits, then split
+# between the last price that did not fit and the first that did this many times
+PRICE_RAISES = 8
+PRICE_SPLITS = 3
+# (or until the prices that fit and that do not are this close)
+PRICE_CLOSE = 1.25
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
@@ -98,6 +109,12 @@ def solve(
         over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
         if not over:
             break
+        if not active and size > ROWS_EXACT_LIMIT:
+            # too big for the rows' MILP: price the memory instead (`_priced`)
+            priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
+            if priced is not None:
+                sol, recover, size = priced
+            break
         active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
         sol = solve_greedy(p, budget)
@@ -109,6 +126,92 @@ def solve(
     # reports the plan's memory of the layout it chose instead): given where they are at hand
     peak = quot.peak_memory(mine) if budget is not None or p.rows_at_hand() else None
     return Solution(choice, p.objective(choice), peak, sol.method, sol.feasible, size, len(rows))
+
+
+def _priced(
+    quot: Problem,
+    budget: int,
+    time_limit: float | None,
+    solver: str,
+    first: list[int],
+    held: list[int],
+) -> tuple[Solution, Callable[[list[int]], list[int]], int] | None:
+    """The cheapest answer found within `budget` where memory has a price: the problem without
+    rows, each choice also paying `price` per byte it adds to the rows an answer has broken
+    (Lagrangian relaxation; the problem keeps the shape whose LP relaxation is integral, so
+    each solve is one LP). The price starts where it equals the bytes of `first` (the
+    unbounded answer, whose rows `held`), rises x4 until an answer fits, then is split
+    between the last that did not fit and the first that did: at most `PRICE_RAISES +
+    PRICE_SPLITS` solves, a deterministic bound. The answer that fits and moves least is
+    kept; where none fits, the one of least peak (not feasible). Returns (it, the recovery
+    of its choices, the solver's choices) or None where a solve finds nothing."""
+    import numpy as np
+
+    matrix = quot.row_matrix()
+    broken = np.zeros(len(held))
+    over = [i for i, x in enumerate(held) if x > budget]
+    broken[over] = 1.0
+    mean = sum(held[i] for i in over) / len(over)
+    price = max(quot.objective(first), 1.0) / mean
+    low, high = 0.0, None
+    best: tuple[bool, float, list[int]] | None = None  # (fits, bytes or peak, choice)
+    found = None
+    splits = solves = 0
+    for step in range(PRICE_RAISES + PRICE_SPLITS):
+        if high is None and step >= PRICE_RAISES:
+            break
+        if high is not None and (splits == PRICE_SPLITS or (low and high < PRICE_CLOSE * low)):
+            break
+        splits += high is not None
+        # the price is per byte of the broken rows' mean
+        weights = broken * (price / broken.sum())
+        q, recover = eliminate(_with_price(quot, matrix, weights), memory=False)
+        if solver == "cp-sat":
+            sol = solve_exact(q, None, time_limit)
+        else:
+            sol = solve_milp(q, None, time_limit)
+        if sol is None:
+            return None
+        solves += 1
+        choice = recover(sol.choice)
+        now = quot.row_bytes(choice)
+        fits = max(now) <= budget
+        key = (fits, quot.objective(choice) if fits else max(now), choice)
+        if best is None or (key[0], -key[1]) > (best[0], -best[1]):
+            best, found = key, (sol, sum(q.num_strategies))
+        broken[[i for i, x in enumerate(now) if x > budget]] = 1.0
+        if fits:
+            high = price
+            price = (low * high) ** 0.5 if low else price / 4
+        else:
+            low = price
+            price = (low * high) ** 0.5 if high is not None else price * 4
+    assert best is not None and found is not None
+    fits, _, choice = best
+    method = f"{found[0].method.split()[0]}, memory priced ({solves} solves)"
+    out = Solution(choice, quot.objective(choice), None, method, fits)
+    return out, lambda c: c, found[1]
+
+
+def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
+    """`quot` with each term of the rows costing `weights` (per row) times its bytes: a
+    choice's term adds to its node's cost, a pair's to their edge's table."""
+    per_term = matrix.matrix.T @ weights
+    cost = [list(c) for c in quot.node_cost]
+    for j, (r, k) in zip(matrix.single_cols, matrix.single, strict=True):
+        cost[r][k] += float(per_term[j])
+    edges = dict(quot.edges)
+    copied: set[tuple[int, int]] = set()
+    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols, matrix.pair, strict=True):
+        key = (int(ru), int(rv))
+        if key not in copied:
+            old = edges.get(key)
+            edges[key] = [list(r) for r in old] if old is not None else [
+                [0.0] * quot.num_strategies[key[1]] for _ in range(quot.num_strategies[key[0]])
+            ]
+            copied.add(key)
+        edges[key][ku][kv] += float(per_term[j])
+    return dataclasses.replace(quot, node_cost=cost, edges=edges, rows=[], make_rows=None)
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
