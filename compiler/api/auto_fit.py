@@ -66,6 +66,7 @@ def fit_to_budget(
     notes: list[str] = []
     fits: list[tuple[int, Module, Any]] = []
     fell_back: list[bool] = []  # per attempt measured: auto kept its smallest layout
+    spent: list[float] = []  # the seconds of every attempt's solves
 
     def attempt(ask: int) -> tuple[int, int] | None:
         """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
@@ -76,6 +77,7 @@ def fit_to_budget(
             notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
                          f"needs {format_bytes(e.smallest)})")  # fmt: skip
             return None
+        spent.append(getattr(report.auto, "solve_seconds", 0.0))
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
@@ -107,6 +109,7 @@ def fit_to_budget(
         _, module, report = min(fits, key=lambda f: f[0])
         if report.auto is not None:
             report.auto.notes.extend(notes)
+            report.auto.solve_seconds = sum(spent)
         return module, report
     smallest = smallest_layout(make_module, options)
     raise ShardcError(

@@ -101,6 +101,9 @@ class AutoReport:
     # found (one per program, whatever the budget), which needs `smallest_memory` by the plan
     fell_back_to_smallest: bool = False
     smallest_memory: int | None = None
+    # seconds of every solve that led to this layout (the plan's re-solves, shardc.jit's
+    # re-plans for XLA's figures), not only of the one that chose it
+    solve_seconds: float = 0.0
 
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""

@@ -91,11 +91,20 @@ def run_checked(
     smallest)` builds the solve's options, `repropagate` lays out what auto does not model."""
     if budget is None:
         return _cheapest(module, kept, make, headroom, repropagate)[0]
+    spent: list[float] = []  # the seconds of every solve, whichever layout is kept
+
+    def run(auto: AutoShardingPass, kept: Kept | None) -> AutoReport:
+        report = auto.run(module, kept)
+        spent.extend(f.seconds for f in report.functions)
+        report.solve_seconds = sum(spent)
+        return report
+
     saved = _Restorer(module, kept or Kept.propagated(module))
     # the cheapest layout first, solved without memory rows (making them is most of a budgeted
     # solve's time): where the plan fits it in the budget, a solve bounded by the budget
     # answers the same layout
     report, got = _cheapest(module, kept, make, headroom, repropagate)
+    spent.append(report.solve_seconds)
     if got.memory <= min(1.0, 1 - headroom) * budget:
         for f in report.functions:
             f.budget = budget
@@ -113,9 +122,7 @@ def run_checked(
     for _ in range(ROUNDS):
         kept = saved.restore(module)
         try:
-            report = dataclasses.replace(make(headroom, False), exclude=tuple(cuts)).run(
-                module, kept
-            )
+            report = run(dataclasses.replace(make(headroom, False), exclude=tuple(cuts)), kept)
         except BudgetUnmet as e:
             # (kept in the report, left out of the error, which names one figure as the
             # smallest layout's)
@@ -139,7 +146,7 @@ def run_checked(
         target = (1 - headroom) * budget * (0.98 * budget / got.memory) ** 0.5
         headroom = min(0.95, 1 - target / budget)
     kept = saved.restore(module)
-    report = make(headroom, True).run(module, kept)
+    report = run(make(headroom, True), kept)
     repropagate(module)
     got = planned(module)
     report.smallest_memory = got.memory
@@ -174,6 +181,7 @@ def _cheapest(
     repropagate(module)
     got = planned(module)
     _record(report, got)
+    report.solve_seconds = sum(f.seconds for f in report.functions)
     for f in report.functions:
         if f.peak is None and len(report.functions) == 1:
             f.peak = got.memory
