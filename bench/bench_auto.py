@@ -170,17 +170,16 @@ def stack(n_layers: int) -> None:
     print(f"| {n_layers} | {f.nodes} | {f.tied_nodes} | {f.strategies} | {secs:.1f} | {f.method} |")
 
 
-def speed(n_layers: int, budget: str | None = None) -> None:
+def speed(n_layers: int, budgets: list[str | None]) -> None:
     """Seconds of jax.jit's lower + compile of the N-layer Adam step (batch on "data", the rest
     left to XLA), of auto's solves of it and of shardc.jit's lower + compile with auto (with
-    `budget`, its XLA check and re-plans included, and every solve they ran), measured in one
-    run; the ratios are what issue 23 bounds (3x and 4x). Also the size of the problem the
-    solver was given and the plan's bytes and memory of the layout chosen."""
+    a budget, its XLA check and re-plans included, and every solve they ran), measured in one
+    run (jax.jit's once, then shardc.jit's at each of `budgets`, None: none); the ratios are
+    what issue 23 bounds (3x and 4x). Also the size of the problem the solver was given and
+    the plan's bytes and memory of the layout chosen."""
     import jax
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
-
-    import shardc
 
     prog = adam_program(n_layers)
     args = prog.args()
@@ -189,6 +188,14 @@ def speed(n_layers: int, budget: str | None = None) -> None:
     t0 = time.perf_counter()
     jax.jit(fresh(prog.fun), in_shardings=(None, batch, batch)).lower(*args).compile()
     t_jax = time.perf_counter() - t0
+    for budget in budgets:
+        _speed_row(prog, args, n_layers, t_jax, budget)
+
+
+def _speed_row(prog: Program, args: tuple, n_layers: int, t_jax: float, budget: str | None) -> None:
+    """One row of `speed`: shardc.jit's lower + compile with auto at `budget`."""
+    import shardc
+
     kw = {} if budget is None else {"memory_budget": budget}
     t0 = time.perf_counter()
     f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=prog.batch_only, auto=True, **kw)
@@ -271,9 +278,7 @@ def main() -> None:
           "| shardc.jit auto lower+compile s (ratio) | method | planned KiB / memory KiB |")  # fmt: skip
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     for n in (int(v) for v in args.speed_layers.split(",") if v):
-        speed(n)
-        for b in _speed_budgets(args.speed_budget, n):
-            speed(n, b)
+        speed(n, [None, *_speed_budgets(args.speed_budget, n)])
     print()
     print("| layers | nodes | tied | strategies | auto seconds | method |")
     print("| ---: | ---: | ---: | ---: | ---: | --- |")
