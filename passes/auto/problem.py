@@ -322,28 +322,22 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     # the plan's buffers of the module as it is now (the rows, made later, read them)
     plan = _PlanBuffers(g, module)
 
-    for vi, node in enumerate(nodes):
-        for i, x in enumerate(node.inputs):
-            loc = g.where.get(id(x))
-            if loc is None:
-                continue
-            ui, j = loc
-            producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type)
-            if ui == vi:
-                own = row_memo.get(tkey)
-                if own is None:
-                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
-                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
-                continue
-            tbl = table_memo.get(tkey)
-            if tbl is None:
-                tbl = [
-                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
-                    for ps in producer.strategies
-                ]
-                table_memo[tkey] = tbl
-            _add_table(edges, ui, vi, tbl)
+    for vi, node, i, x, ui, j in _reads(g):
+        tkey = (fp[ui], j, fp[vi], i, x.type)
+        if ui == vi:
+            own = row_memo.get(tkey)
+            if own is None:
+                own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
+            cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
+            continue
+        tbl = table_memo.get(tkey)
+        if tbl is None:
+            tbl = [
+                [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                for ps in nodes[ui].strategies
+            ]
+            table_memo[tkey] = tbl
+        _add_table(edges, ui, vi, tbl)
     for x, req in g.sinks:
         loc = g.where.get(id(x))
         if loc is None:
@@ -414,47 +408,52 @@ def _memory_rows_of(
         r = resolve_required(src, req)
         return plan.reshard(v, src, r)
 
-    for vi, node in enumerate(nodes):
-        for i, x in enumerate(node.inputs):
-            loc = g.where.get(id(x))
-            if loc is None:
-                continue
-            ui, j = loc
-            producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
-            mt = temp_memo.get(tkey)
-            if mt is None:
-                mt = temp_memo[tkey] = [
-                    [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+    for vi, node, i, x, ui, j in _reads(g):
+        producer = nodes[ui]
+        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
+        mt = temp_memo.get(tkey)
+        if mt is None:
+            mt = temp_memo[tkey] = [
+                [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                for ps in producer.strategies
+            ]
+        pos = g.position.get(id(node.input_at[i][0]), 0)
+        if any(any(row) for row in mt):
+            temps.append((ui, vi, mt))
+            temp_span.append((2 * pos - 1, 2 * pos - 1))
+            readers.setdefault((ui, j), []).append((pos, vi, i))
+        if plan.gathers(x):
+            # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
+            # its bytes at the producer's layout, less where the reader takes that layout
+            # (a sparse table: a dense one over every pair of choices in every row of the
+            # span would make the rows several times denser)
+            kept = temp_memo.get((*tkey, "kept"))
+            if kept is None:
+                kept = temp_memo[(*tkey, "kept")] = [
+                    [0 if _moves(ps.outs[j], cs.ins[i])
+                     else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
                     for ps in producer.strategies
-                ]
-            pos = g.position.get(id(node.input_at[i][0]), 0)
-            if any(any(row) for row in mt):
-                temps.append((ui, vi, mt))
-                temp_span.append((2 * pos - 1, 2 * pos - 1))
-                readers.setdefault((ui, j), []).append((pos, vi, i))
-            if plan.gathers(x):
-                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
-                # its bytes at the producer's layout, less where the reader takes that layout
-                # (a sparse table: a dense one over every pair of choices in every row of the
-                # span would make the rows several times denser)
-                kept = temp_memo.get((*tkey, "kept"))
-                if kept is None:
-                    kept = temp_memo[(*tkey, "kept")] = [
-                        [0 if _moves(ps.outs[j], cs.ins[i])
-                         else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
-                        for ps in producer.strategies
-                    ]  # fmt: skip
-                first, last = g.live.get((ui, j), (pos, pos))
-                if any(b == 0 for row in kept for b in row):  # some choice reshards it
-                    gathered.append((ui, j, 2 * first, 2 * last))
-                    if any(any(row) for row in kept):
-                        temps.append((ui, vi, kept))
-                        temp_span.append((2 * first, 2 * last))
+                ]  # fmt: skip
+            first, last = g.live.get((ui, j), (pos, pos))
+            if any(b == 0 for row in kept for b in row):  # some choice reshards it
+                gathered.append((ui, j, 2 * first, 2 * last))
+                if any(any(row) for row in kept):
+                    temps.append((ui, vi, kept))
+                    temp_span.append((2 * first, 2 * last))
     for (ui, j), reads in readers.items():
         _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
     p.temps = temps
     return _plan_rows(g, p, plan, temp_span, gathered, fp)
+
+
+def _reads(g: StrategyGraph):  # noqa: ANN202 - an iterator of tuples
+    """Each input of a node that a node of the graph produces: (reader, its node, the input's
+    index, the value, producer, the value's index among the producer's)."""
+    for vi, node in enumerate(g.nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is not None:
+                yield vi, node, i, x, loc[0], loc[1]
 
 
 def _reused_reshards(
