@@ -110,11 +110,12 @@ def solve(
         if not over:
             break
         if not active and size > ROWS_EXACT_LIMIT:
-            # too big for the rows' MILP: price the memory instead (`_priced`)
+            # too big for the rows' MILP: price the memory instead (`_priced`); where no price
+            # gives a layout within the budget, the rows' MILP after all
             priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
-            if priced is not None:
+            if priced is not None and priced[0].feasible:
                 sol, recover, size = priced
-            break
+                break
         active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
         sol = solve_greedy(p, budget)
