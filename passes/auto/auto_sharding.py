@@ -44,7 +44,7 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import SOLVERS, Solution, min_peak, solve, solve_greedy
+from .solve import ROWS_EXACT_LIMIT, SOLVERS, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
@@ -152,6 +152,8 @@ class AutoShardingPass:
     smallest: bool = False
     # per function: argument layouts ruled out (lists of (node, strategy)), see `checked.py`
     exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    # a budget over big problems by a price on memory (`solve._priced`); False: the rows' MILP
+    price_memory: bool = True
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -201,11 +203,13 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             if cheaper.feasible and cheaper.objective < sol.objective:
                 sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
         else:
-            sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible and opts.tie_layers and not opts.smallest:
+            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
+        # (untied, a problem too big for the rows' MILP is bigger still: not tried)
+        small = sol.variables <= ROWS_EXACT_LIMIT
+        if not sol.feasible and opts.tie_layers and not opts.smallest and small:
             p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
-            sol = solve(p, target, opts.time_limit, solver=opts.solver)
+            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
         if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
             assert best.peak is not None  # (the least memory: always computed)

@@ -76,6 +76,7 @@ def solve(
     time_limit: float | None = None,
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
+    price: bool = True,
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
@@ -83,7 +84,8 @@ def solve(
     deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
     memory rows join the problem as answers break them: the first round has none, so where the
     cheapest choice with no bound is within `budget` (the rows are the plan's measure, its peak
-    is exact) it is the answer, without the rows' harder search."""
+    is exact) it is the answer, without the rows' harder search. Above `ROWS_EXACT_LIMIT`
+    choices memory is priced instead (`_priced`; `price=False`: the rows' MILP always)."""
     quot, spread = quotient(p)
     rows = quot.memory_rows() if budget is not None else []
     # the memory rows are added as the answers break them (constraint generation): first none,
@@ -109,7 +111,7 @@ def solve(
         over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
         if not over:
             break
-        if not active and size > ROWS_EXACT_LIMIT:
+        if not active and size > ROWS_EXACT_LIMIT and price:
             # too big for the rows' MILP: price the memory instead (`_priced`); where no price
             # gives a layout within the budget, the rows' MILP after all
             priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
