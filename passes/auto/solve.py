@@ -67,7 +67,8 @@ def _scaled(x: float) -> int:
     return int(round(x))
 
 
-SOLVERS = ("highs", "cp-sat")
+# "highs-rows": HiGHS with the rows' MILP whatever the problem's size (never priced)
+SOLVERS = ("highs", "cp-sat", "highs-rows")
 
 
 def solve(
@@ -86,6 +87,8 @@ def solve(
     cheapest choice with no bound is within `budget` (the rows are the plan's measure, its peak
     is exact) it is the answer, without the rows' harder search. Above `ROWS_EXACT_LIMIT`
     choices memory is priced instead (`_priced`; `price=False`: the rows' MILP always)."""
+    if solver == "highs-rows":
+        solver, price = "highs", False
     quot, spread = quotient(p)
     rows = quot.memory_rows() if budget is not None else []
     # the memory rows are added as the answers break them (constraint generation): first none,
