@@ -21,11 +21,12 @@ only the batch annotated (no XLA): nodes, nodes tied to repeated layers, seconds
 budget that only FSDP+TP meets by XLA: the experts, then auto at that budget.
 
 Part 3 (speed): jax.jit's lower + compile of an N-layer Adam step against auto's solve and the
-whole shardc.jit lower + compile with auto, in one run (with `--speed-budget`, also with that
-memory budget), and the size of the problem the solver was given.
+whole shardc.jit lower + compile with auto, in one run (with `--speed-budget`, also with those
+memory budgets: `4:2MB` for the 4-layer step only), and the size of the problem the solver
+was given.
 
     python bench/bench_auto.py [--only PROGRAM] [--full] [--layers 8,32] [--speed-layers 4,24]
-        [--speed-budget 5MB] [--skip-table] [--scaled-budget]
+        [--speed-budget [N:]SIZE ...] [--skip-table] [--scaled-budget]
 """
 
 from __future__ import annotations
@@ -169,16 +170,16 @@ def stack(n_layers: int) -> None:
     print(f"| {n_layers} | {f.nodes} | {f.tied_nodes} | {f.strategies} | {secs:.1f} | {f.method} |")
 
 
-def speed(n_layers: int, budget: str | None = None) -> None:
+def speed(n_layers: int, budgets: list[str | None]) -> None:
     """Seconds of jax.jit's lower + compile of the N-layer Adam step (batch on "data", the rest
-    left to XLA), of auto's solve of it, and of shardc.jit's lower + compile with auto (with
-    `budget`, its XLA check and re-plan included), measured in one run; the ratios are what
-    issue 23 bounds (3x and 4x). Also the size of the problem the solver was given."""
+    left to XLA), of auto's solves of it and of shardc.jit's lower + compile with auto (with
+    a budget, its XLA check and re-plans included, and every solve they ran), measured in one
+    run (jax.jit's once, then shardc.jit's at each of `budgets`, None: none); the ratios are
+    what issue 23 bounds (3x and 4x). Also the size of the problem the solver was given and
+    the plan's bytes and memory of the layout chosen."""
     import jax
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
-
-    import shardc
 
     prog = adam_program(n_layers)
     args = prog.args()
@@ -187,18 +188,43 @@ def speed(n_layers: int, budget: str | None = None) -> None:
     t0 = time.perf_counter()
     jax.jit(fresh(prog.fun), in_shardings=(None, batch, batch)).lower(*args).compile()
     t_jax = time.perf_counter() - t0
+    for budget in budgets:
+        _speed_row(prog, args, n_layers, t_jax, budget)
+
+
+def _speed_row(prog: Program, args: tuple, n_layers: int, t_jax: float, budget: str | None) -> None:
+    """One row of `speed`: shardc.jit's lower + compile with auto at `budget`."""
+    import shardc
+
     kw = {} if budget is None else {"memory_budget": budget}
     t0 = time.perf_counter()
     f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=prog.batch_only, auto=True, **kw)
-    lowered = f.lower(*args)
-    lowered.compile()
+    try:
+        lowered = f.lower(*args)
+        lowered.compile()
+    except Exception as e:  # noqa: BLE001 - a budget auto cannot meet is a row too
+        print(f"| {n_layers} | {budget} | | | | | {t_jax:.1f} | | "
+              f"{time.perf_counter() - t0:.1f} | error: {str(e).splitlines()[0][:160]} | |")  # fmt: skip
+        return
     t_shardc = time.perf_counter() - t0
     auto = lowered.report.auto
-    solve = sum(fr.seconds for fr in auto.functions)
+    solve = auto.solve_seconds or sum(fr.seconds for fr in auto.functions)
     f0 = auto.functions[0]
     print(f"| {n_layers} | {budget or '-'} | {f0.nodes} | {f0.tied_nodes} | {f0.variables} "
           f"| {f0.memory_rows} | {t_jax:.1f} | {solve:.1f} ({solve / t_jax:.1f}x) "
-          f"| {t_shardc:.1f} ({t_shardc / t_jax:.1f}x) | {f0.method} |")  # fmt: skip
+          f"| {t_shardc:.1f} ({t_shardc / t_jax:.1f}x) | {f0.method} "
+          f"| {_kib(auto.planned_bytes)} / {_kib(auto.planned_memory)} |")  # fmt: skip
+
+
+def _speed_budgets(given: list[str], layers: int) -> list[str]:
+    """The budgets `--speed-budget` gives an N-layer step: `SIZE` for every depth, `N:SIZE`
+    for that depth only."""
+    out = []
+    for g in given:
+        n, sep, size = g.rpartition(":")
+        if not sep or int(n) == layers:
+            out.append(size)
+    return out
 
 
 def scaled_budget(budget: int = 380_000) -> None:
@@ -230,8 +256,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--layers", default="8,32")
     ap.add_argument("--speed-layers", default="4,24")
-    ap.add_argument("--speed-budget", default=None, metavar="SIZE",
-                    help="also time each --speed-layers step with this memory budget")
+    ap.add_argument("--speed-budget", action="append", default=[], metavar="[N:]SIZE",
+                    help="also time each --speed-layers step (N: the N-layer one) with this "
+                    "memory budget (repeatable)")
     ap.add_argument("--skip-table", action="store_true")
     ap.add_argument("--scaled-budget", action="store_true",
                     help="issue 23's 3-layer Adam failure scaled down (width 32) at 380 KB")
@@ -248,12 +275,10 @@ def main() -> None:
         print()
     print("| Adam step layers | budget | nodes | tied | solver's choices | memory rows "
           "| jax.jit lower+compile s | auto solve s (ratio) "
-          "| shardc.jit auto lower+compile s (ratio) | method |")  # fmt: skip
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          "| shardc.jit auto lower+compile s (ratio) | method | planned KiB / memory KiB |")  # fmt: skip
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     for n in (int(v) for v in args.speed_layers.split(",") if v):
-        speed(n)
-        if args.speed_budget:
-            speed(n, args.speed_budget)
+        speed(n, [None, *_speed_budgets(args.speed_budget, n)])
     print()
     print("| layers | nodes | tied | strategies | auto seconds | method |")
     print("| ---: | ---: | ---: | ---: | ---: | --- |")

@@ -46,7 +46,9 @@ def _solved(layers: int, budget: str | None) -> FunctionResult:
     return report.functions[0]
 
 
-@pytest.mark.parametrize("budget", [None, "400KB"])
+# (no budget; one the cheapest layout meets at both depths, so no memory rows are made; one
+# it does not meet, which the solve bounds with rows)
+@pytest.mark.parametrize("budget", [None, "400KB", "120KB"])
 def test_the_problem_does_not_grow_with_repeated_layers(budget: str | None) -> None:
     # (the first and last layers differ from the others: 12 leaves ten alike)
     small, deep = _solved(12, budget), _solved(16, budget)
@@ -55,8 +57,10 @@ def test_the_problem_does_not_grow_with_repeated_layers(budget: str | None) -> N
     # ... the problem solved does not: one layer's choices, one layer's memory rows
     assert 0 < deep.variables == small.variables
     assert deep.memory_rows == small.memory_rows
-    assert (deep.memory_rows > 0) == (budget is not None)
-    assert deep.method == small.method == "highs optimal"
+    assert (deep.memory_rows > 0) == (budget == "120KB")
+    assert deep.method == small.method and deep.method.startswith("highs")
+    if budget == "400KB":  # the cheapest layout, as with no budget
+        assert deep.objective == _solved(16, None).objective
 
 
 def test_tied_memory_rows_keep_the_bound_of_every_live_set() -> None:
@@ -127,3 +131,30 @@ def test_rows_added_as_answers_break_them_give_the_optimum_of_all_rows(seed: int
         best = min(p.objective(list(c)) for c in fits)
         assert sol.feasible and sol.peak <= budget
         assert sol.objective <= best * 1.01 + 1e-9, (budget, sol.objective, best)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_a_problem_too_big_for_the_rows_milp_prices_memory_and_fits(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # above ROWS_EXACT_LIMIT choices the budget is kept by a price on memory (Lagrangian
+    # relaxation, a bounded number of solves) instead of the rows' MILP: its answer fits
+    # wherever some layout does, and it is the same answer every time (no clock involved)
+    import itertools
+
+    from shardc.passes.auto import solve as solve_module
+
+    monkeypatch.setattr(solve_module, "ROWS_EXACT_LIMIT", 0)
+    p = _chain(seed)
+    every = list(itertools.product(range(3), repeat=8))
+    for budget in (150, 200):
+        fits = [c for c in every if p.peak_memory(list(c)) <= budget]
+        assert fits, "some layout fits these budgets"
+        sol = solve(p, budget)
+        assert sol.method.startswith("highs, memory priced")
+        solves = int(sol.method.split("(")[1].split()[0])
+        assert solves <= solve_module.PRICE_RAISES + solve_module.PRICE_SPLITS
+        assert sol.feasible and sol.peak is not None and sol.peak <= budget
+        assert solve(p, budget).choice == sol.choice
+    # a budget no layout meets: the answer of least peak found, not feasible
+    assert not solve(p, 100).feasible

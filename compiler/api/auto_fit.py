@@ -66,19 +66,28 @@ def fit_to_budget(
     notes: list[str] = []
     fits: list[tuple[int, Module, Any]] = []
     fell_back: list[bool] = []  # per attempt measured: auto kept its smallest layout
+    spent: list[float] = []  # the seconds of every attempt's solves
 
-    def attempt(ask: int) -> tuple[int, int] | None:
-        """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
+    priced: list[bool] = []  # per attempt measured: auto priced memory (`solve._priced`)
+
+    def attempt(ask: int, rows: bool = False) -> tuple[int, int] | None:
+        """(XLA's memory, the plan's) of the layout planned for `ask` (`rows`: by the rows'
+        MILP, never priced); None if none fits it."""
         module = make_module()
+        solver = {"auto_solver": "highs-rows"} if rows else {}
         try:
-            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
+            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask,
+                                                                  **solver))  # fmt: skip
         except BudgetNotMet as e:
             notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
                          f"needs {format_bytes(e.smallest)})")  # fmt: skip
             return None
+        spent.append(getattr(report.auto, "solve_seconds", 0.0))
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
+        functions = getattr(report.auto, "functions", [])
+        priced.append(any("priced" in f.method for f in functions))
         notes.append(
             f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
             f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "
@@ -89,6 +98,10 @@ def fit_to_budget(
         return used, planned
 
     got = attempt(budget)
+    if got is not None and not fits and priced[-1] and options.auto_solver == "highs":
+        # the layout priced for the budget is over by XLA: the rows' MILP, as for a smaller
+        # problem, before the budget is corrected by the plan's error
+        got = attempt(budget, rows=True)
     if got is None:
         got = attempt(smallest_layout(make_module, options))
     # plan once more where XLA measured more than the budget, or where the plan's budget bound
@@ -98,7 +111,7 @@ def fit_to_budget(
         # the plan's memory was off by planned/used: ask it for the budget corrected by that
         corrected = max(1, int(budget * planned / used * 0.98))
         attempt(corrected)
-    elif got is not None and fell_back[0]:
+    elif got is not None and fell_back[-1]:
         # the plan ruled out every layout the solves chose and auto kept its smallest one, which
         # XLA fits; the plan may have overestimated the ones ruled out (its memory is within
         # PLAN_MARGIN of XLA's): plan once more for the budget widened by that margin
@@ -107,6 +120,7 @@ def fit_to_budget(
         _, module, report = min(fits, key=lambda f: f[0])
         if report.auto is not None:
             report.auto.notes.extend(notes)
+            report.auto.solve_seconds = sum(spent)
         return module, report
     smallest = smallest_layout(make_module, options)
     raise ShardcError(

@@ -44,7 +44,7 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import SOLVERS, Solution, min_peak, solve, solve_greedy
+from .solve import ROWS_EXACT_LIMIT, SOLVERS, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
@@ -70,7 +70,9 @@ class FunctionResult:
     func: str
     method: str
     objective: float
-    peak: int
+    # the solve's peak memory of its answer; without a budget the plan's memory of the layout
+    # chosen (`checked.py`: the rows are not made for it)
+    peak: int | None
     budget: int | None
     nodes: int
     tied_nodes: int
@@ -99,18 +101,22 @@ class AutoReport:
     # found (one per program, whatever the budget), which needs `smallest_memory` by the plan
     fell_back_to_smallest: bool = False
     smallest_memory: int | None = None
+    # seconds of every solve that led to this layout (the plan's re-solves, shardc.jit's
+    # re-plans for XLA's figures), not only of the one that chose it
+    solve_seconds: float = 0.0
 
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""
         out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
+            peak = "not made" if f.peak is None else format_bytes(f.peak)
             out.append(
                 f"auto @{f.func}: {f.method} in {f.seconds:.2f}s over {f.nodes} nodes "
                 f"({f.tied_nodes} tied to repeated ones, {f.strategies} strategies; the solver "
                 f"saw {f.variables} choices, {f.memory_rows} memory rows); planned "
                 f"collectives {format_bytes(f.objective)}, peak memory estimate "
-                f"{format_bytes(f.peak)} per device ({budget}); {len(f.decisions)} dims decided, "
+                f"{peak} per device ({budget}); {len(f.decisions)} dims decided, "
                 f"{f.reshards} reshards made explicit"
             )
         out.extend(self.notes)
@@ -146,6 +152,8 @@ class AutoShardingPass:
     smallest: bool = False
     # per function: argument layouts ruled out (lists of (node, strategy)), see `checked.py`
     exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    # a budget over big problems by a price on memory (`solve._priced`); False: the rows' MILP
+    price_memory: bool = True
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -195,13 +203,16 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             if cheaper.feasible and cheaper.objective < sol.objective:
                 sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
         else:
-            sol = solve(p, target, opts.time_limit, solver=opts.solver)
-        if not sol.feasible and opts.tie_layers and not opts.smallest:
+            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
+        # (untied, a problem too big for the rows' MILP is bigger still: not tried)
+        small = sol.variables <= ROWS_EXACT_LIMIT
+        if not sol.feasible and opts.tie_layers and not opts.smallest and small:
             p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
-            sol = solve(p, target, opts.time_limit, solver=opts.solver)
+            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
         if not sol.feasible and not opts.smallest:
             best = min_peak(p, opts.time_limit)
+            assert best.peak is not None  # (the least memory: always computed)
             need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
             raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "

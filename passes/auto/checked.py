@@ -6,9 +6,11 @@ built from the plan's buffers), but not all of it: what propagation lays out aft
 (region bodies, ops without rules) and a reshard XLA computes once and reuses for later readers
 are the plan's alone. So after each solve the module, with the chosen layout written and
 propagated, is planned: its collective bytes and its memory (arguments + results +
-temporaries, per device: XLA's memory_analysis measure) are the figures auto reports. Where
-the plan's memory is over the budget, auto solves again from the layout before it, with that
-layout of the arguments ruled out and its target scaled by half the measured ratio (at most
+temporaries, per device: XLA's memory_analysis measure) are the figures auto reports. With a
+budget, the cheapest layout is solved first without memory rows (making them is most of a
+budgeted solve): where the plan fits it, it is the answer. Else the solve bounded by the
+budget follows; where the plan's memory of its layout is over the budget, auto solves again
+from the layout before it, with that layout of the arguments ruled out and its target scaled by half the measured ratio (at most
 `ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory the solve
 can reach, whatever it moves: one layout per program, whatever budget was asked) is taken if
 the plan says it fits (`AutoReport.fell_back_to_smallest`, `smallest_memory`), else auto fails
@@ -88,21 +90,42 @@ def run_checked(
     """Auto on `module` (in place) with the plan's check described above. `make(headroom,
     smallest)` builds the solve's options, `repropagate` lays out what auto does not model."""
     if budget is None:
-        report = make(headroom, False).run(module, kept)
-        repropagate(module)
-        _record(report, planned(module))
+        return _cheapest(module, kept, make, headroom, repropagate)[0]
+    spent: list[float] = []  # the seconds of every solve, whichever layout is kept
+
+    def run(auto: AutoShardingPass, kept: Kept | None) -> AutoReport:
+        report = auto.run(module, kept)
+        spent.extend(f.seconds for f in report.functions)
+        report.solve_seconds = sum(spent)
         return report
+
     saved = _Restorer(module, kept or Kept.propagated(module))
-    notes: list[str] = []  # the report's notes
+    # the cheapest layout first, solved without memory rows (making them is most of a budgeted
+    # solve's time): where the plan fits it in the budget, a solve bounded by the budget
+    # answers the same layout
+    report, got = _cheapest(module, kept, make, headroom, repropagate)
+    spent.append(report.solve_seconds)
+    if got.memory <= min(1.0, 1 - headroom) * budget:
+        for f in report.functions:
+            f.budget = budget
+        report.notes.append(
+            f"auto: the cheapest layout, solved without memory rows, fits the budget "
+            f"({format_bytes(budget)}) by the plan: {format_bytes(got.memory)}"
+        )
+        return report
+    notes = [
+        f"auto: the cheapest layout (no memory bound) moves {format_bytes(got.bytes)} and needs "
+        f"{format_bytes(got.memory)} by the plan, over the budget ({format_bytes(budget)})"
+    ]  # the report's notes
     planned_notes: list[str] = []  # those of them by the plan's measure (the error names them)
     cuts: list[tuple[str, tuple[tuple[int, int], ...]]] = []
-    for i in range(ROUNDS):
-        if i:
-            kept = saved.restore(module)
+    price = True
+    rounds = 0
+    while rounds < ROUNDS:
+        kept = saved.restore(module)
         try:
-            report = dataclasses.replace(make(headroom, False), exclude=tuple(cuts)).run(
-                module, kept
-            )
+            auto = dataclasses.replace(make(headroom, False), exclude=tuple(cuts), price_memory=price)
+            report = run(auto, kept)
         except BudgetUnmet as e:
             # (kept in the report, left out of the error, which names one figure as the
             # smallest layout's)
@@ -120,13 +143,18 @@ def run_checked(
         if got.memory <= budget:
             _record(report, got, notes)
             return report
+        if price and any("priced" in f.method for f in report.functions):
+            # the priced layout is over by the plan: this round once more by the rows' MILP
+            price = False
+            continue
         # rule that layout of the arguments out, and aim lower by half of what the plan
         # measured over the budget (the layouts between may fit the plan)
         cuts.extend((f.func, f.arg_choice) for f in report.functions if f.arg_choice)
         target = (1 - headroom) * budget * (0.98 * budget / got.memory) ** 0.5
         headroom = min(0.95, 1 - target / budget)
+        rounds += 1
     kept = saved.restore(module)
-    report = make(headroom, True).run(module, kept)
+    report = run(make(headroom, True), kept)
     repropagate(module)
     got = planned(module)
     report.smallest_memory = got.memory
@@ -146,6 +174,26 @@ def run_checked(
         + "".join("; " + n.removeprefix("auto: ") for n in planned_notes),
         hint=f"give --memory-budget {got.memory} or more, or a mesh with more devices",
     )
+
+
+def _cheapest(
+    module: Module,
+    kept: Kept | None,
+    make: Callable[[float, bool], AutoShardingPass],
+    headroom: float,
+    repropagate: Callable[[Module], None],
+) -> tuple[AutoReport, Planned]:
+    """Auto without a budget on `module` (in place), and the plan's figures of its layout: the
+    solve makes no memory rows, so its peak is the plan's memory of the layout."""
+    report = dataclasses.replace(make(headroom, False), memory_budget=None).run(module, kept)
+    repropagate(module)
+    got = planned(module)
+    _record(report, got)
+    report.solve_seconds = sum(f.seconds for f in report.functions)
+    for f in report.functions:
+        if f.peak is None and len(report.functions) == 1:
+            f.peak = got.memory
+    return report, got
 
 
 def _record(report: AutoReport, got: Planned, notes: list[str] = ()) -> None:  # type: ignore[assignment]

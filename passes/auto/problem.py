@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -70,9 +69,8 @@ class Problem:
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
     # from `live_sets` where asked
     rows: list[dict[Term, int]] | None = None
-    # `row_bytes`'s index of `rows`: (the rows it was made of, per representative or pair: per
-    # choice of it, the vector of its coefficients in every row)
-    _by_choice: tuple[list, dict] | None = field(default=None, init=False, repr=False)
+    # `row_bytes`'s index of `rows`: (the rows it was made of, their matrix over the terms)
+    _matrix: tuple[list, _RowMatrix] | None = field(default=None, init=False, repr=False)
     # where given: `rows` made when first asked (a solve without a budget asks only for the
     # peak of its answer)
     make_rows: Callable[[], list[dict[Term, int]]] | None = None
@@ -94,25 +92,29 @@ class Problem:
             self.rows = self.make_rows()
         return self.rows if self.rows is not None else memory_rows(self)
 
+    def rows_at_hand(self) -> bool:
+        """Whether the memory rows are made, or cost little to make (from `live_sets`): a
+        solve without a budget gives its answer's peak only then."""
+        return self.rows is not None or self.make_rows is None
+
     def peak_memory(self, choice: list[int]) -> int:
         """The largest row's bytes, each node taking its representative's choice."""
         return max(self.row_bytes(choice), default=0)
 
-    def row_bytes(self, choice: list[int]) -> list[int]:
-        """Each memory row's bytes under `choice` (one vector of the rows' coefficients per
-        choice of a representative, or of a pair of them, added up: `explain` and the solve's
-        row generation ask this of many layouts)."""
+    def row_matrix(self) -> _RowMatrix:
+        """The memory rows as a sparse matrix over their terms (made once)."""
         rows = self.memory_rows()
-        if not rows:
+        if self._matrix is None or self._matrix[0] is not rows:
+            self._matrix = (rows, _RowMatrix(rows))
+        return self._matrix[1]
+
+    def row_bytes(self, choice: list[int]) -> list[int]:
+        """Each memory row's bytes under `choice` (the rows as a sparse matrix over their
+        terms, made once: `explain` and the solve's row generation ask this of many
+        layouts)."""
+        if not self.memory_rows():
             return []
-        if self._by_choice is None or self._by_choice[0] is not rows:
-            self._by_choice = (rows, _by_choice(rows))
-        total = np.zeros(len(rows), dtype=np.int64)
-        for key, table in self._by_choice[1].items():
-            vec = table.get(tuple(choice[n] for n in key))
-            if vec is not None:
-                total += vec
-        return [int(x) for x in total]
+        return self.row_matrix().bytes(choice)
 
 
 # a memory row's term: (rep, k) is "rep takes strategy k"; (ru, rv, ku, kv) "ru takes ku and
@@ -120,19 +122,46 @@ class Problem:
 Term = tuple[int, ...]
 
 
-def _by_choice(rows: list[dict[Term, int]]) -> dict[tuple[int, ...], dict[tuple[int, ...], Any]]:
-    """The rows' coefficients indexed for `Problem.peak_memory`: per representative (or pair of
-    them), per its choice, one vector over the rows."""
-    out: dict[tuple[int, ...], dict[tuple[int, ...], Any]] = {}
-    for i, row in enumerate(rows):
-        for t, b in row.items():
-            half = len(t) // 2
-            table = out.setdefault(t[:half], {})
-            vec = table.get(t[half:])
-            if vec is None:
-                vec = table[t[half:]] = np.zeros(len(rows), dtype=np.int64)
-            vec[i] += b
-    return out
+class _RowMatrix:
+    """Memory rows as a sparse matrix over their terms: a row's bytes under a choice are the
+    matrix times the vector of which terms the choice takes (a term (r, k) where r takes k, a
+    term (ru, rv, ku, kv) where both do)."""
+
+    def __init__(self, rows: list[dict[Term, int]]):
+        from scipy.sparse import csr_matrix
+
+        col: dict[Term, int] = {}
+        indptr = [0]
+        indices: list[int] = []
+        data: list[int] = []
+        for row in rows:
+            for t, b in row.items():
+                j = col.get(t)
+                if j is None:
+                    j = col[t] = len(col)
+                indices.append(j)
+                data.append(b)
+            indptr.append(len(indices))
+        self.matrix = csr_matrix(
+            (np.array(data, dtype=np.int64), np.array(indices, dtype=np.int64), indptr),
+            shape=(len(rows), len(col)),
+        )
+        singles = [(j, t) for t, j in col.items() if len(t) == 2]
+        pairs = [(j, t) for t, j in col.items() if len(t) == 4]
+        self.single_cols = np.array([j for j, _ in singles], dtype=np.int64)
+        self.single = np.array([t for _, t in singles], dtype=np.int64).reshape(-1, 2)
+        self.pair_cols = np.array([j for j, _ in pairs], dtype=np.int64)
+        self.pair = np.array([t for _, t in pairs], dtype=np.int64).reshape(-1, 4)
+        self.width = len(col)
+
+    def bytes(self, choice: list[int]) -> list[int]:
+        """Each row's bytes under `choice` (the strategy of every node a term names)."""
+        c = np.asarray(choice, dtype=np.int64)
+        taken = np.zeros(self.width, dtype=np.int64)
+        s, q = self.single, self.pair
+        taken[self.single_cols] = c[s[:, 0]] == s[:, 1]
+        taken[self.pair_cols] = (c[q[:, 0]] == q[:, 2]) & (c[q[:, 1]] == q[:, 3])
+        return [int(x) for x in self.matrix @ taken]
 
 
 def memory_rows(p: Problem) -> list[dict[Term, int]]:
@@ -277,7 +306,8 @@ def _inner_rows(
 def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem:
     """Turn the graph of `module` (as propagated) into numbers: costs per strategy, tables per
     edge, each value's bytes, and the memory rows, the plan's measure of each layout
-    (`_plan_rows`)."""
+    (`_plan_rows`), made when first asked (`Problem.make_rows`: a solve without a budget
+    never asks, and the pass reports the plan's memory of the layout it chose instead)."""
     mesh = g.mesh
     weights = g.weights
     nodes = g.nodes
@@ -297,91 +327,25 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
     table_memo: dict[tuple, list[list[float]]] = {}
     # nodes alike (repeated layers) pay alike for reading their own values and for results
     row_memo: dict[tuple, list[float]] = {}
-    temp_memo: dict[tuple, list[list[int]]] = {}
-    temps: list[tuple[int, int, list[list[int]]]] = []
-    temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
-    # values only a reshard gives a buffer of their own: (node, value, first, last point)
-    gathered: list[tuple[int, int, int, int]] = []
-    # per producer's value: the readers that may reshard it (position, node, input)
-    readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-
+    # the plan's buffers of the module as it is now (the rows, made later, read them)
     plan = _PlanBuffers(g, module)
 
-    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
-        if not _moves(src, req):
-            return 0
-        r = resolve_required(src, req)
-        return plan.reshard(v, src, r)
-
-    for vi, node in enumerate(nodes):
-        for i, x in enumerate(node.inputs):
-            loc = g.where.get(id(x))
-            if loc is None:
-                continue
-            ui, j = loc
-            producer = nodes[ui]
-            tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
-            mt = temp_memo.get(tkey)
-            if mt is None:
-                mt = temp_memo[tkey] = [
-                    [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
-                    for ps in producer.strategies
-                ]
-            pos = g.position.get(id(node.input_at[i][0]), 0)
-            if any(any(row) for row in mt):
-                if is_argument_of(x, plan.body):
-                    # an argument's all-gathers run at the start of the program
-                    # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
-                    early = [
-                        [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
-                         for b, cs in zip(row, node.strategies, strict=True)]
-                        for row, ps in zip(mt, producer.strategies, strict=True)
-                    ]  # fmt: skip
-                    late = [[b - e for b, e in zip(r1, r2, strict=True)]
-                            for r1, r2 in zip(mt, early, strict=True)]  # fmt: skip
-                    for part, first in ((early, 0), (late, 2 * pos - 1)):
-                        if any(any(row) for row in part):
-                            temps.append((ui, vi, part))
-                            temp_span.append((first, 2 * pos - 1))
-                else:
-                    temps.append((ui, vi, mt))
-                    temp_span.append((2 * pos - 1, 2 * pos - 1))
-                readers.setdefault((ui, j), []).append((pos, vi, i))
-            if plan.gathers(x):
-                # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
-                # its bytes at the producer's layout, less where the reader takes that layout
-                # (a sparse table: a dense one over every pair of choices in every row of the
-                # span would make the rows several times denser)
-                kept = temp_memo.get((*tkey, "kept"))
-                if kept is None:
-                    kept = temp_memo[(*tkey, "kept")] = [
-                        [0 if _moves(ps.outs[j], cs.ins[i])
-                         else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
-                        for ps in producer.strategies
-                    ]  # fmt: skip
-                first, last = g.live.get((ui, j), (pos, pos))
-                if any(b == 0 for row in kept for b in row):  # some choice reshards it
-                    gathered.append((ui, j, 2 * first, 2 * last))
-                    if any(any(row) for row in kept):
-                        temps.append((ui, vi, kept))
-                        temp_span.append((2 * first, 2 * last))
-            if ui == vi:
-                own = row_memo.get(tkey)
-                if own is None:
-                    own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
-                cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
-                continue
-            key = (fp[ui], j, fp[vi], i, x.type)
-            tbl = table_memo.get(key)
-            if tbl is None:
-                tbl = [
-                    [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
-                    for ps in producer.strategies
-                ]
-                table_memo[key] = tbl
-            _add_table(edges, ui, vi, tbl)
-    for (ui, j), reads in readers.items():
-        _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
+    for vi, node, i, x, ui, j in _reads(g):
+        tkey = (fp[ui], j, fp[vi], i, x.type)
+        if ui == vi:
+            own = row_memo.get(tkey)
+            if own is None:
+                own = row_memo[tkey] = [eb(x, s.outs[j], s.ins[i]) for s in node.strategies]
+            cost[vi] = [a + b for a, b in zip(cost[vi], own, strict=True)]
+            continue
+        tbl = table_memo.get(tkey)
+        if tbl is None:
+            tbl = [
+                [eb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                for ps in nodes[ui].strategies
+            ]
+            table_memo[tkey] = tbl
+        _add_table(edges, ui, vi, tbl)
     for x, req in g.sinks:
         loc = g.where.get(id(x))
         if loc is None:
@@ -423,12 +387,96 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
             if row is None:
                 row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
             vbytes.append(row)
-    p = Problem(ns, cost, edges, value_node, vbytes, [], temps)
+    p = Problem(ns, cost, edges, value_node, vbytes, [])
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
-    p.rows = _plan_rows(g, p, plan, temp_span, gathered, fp)
+    p.make_rows = lambda: _memory_rows_of(g, p, plan, fp)
     return p
+
+
+def _memory_rows_of(
+    g: StrategyGraph, p: Problem, plan: _PlanBuffers, fp: list[int]
+) -> list[dict[Term, int]]:
+    """The memory rows of `build_problem`'s problem (`_plan_rows`), with the reshards'
+    temporaries they count (`Problem.temps`): made only where a solve bounds memory."""
+    mesh = g.mesh
+    nodes = g.nodes
+    temp_memo: dict[tuple, list[list[int]]] = {}
+    temps: list[tuple[int, int, list[list[int]]]] = []
+    temp_span: list[tuple[int, int]] = []  # (the plan's rows: in its points, see `_plan_rows`)
+    # values only a reshard gives a buffer of their own: (node, value, first, last point)
+    gathered: list[tuple[int, int, int, int]] = []
+    # per producer's value: the readers that may reshard it (position, node, input)
+    readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+
+    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
+        if not _moves(src, req):
+            return 0
+        r = resolve_required(src, req)
+        return plan.reshard(v, src, r)
+
+    for vi, node, i, x, ui, j in _reads(g):
+        producer = nodes[ui]
+        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
+        mt = temp_memo.get(tkey)
+        if mt is None:
+            mt = temp_memo[tkey] = [
+                [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                for ps in producer.strategies
+            ]
+        pos = g.position.get(id(node.input_at[i][0]), 0)
+        if any(any(row) for row in mt):
+            if is_argument_of(x, plan.body):
+                # an argument's all-gathers run at the start of the program
+                # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
+                early = [
+                    [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
+                     for b, cs in zip(row, node.strategies, strict=True)]
+                    for row, ps in zip(mt, producer.strategies, strict=True)
+                ]  # fmt: skip
+                late = [[b - e for b, e in zip(r1, r2, strict=True)]
+                        for r1, r2 in zip(mt, early, strict=True)]  # fmt: skip
+                for part, first in ((early, 0), (late, 2 * pos - 1)):
+                    if any(any(row) for row in part):
+                        temps.append((ui, vi, part))
+                        temp_span.append((first, 2 * pos - 1))
+            else:
+                temps.append((ui, vi, mt))
+                temp_span.append((2 * pos - 1, 2 * pos - 1))
+            readers.setdefault((ui, j), []).append((pos, vi, i))
+        if plan.gathers(x):
+            # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
+            # its bytes at the producer's layout, less where the reader takes that layout
+            # (a sparse table: a dense one over every pair of choices in every row of the
+            # span would make the rows several times denser)
+            kept = temp_memo.get((*tkey, "kept"))
+            if kept is None:
+                kept = temp_memo[(*tkey, "kept")] = [
+                    [0 if _moves(ps.outs[j], cs.ins[i])
+                     else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]  # fmt: skip
+            first, last = g.live.get((ui, j), (pos, pos))
+            if any(b == 0 for row in kept for b in row):  # some choice reshards it
+                gathered.append((ui, j, 2 * first, 2 * last))
+                if any(any(row) for row in kept):
+                    temps.append((ui, vi, kept))
+                    temp_span.append((2 * first, 2 * last))
+    for (ui, j), reads in readers.items():
+        _reused_reshards(g, plan, ui, j, reads, temps, temp_span)
+    p.temps = temps
+    return _plan_rows(g, p, plan, temp_span, gathered, fp)
+
+
+def _reads(g: StrategyGraph):  # noqa: ANN202 - an iterator of tuples
+    """Each input of a node that a node of the graph produces: (reader, its node, the input's
+    index, the value, producer, the value's index among the producer's)."""
+    for vi, node in enumerate(g.nodes):
+        for i, x in enumerate(node.inputs):
+            loc = g.where.get(id(x))
+            if loc is not None:
+                yield vi, node, i, x, loc[0], loc[1]
 
 
 def _reused_reshards(

@@ -15,6 +15,7 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,17 +33,28 @@ DETERMINISTIC_TIME = 20.0
 # row), adding this many rows per round
 ROW_ROUNDS = 6
 ROWS_PER_ROUND = 4
+# a budgeted problem of more (node, strategy) choices than this (after folding, without rows)
+# bounds memory by a price on its rows (`_priced`) rather than by the rows' MILP, whose LP
+# relaxation with even a few dense memory rows is fractional and slow (minutes at 6,000)
+ROWS_EXACT_LIMIT = 3000
+# the price of memory is raised (x4) at most this many times until an answer fits, then split
+# between the last price that did not fit and the first that did this many times
+PRICE_RAISES = 8
+PRICE_SPLITS = 3
+# (or until the prices that fit and that do not are this close)
+PRICE_CLOSE = 1.25
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
 
 @dataclass
 class Solution:
-    """A choice per node, its objective (weighted bytes), peak memory and how it was found."""
+    """A choice per node, its objective (weighted bytes), peak memory (None: not computed,
+    where no budget asked for the memory rows) and how it was found."""
 
     choice: list[int]
     objective: float
-    peak: int
+    peak: int | None
     method: str  # "cp-sat optimal", "cp-sat feasible (time limit)", "greedy"
     feasible: bool
     # the size of the problem the exact solver was given: (node, strategy) choices and memory
@@ -55,7 +67,8 @@ def _scaled(x: float) -> int:
     return int(round(x))
 
 
-SOLVERS = ("highs", "cp-sat")
+# "highs-rows": HiGHS with the rows' MILP whatever the problem's size (never priced)
+SOLVERS = ("highs", "cp-sat", "highs-rows")
 
 
 def solve(
@@ -64,6 +77,7 @@ def solve(
     time_limit: float | None = None,
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
+    price: bool = True,
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
@@ -71,7 +85,10 @@ def solve(
     deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
     memory rows join the problem as answers break them: the first round has none, so where the
     cheapest choice with no bound is within `budget` (the rows are the plan's measure, its peak
-    is exact) it is the answer, without the rows' harder search."""
+    is exact) it is the answer, without the rows' harder search. Above `ROWS_EXACT_LIMIT`
+    choices memory is priced instead (`_priced`; `price=False`: the rows' MILP always)."""
+    if solver == "highs-rows":
+        solver, price = "highs", False
     quot, spread = quotient(p)
     rows = quot.memory_rows() if budget is not None else []
     # the memory rows are added as the answers break them (constraint generation): first none,
@@ -97,14 +114,110 @@ def solve(
         over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
         if not over:
             break
+        if not active and size > ROWS_EXACT_LIMIT and price:
+            # too big for the rows' MILP: price the memory instead (`_priced`); where no price
+            # gives a layout within the budget, the rows' MILP after all
+            priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
+            if priced is not None and priced[0].feasible:
+                sol, recover, size = priced
+                break
         active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
         sol = solve_greedy(p, budget)
-        choice = sol.choice
-    else:
-        choice = spread(recover(sol.choice))
-    return Solution(choice, p.objective(choice), p.peak_memory(choice), sol.method, sol.feasible,
-                    size, len(rows))  # fmt: skip
+        return dataclasses.replace(sol, variables=size, rows=len(rows))
+    mine = recover(sol.choice)
+    choice = spread(mine)
+    # the peak by the quotient's rows (the same rows, over the representatives: their matrix
+    # is made once); without a budget the rows are not made for the peak alone (the pass
+    # reports the plan's memory of the layout it chose instead): given where they are at hand
+    peak = quot.peak_memory(mine) if budget is not None or p.rows_at_hand() else None
+    return Solution(choice, p.objective(choice), peak, sol.method, sol.feasible, size, len(rows))
+
+
+def _priced(
+    quot: Problem,
+    budget: int,
+    time_limit: float | None,
+    solver: str,
+    first: list[int],
+    held: list[int],
+) -> tuple[Solution, Callable[[list[int]], list[int]], int] | None:
+    """The cheapest answer found within `budget` where memory has a price: the problem without
+    rows, each choice also paying `price` per byte it adds to the rows an answer has broken
+    (Lagrangian relaxation; the problem keeps the shape whose LP relaxation is integral, so
+    each solve is one LP). The price starts where it equals the bytes of `first` (the
+    unbounded answer, whose rows `held`), rises x4 until an answer fits, then is split
+    between the last that did not fit and the first that did: at most `PRICE_RAISES +
+    PRICE_SPLITS` solves, a deterministic bound. The answer that fits and moves least is
+    kept; where none fits, the one of least peak (not feasible). Returns (it, the recovery
+    of its choices, the solver's choices) or None where a solve finds nothing."""
+    import numpy as np
+
+    matrix = quot.row_matrix()
+    broken = np.zeros(len(held))
+    over = [i for i, x in enumerate(held) if x > budget]
+    broken[over] = 1.0
+    mean = sum(held[i] for i in over) / len(over)
+    price = max(quot.objective(first), 1.0) / mean
+    low, high = 0.0, None
+    best: tuple[bool, float, list[int]] | None = None  # (fits, bytes or peak, choice)
+    found = None
+    splits = solves = 0
+    for step in range(PRICE_RAISES + PRICE_SPLITS):
+        if high is None and step >= PRICE_RAISES:
+            break
+        if high is not None and (splits == PRICE_SPLITS or (low and high < PRICE_CLOSE * low)):
+            break
+        splits += high is not None
+        # the price is per byte of the broken rows' mean
+        weights = broken * (price / broken.sum())
+        q, recover = eliminate(_with_price(quot, matrix, weights), memory=False)
+        if solver == "cp-sat":
+            sol = solve_exact(q, None, time_limit)
+        else:
+            sol = solve_milp(q, None, time_limit)
+        if sol is None:
+            return None
+        solves += 1
+        choice = recover(sol.choice)
+        now = quot.row_bytes(choice)
+        fits = max(now) <= budget
+        key = (fits, quot.objective(choice) if fits else max(now), choice)
+        if best is None or (key[0], -key[1]) > (best[0], -best[1]):
+            best, found = key, (sol, sum(q.num_strategies))
+        broken[[i for i, x in enumerate(now) if x > budget]] = 1.0
+        if fits:
+            high = price
+            price = (low * high) ** 0.5 if low else price / 4
+        else:
+            low = price
+            price = (low * high) ** 0.5 if high is not None else price * 4
+    assert best is not None and found is not None
+    fits, _, choice = best
+    method = f"{found[0].method.split()[0]}, memory priced ({solves} solves)"
+    out = Solution(choice, quot.objective(choice), None, method, fits)
+    return out, lambda c: c, found[1]
+
+
+def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
+    """`quot` with each term of the rows costing `weights` (per row) times its bytes: a
+    choice's term adds to its node's cost, a pair's to their edge's table."""
+    per_term = matrix.matrix.T @ weights
+    cost = [list(c) for c in quot.node_cost]
+    for j, (r, k) in zip(matrix.single_cols, matrix.single, strict=True):
+        cost[r][k] += float(per_term[j])
+    edges = dict(quot.edges)
+    copied: set[tuple[int, int]] = set()
+    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols, matrix.pair, strict=True):
+        key = (int(ru), int(rv))
+        if key not in copied:
+            old = edges.get(key)
+            edges[key] = [list(r) for r in old] if old is not None else [
+                [0.0] * quot.num_strategies[key[1]] for _ in range(quot.num_strategies[key[0]])
+            ]
+            copied.add(key)
+        edges[key][ku][kv] += float(per_term[j])
+    return dataclasses.replace(quot, node_cost=cost, edges=edges, rows=[], make_rows=None)
 
 
 def _model(p: Problem):  # noqa: ANN202 - (model, x) of ortools
@@ -320,7 +433,7 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
     for vi, n in enumerate(p.value_node):
         for k, b in enumerate(p.value_bytes[vi]):
             node_mem[n][k] += b
-    if not p.value_node:
+    if not p.value_node and (budget is not None or memory_only or p.rows_at_hand()):
         for row in p.memory_rows():
             for t, b in row.items():
                 if len(t) == 2 and b > node_mem[t[0]][t[1]]:
@@ -343,13 +456,15 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
                 m = node_mem[n][k]
                 scores.append((m, c) if lam == float("inf") else (c + lam * m, m))
             choice[n] = min(range(len(scores)), key=scores.__getitem__)
+        if budget is None and not memory_only and not p.rows_at_hand():
+            return Solution(choice, p.objective(choice), None, "greedy", True)
         peak = p.peak_memory(choice)
         sol = Solution(
             choice, p.objective(choice), peak, "greedy", budget is None or peak <= budget
         )
         if sol.feasible:
             return sol
-        if best is None or sol.peak < best.peak:
+        if best is None or peak < best.peak:  # type: ignore[operator]
             best = sol
     assert best is not None
     return best
