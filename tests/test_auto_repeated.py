@@ -58,7 +58,9 @@ def test_the_problem_does_not_grow_with_repeated_layers(budget: str | None) -> N
     assert 0 < deep.variables == small.variables
     assert deep.memory_rows == small.memory_rows
     assert (deep.memory_rows > 0) == (budget == "120KB")
-    assert deep.method == small.method and deep.method.startswith("highs")
+    # (both solved by HiGHS; whether the MILP closes its gap or stops within 1% of optimal
+    # may differ between the depths: the rows' terms are the same, the constants are not)
+    assert deep.method.startswith("highs") and small.method.startswith("highs")
     if budget == "400KB":  # the cheapest layout, as with no budget
         assert deep.objective == _solved(16, None).objective
 
