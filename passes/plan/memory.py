@@ -205,6 +205,23 @@ _FUSIBLE = _CHEAP | _EXPENSIVE
 
 # ops that take their producers into their own fusion but whose result is a buffer
 _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
+# XLA's CPU backend hands a reduce to its library (YNNPACK: `_library_reduce`) where it or its
+# input has at least this many elements; the library fusion takes in the element-wise ops it
+# supports of at least as many elements, and nothing else
+_LIBRARY_MIN_ELEMENTS = 4096
+_LIBRARY_REDUCERS = frozenset({"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"})
+_LIBRARY_ELEMENTWISE = frozenset(
+    {
+        "stablehlo.abs", "stablehlo.ceil", "stablehlo.convert", "stablehlo.cosine",
+        "chlo.erf", "stablehlo.exponential", "stablehlo.exponential_minus_one",
+        "stablehlo.floor", "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic",
+        "stablehlo.negate", "stablehlo.round_nearest_even", "stablehlo.rsqrt",
+        "stablehlo.sign", "stablehlo.sine", "stablehlo.sqrt", "stablehlo.tanh", "stablehlo.tan",
+        "stablehlo.add", "stablehlo.divide", "stablehlo.maximum", "stablehlo.minimum",
+        "stablehlo.multiply", "stablehlo.power", "stablehlo.subtract",
+    }
+)  # fmt: skip
+_LIBRARY_TYPES = frozenset({"f32", "f64", "bf16"})
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
 # XLA's CPU buffer assignment starts every temporary buffer on a 64-byte boundary
 _ALIGN = 64
@@ -253,9 +270,14 @@ def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
 
 
 def _own_buffer(
-    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+    v: Value,
+    live: Liveness | None,
+    gathered: set[int],
+    funcs: dict[str, Operation],
+    mesh_of: MeshOf | None = None,
 ) -> bool:
-    """Whether XLA gives `v` a buffer of its own (see the module docstring)."""
+    """Whether XLA gives `v` a buffer of its own (see the module docstring); `mesh_of`: the
+    layout's, for the local sizes that decide a library reduce (global sizes without it)."""
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return False
@@ -269,7 +291,66 @@ def _own_buffer(
         for u in users.values()
     ):
         return True
+    if any(_library_reads(u, mesh_of, live) for u in users.values()) and not (
+        len(users) == 1 and _library_absorbs(owner, mesh_of, live)
+    ):
+        return True  # a library reduce reads it from memory
     return len(users) > 1 and owner.name in _EXPENSIVE
+
+
+def _local_elements(v: Value, mesh_of: MeshOf | None) -> int:
+    t = tensor_of(v)
+    if t is None:
+        return 0
+    if mesh_of is None:
+        return t.num_elements
+    return value_bytes(v, mesh_of) // max(1, t.elem_bytes)
+
+
+def _library_reduce(op: Operation, mesh_of: MeshOf | None) -> bool:
+    """Whether XLA's CPU backend runs the reduce `op` as a library call (YNNPACK) rather than
+    as a loop fusion: one input, a reducer that is a single add, maximum or minimum, reduced
+    dims, a float type, and at least `_LIBRARY_MIN_ELEMENTS` local elements in its input or
+    result. Such a call reads its input from memory: XLA's own fusion runs after the library
+    rewrite and does not fuse into it, so the element-wise producers of the input (bar those
+    the library takes in itself, `_library_absorbs`) are computed into a buffer."""
+    if op.name != "stablehlo.reduce" or len(op.operands) != 2 or len(op.results) != 1:
+        return False
+    if not re.search(r"\d", attr_text(op, "dimensions") or ""):
+        return False  # (no reduced dims)
+    body = [b for region in op.regions for b in region.blocks]
+    if len(body) != 1 or len(body[0].ops) != 2 or body[0].ops[0].name not in _LIBRARY_REDUCERS:
+        return False
+    t = op.operands[0].type
+    if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
+        return False
+    return max(
+        _local_elements(op.operands[0], mesh_of), _local_elements(op.results[0], mesh_of)
+    ) >= _LIBRARY_MIN_ELEMENTS
+
+
+def _library_absorbs(op: Operation, mesh_of: MeshOf | None, live: Liveness | None) -> bool:
+    """Whether the library fusion of a reduce takes in the element-wise `op` (its only
+    reader is that fusion): an element-wise op the library supports, of at least
+    `_LIBRARY_MIN_ELEMENTS` local elements (XLA's library fusion takes only ops it prefers)."""
+    if op.name not in _LIBRARY_ELEMENTWISE or len(op.results) != 1:
+        return False
+    r = op.results[0]
+    t = r.type
+    if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
+        return False
+    if _local_elements(r, mesh_of) < _LIBRARY_MIN_ELEMENTS:
+        return False
+    users = [u for u in _consumers(r) if live is None or live.op_live(u)]
+    return len(users) == 1 and _library_reads(users[0], mesh_of, live)
+
+
+def _library_reads(op: Operation, mesh_of: MeshOf | None, live: Liveness | None) -> bool:
+    """Whether `op` is a library reduce or an element-wise op a library reduce takes in: its
+    operands are read from memory."""
+    if op.name == "stablehlo.reduce":
+        return _library_reduce(op, mesh_of)
+    return _library_absorbs(op, mesh_of, live)
 
 
 @dataclass(frozen=True)
@@ -351,7 +432,7 @@ def block_buffers(
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if not _own_buffer(r, live, gathered, funcs):
+            if not _own_buffer(r, live, gathered, funcs, mesh_of):
                 continue
             users = _consumers(r)
             if terminator is not None and any(u is terminator for u in users):
