@@ -39,8 +39,8 @@ from shardc.dialect.ir import (
     func_body,
     parse_dict_list,
 )
-from shardc.dialect.layout_math import axes_layout, sharded_local_bytes
-from shardc.dialect.rules.attrs import attr_text, struct_fields
+from shardc.dialect.layout_math import axes_layout, dim_axes, local_shape, sharded_local_bytes
+from shardc.dialect.rules.attrs import attr_text, conv_dims, struct_fields
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
@@ -470,6 +470,8 @@ def block_buffers(
             kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
+        for v in _conv_copies(op, mesh_of, live, gathered, terminator):
+            intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "value", op, v))
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
@@ -675,6 +677,69 @@ def is_argument_of(v: Value, block: Block | None) -> bool:
     while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
         v = v.owner.operands[0]
     return isinstance(v, BlockArgument) and v.block is block
+
+
+def _conv_copies(
+    op: Operation,
+    mesh_of: MeshOf,
+    live: Liveness | None,
+    gathered: set[int],
+    terminator: Operation | None,
+) -> list[Value]:
+    """The values XLA's CPU backend makes a transposed copy of for the convolution `op` (none
+    for any other op), each a buffer of the value's bytes live at the op: it runs a convolution only on operands in the
+    order [batch, spatial..., feature] and [spatial..., input feature, output feature] with
+    the result as [batch, spatial..., feature], and elsewhere transposes the operands into that
+    order and the result back (the backward convolutions of a train step). A transpose that
+    keeps the order of the dims of size > 1 is a bitcast, no copy. An operand's copy replaces
+    its buffer where the conv is its only reader and an element-wise op makes it (the
+    transpose fuses into that op); the result's copy is extra where the result is kept in its
+    own order (a collective, the return or an unfusible op reads it), else the transpose fuses
+    into its readers."""
+    if op.name != "stablehlo.convolution" or len(op.operands) != 2 or len(op.results) != 1:
+        return []
+    d = conv_dims(attr_text(op, "dimension_numbers") or "")
+    lhs, rhs = op.operands
+    res = op.results[0]
+    n = len(d.input_spatial)
+    orders = (
+        (lhs, (d.input_batch, *d.input_spatial, d.input_feature)),
+        (rhs, (*d.kernel_spatial, d.kernel_input_feature, d.kernel_output_feature)),
+        (res, (d.output_batch, *d.output_spatial, d.output_feature)),
+    )
+    out: list[Value] = []
+    for v, order in orders:
+        if len(order) != n + 2 or _transpose_is_bitcast(v, order, mesh_of):
+            continue
+        if v is res:
+            users = [u for u in _consumers(res) if live is None or live.op_live(u)]
+            kept = id(res) in gathered or any(
+                u is terminator
+                or (u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL)
+                for u in users
+            )
+            if kept:
+                out.append(res)
+            continue
+        owner = getattr(v, "owner", None)
+        readers = [u for u in _consumers(v) if live is None or live.op_live(u)]
+        if owner is not None and owner.name in _FUSIBLE and readers == [op]:
+            continue  # (the transpose fuses into the op that makes the operand)
+        out.append(v)
+    return out
+
+
+def _transpose_is_bitcast(v: Value, order: tuple[int, ...], mesh_of: MeshOf) -> bool:
+    """Whether reading `v`'s dims in `order` is a bitcast of its local (row-major) buffer:
+    the dims of size > 1 keep their order."""
+    t = v.type
+    if not isinstance(t, TensorType) or sorted(order) != list(range(t.rank)):
+        return True
+    s = layout.value_sharding(v)
+    mesh = mesh_of(s)
+    shape = t.shape if mesh is None else local_shape(t.shape, dim_axes(s, t.rank), mesh)
+    kept = [dim for dim in order if shape[dim] != 1]
+    return kept == sorted(kept)
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:
