@@ -324,9 +324,10 @@ def _library_reduce(op: Operation, mesh_of: MeshOf | None) -> bool:
     t = op.operands[0].type
     if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
         return False
-    return max(
-        _local_elements(op.operands[0], mesh_of), _local_elements(op.results[0], mesh_of)
-    ) >= _LIBRARY_MIN_ELEMENTS
+    return (
+        max(_local_elements(op.operands[0], mesh_of), _local_elements(op.results[0], mesh_of))
+        >= _LIBRARY_MIN_ELEMENTS
+    )
 
 
 def _library_absorbs(op: Operation, mesh_of: MeshOf | None, live: Liveness | None) -> bool:
