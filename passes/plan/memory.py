@@ -208,7 +208,7 @@ _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
 # XLA's CPU backend hands a reduce to its library (YNNPACK: `_library_reduce`) where it or its
 # input has at least this many elements; the library fusion takes in the element-wise ops it
 # supports of at least as many elements, and nothing else
-_LIBRARY_MIN_ELEMENTS = 4096
+LIBRARY_MIN_ELEMENTS = 4096
 _LIBRARY_REDUCERS = frozenset({"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"})
 _LIBRARY_ELEMENTWISE = frozenset(
     {
@@ -270,48 +270,59 @@ def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
 
 
 def _own_buffer(
-    v: Value,
-    live: Liveness | None,
-    gathered: set[int],
-    funcs: dict[str, Operation],
-    mesh_of: MeshOf | None = None,
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
 ) -> bool:
-    """Whether XLA gives `v` a buffer of its own (see the module docstring); `mesh_of`: the
-    layout's, for the local sizes that decide a library reduce (global sizes without it)."""
+    """Whether XLA gives `v` a buffer of its own (see the module docstring), a library
+    reduce's input counted where it is large enough globally (`library_only`)."""
+    return _buffer_reason(v, live, gathered, funcs) is not None
+
+
+def library_only(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> bool:
+    """Whether `v` has a buffer only because a library reduce reads it (`_library_reduce`):
+    XLA makes that buffer where `v` has at least `LIBRARY_MIN_ELEMENTS` local elements (the
+    reduce's input then has as many), so its existence depends on the layout; the plan
+    counts it where the layout gives it those elements, auto's rows per choice."""
+    return _buffer_reason(v, live, gathered, funcs) == "library"
+
+
+def _buffer_reason(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> str | None:
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
-        return False
+        return None
     if not _fusible_result(v, funcs):
-        return True
+        return "own"
     if id(v) in gathered:
-        return True  # a collective reads it
+        return "own"  # a collective reads it
     users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
     if any(
         u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL
         for u in users.values()
     ):
-        return True
-    if any(_library_reads(u, mesh_of, live) for u in users.values()) and not (
-        len(users) == 1 and _library_absorbs(owner, mesh_of, live)
+        return "own"
+    if len(users) > 1 and owner.name in _EXPENSIVE:
+        return "own"
+    if any(_library_reads(u, live) for u in users.values()) and not (
+        len(users) == 1 and _library_absorbs(owner, live)
     ):
-        return True  # a library reduce reads it from memory
-    return len(users) > 1 and owner.name in _EXPENSIVE
+        return "library"  # a library reduce reads it from memory
+    return None
 
 
-def _local_elements(v: Value, mesh_of: MeshOf | None) -> int:
-    t = tensor_of(v)
-    if t is None:
-        return 0
-    if mesh_of is None:
-        return t.num_elements
-    return value_bytes(v, mesh_of) // max(1, t.elem_bytes)
+def local_elements(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = None) -> int:
+    """The elements of `v` per device under its sharding (or `sharding`)."""
+    t = tensor_of(v, sharding)
+    return value_bytes(v, mesh_of, sharding) // t.elem_bytes if t is not None else 0
 
 
-def _library_reduce(op: Operation, mesh_of: MeshOf | None) -> bool:
+def _library_reduce(op: Operation) -> bool:
     """Whether XLA's CPU backend runs the reduce `op` as a library call (YNNPACK) rather than
     as a loop fusion: one input, a reducer that is a single add, maximum or minimum, reduced
-    dims, a float type, and at least `_LIBRARY_MIN_ELEMENTS` local elements in its input or
-    result. Such a call reads its input from memory: XLA's own fusion runs after the library
+    dims, a float type, and at least `LIBRARY_MIN_ELEMENTS` local elements in its input (the
+    larger; decided here on global sizes, the local count is `library_only`'s). Such a call reads its input from memory: XLA's own fusion runs after the library
     rewrite and does not fuse into it, so the element-wise producers of the input (bar those
     the library takes in itself, `_library_absorbs`) are computed into a buffer."""
     if op.name != "stablehlo.reduce" or len(op.operands) != 2 or len(op.results) != 1:
@@ -324,34 +335,36 @@ def _library_reduce(op: Operation, mesh_of: MeshOf | None) -> bool:
     t = op.operands[0].type
     if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
         return False
-    return (
-        max(_local_elements(op.operands[0], mesh_of), _local_elements(op.results[0], mesh_of))
-        >= _LIBRARY_MIN_ELEMENTS
-    )
+    return _global_elements(op.operands[0]) >= LIBRARY_MIN_ELEMENTS
 
 
-def _library_absorbs(op: Operation, mesh_of: MeshOf | None, live: Liveness | None) -> bool:
+def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
     """Whether the library fusion of a reduce takes in the element-wise `op` (its only
     reader is that fusion): an element-wise op the library supports, of at least
-    `_LIBRARY_MIN_ELEMENTS` local elements (XLA's library fusion takes only ops it prefers)."""
+    `LIBRARY_MIN_ELEMENTS` elements (XLA's library fusion takes only ops it prefers)."""
     if op.name not in _LIBRARY_ELEMENTWISE or len(op.results) != 1:
         return False
     r = op.results[0]
     t = r.type
     if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
         return False
-    if _local_elements(r, mesh_of) < _LIBRARY_MIN_ELEMENTS:
+    if _global_elements(r) < LIBRARY_MIN_ELEMENTS:
         return False
     users = [u for u in _consumers(r) if live is None or live.op_live(u)]
-    return len(users) == 1 and _library_reads(users[0], mesh_of, live)
+    return len(users) == 1 and _library_reads(users[0], live)
 
 
-def _library_reads(op: Operation, mesh_of: MeshOf | None, live: Liveness | None) -> bool:
+def _global_elements(v: Value) -> int:
+    t = tensor_of(v)
+    return t.num_elements if t is not None else 0
+
+
+def _library_reads(op: Operation, live: Liveness | None) -> bool:
     """Whether `op` is a library reduce or an element-wise op a library reduce takes in: its
     operands are read from memory."""
     if op.name == "stablehlo.reduce":
-        return _library_reduce(op, mesh_of)
-    return _library_absorbs(op, mesh_of, live)
+        return _library_reduce(op)
+    return _library_absorbs(op, live)
 
 
 @dataclass(frozen=True)
@@ -368,6 +381,8 @@ class Buffer:
     kind: str
     op: Operation
     value: Value | None = None
+    # the local elements `value` needs for the buffer to exist (`library_only`; 0: always)
+    min_elements: int = 0
 
 
 @dataclass
@@ -433,7 +448,8 @@ def block_buffers(
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if not _own_buffer(r, live, gathered, funcs, mesh_of):
+            reason = _buffer_reason(r, live, gathered, funcs)
+            if reason is None:
                 continue
             users = _consumers(r)
             if terminator is not None and any(u is terminator for u in users):
@@ -444,6 +460,9 @@ def block_buffers(
                 if top is not None:
                     last = max(last, index.get(id(top), k))
             size = aligned(value_bytes(r, mesh_of))
+            least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
+            if local_elements(r, mesh_of) < least:
+                size = 0  # (XLA's loop fusion computes it in its reader: `library_only`)
             if op.name in _FUSIBLE:
                 reuse = _dying_operand(op, k, size, held, intervals)
             elif op.name == WHILE and r.index < len(op.operands):
@@ -457,7 +476,7 @@ def block_buffers(
                 held[id(r)] = reuse
                 continue
             held[id(r)] = len(intervals)
-            intervals.append(Buffer(k, last, size, "value", op, r))
+            intervals.append(Buffer(k, last, size, "value", op, r, least))
         own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
@@ -528,8 +547,8 @@ def output_reuse(
     temporary is in its result's allocation where its local bytes fit there (exact bytes, as
     XLA sizes an allocation; `BlockBuffers.in_outputs`):
     so the auto solve's memory rows can state it per choice. Only the values' own buffers are
-    placed (a collective's, a region's peak, a value only a collective gives a buffer stay
-    temporaries), and not a loop's or a conditional's results: XLA colocates those with the
+    placed (a collective's, a region's peak, a value only a collective gives a buffer and a
+    library reduce's input, whose buffer depends on the layout, stay temporaries), and not a loop's or a conditional's results: XLA colocates those with the
     loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
     if ret is None:
@@ -562,6 +581,7 @@ def output_reuse(
         if b.kind == "value"
         and b.value is not None
         and b.op.name not in _TUPLED
+        and not b.min_elements
         and _own_buffer(b.value, live, set(), funcs)
     }
     out: dict[int, int] = {}
