@@ -589,10 +589,13 @@ class _PlanBuffers:
         """Whether a collective reading `x` gives it a buffer of its own (the plan's
         `Buffers.read`): a temporary that fusion would otherwise fold away."""
         owner = getattr(x, "owner", None)
+        held = self.found.held.get(id(x))
         return (
             owner is not None
             and owner.name not in _NO_BUFFER_OWNERS
-            and id(x) not in self.found.held
+            # (a library reduce's input is held only where it is large enough locally: a
+            # collective's read gives it its buffer, an upper bound where both do)
+            and (held is None or self.found.buffers[held].min_elements > 0)
             and id(x) not in self.returned
         )
 
@@ -745,15 +748,23 @@ def _plan_rows(
     for i, b in enumerate(plan.found.buffers):
         v = b.value
         loc = g.where.get(id(v)) if v is not None else None
+        if loc is None and v is not None and b.min_elements:
+            # (a library reduce's input that is no node, a broadcast: its reader's layout)
+            loc = next((g.where[id(r)] for u in v.users for r in u.results
+                        if r.type == v.type and id(r) in g.where), None)  # fmt: skip
         if loc is None:
             terms = const(b.nbytes)
             raw = plan_value_bytes(v, plan.mesh_of) if v is not None else b.nbytes
             own: tuple[int, list[int], list[int]] = (-1, [b.nbytes], [raw])
         else:
             n, j = loc
-            terms = on_node(n, j, v, ("temp",),
-                            lambda _, s, j=j, v=v: aligned(value_bytes(v, s.outs[j], mesh)))  # fmt: skip
-            raws = [value_bytes(v, s.outs[j], mesh) for s in g.nodes[n].strategies]
+            # (a library reduce's input has a buffer only where it is large enough locally:
+            # `passes.plan.memory.library_only`)
+            least = b.min_elements * _elem_bytes(v)
+            terms = on_node(n, j, v, ("temp", least), lambda _, s, j=j, v=v, least=least: (
+                aligned(_at_least(value_bytes(v, s.outs[j], mesh), least))))  # fmt: skip
+            raws = [_at_least(value_bytes(v, s.outs[j], mesh), least)
+                    for s in g.nodes[n].strategies]  # fmt: skip
             own = (n, [aligned(x) for x in raws], raws)
         pieces.append((2 * b.start, 2 * b.end, terms))
         r = plan.found.slot_of.get(i)
@@ -790,6 +801,16 @@ def _plan_rows(
                 x, s.outs[j], resolve_required(s.outs[j], req)))  # fmt: skip
             pieces.append((at, at, terms))
     return _sweep_rows(sweep, pieces, end)
+
+
+def _at_least(nbytes: int, least: int) -> int:
+    """`nbytes`, or 0 where it is under `least` bytes (no buffer)."""
+    return nbytes if nbytes >= least else 0
+
+
+def _elem_bytes(v: Value) -> int:
+    t = v.type
+    return element_bytes(t.element_type) if isinstance(t, TensorType) else 0
 
 
 def _fit_terms(

@@ -39,8 +39,8 @@ from shardc.dialect.ir import (
     func_body,
     parse_dict_list,
 )
-from shardc.dialect.layout_math import axes_layout, sharded_local_bytes
-from shardc.dialect.rules.attrs import attr_text, struct_fields
+from shardc.dialect.layout_math import axes_layout, dim_axes, local_shape, sharded_local_bytes
+from shardc.dialect.rules.attrs import attr_text, conv_dims, struct_fields
 from shardc.dialect.shardings import Mesh, TensorSharding
 from shardc.dialect.types import TensorType, element_bytes
 
@@ -205,6 +205,23 @@ _FUSIBLE = _CHEAP | _EXPENSIVE
 
 # ops that take their producers into their own fusion but whose result is a buffer
 _FUSION_ROOTS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window"})
+# XLA's CPU backend hands a reduce to its library (YNNPACK: `_library_reduce`) where it or its
+# input has at least this many elements; the library fusion takes in the element-wise ops it
+# supports of at least as many elements, and nothing else
+LIBRARY_MIN_ELEMENTS = 4096
+_LIBRARY_REDUCERS = frozenset({"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"})
+_LIBRARY_ELEMENTWISE = frozenset(
+    {
+        "stablehlo.abs", "stablehlo.ceil", "stablehlo.convert", "stablehlo.cosine",
+        "chlo.erf", "stablehlo.exponential", "stablehlo.exponential_minus_one",
+        "stablehlo.floor", "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic",
+        "stablehlo.negate", "stablehlo.round_nearest_even", "stablehlo.rsqrt",
+        "stablehlo.sign", "stablehlo.sine", "stablehlo.sqrt", "stablehlo.tanh", "stablehlo.tan",
+        "stablehlo.add", "stablehlo.divide", "stablehlo.maximum", "stablehlo.minimum",
+        "stablehlo.multiply", "stablehlo.power", "stablehlo.subtract",
+    }
+)  # fmt: skip
+_LIBRARY_TYPES = frozenset({"f32", "f64", "bf16"})
 _CONSTANTS = frozenset({"stablehlo.constant", "sdy.constant"})
 # XLA's CPU buffer assignment starts every temporary buffer on a 64-byte boundary
 _ALIGN = 64
@@ -255,21 +272,99 @@ def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
 def _own_buffer(
     v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
 ) -> bool:
-    """Whether XLA gives `v` a buffer of its own (see the module docstring)."""
+    """Whether XLA gives `v` a buffer of its own (see the module docstring), a library
+    reduce's input counted where it is large enough globally (`library_only`)."""
+    return _buffer_reason(v, live, gathered, funcs) is not None
+
+
+def library_only(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> bool:
+    """Whether `v` has a buffer only because a library reduce reads it (`_library_reduce`):
+    XLA makes that buffer where `v` has at least `LIBRARY_MIN_ELEMENTS` local elements (the
+    reduce's input then has as many), so its existence depends on the layout; the plan
+    counts it where the layout gives it those elements, auto's rows per choice."""
+    return _buffer_reason(v, live, gathered, funcs) == "library"
+
+
+def _buffer_reason(
+    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+) -> str | None:
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
-        return False
+        return None
     if not _fusible_result(v, funcs):
-        return True
+        return "own"
     if id(v) in gathered:
-        return True  # a collective reads it
+        return "own"  # a collective reads it
     users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
     if any(
         u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL
         for u in users.values()
     ):
-        return True
-    return len(users) > 1 and owner.name in _EXPENSIVE
+        return "own"
+    if len(users) > 1 and owner.name in _EXPENSIVE:
+        return "own"
+    if any(_library_reads(u, live) for u in users.values()) and not (
+        len(users) == 1 and _library_absorbs(owner, live)
+    ):
+        return "library"  # a library reduce reads it from memory
+    return None
+
+
+def local_elements(v: Value, mesh_of: MeshOf, sharding: TensorSharding | None = None) -> int:
+    """The elements of `v` per device under its sharding (or `sharding`)."""
+    t = tensor_of(v, sharding)
+    return value_bytes(v, mesh_of, sharding) // t.elem_bytes if t is not None else 0
+
+
+def _library_reduce(op: Operation) -> bool:
+    """Whether XLA's CPU backend runs the reduce `op` as a library call (YNNPACK) rather than
+    as a loop fusion: one input, a reducer that is a single add, maximum or minimum, reduced
+    dims, a float type, and at least `LIBRARY_MIN_ELEMENTS` local elements in its input (the
+    larger; decided here on global sizes, the local count is `library_only`'s). Such a call reads its input from memory: XLA's own fusion runs after the library
+    rewrite and does not fuse into it, so the element-wise producers of the input (bar those
+    the library takes in itself, `_library_absorbs`) are computed into a buffer."""
+    if op.name != "stablehlo.reduce" or len(op.operands) != 2 or len(op.results) != 1:
+        return False
+    if not re.search(r"\d", attr_text(op, "dimensions") or ""):
+        return False  # (no reduced dims)
+    body = [b for region in op.regions for b in region.blocks]
+    if len(body) != 1 or len(body[0].ops) != 2 or body[0].ops[0].name not in _LIBRARY_REDUCERS:
+        return False
+    t = op.operands[0].type
+    if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
+        return False
+    return _global_elements(op.operands[0]) >= LIBRARY_MIN_ELEMENTS
+
+
+def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
+    """Whether the library fusion of a reduce takes in the element-wise `op` (its only
+    reader is that fusion): an element-wise op the library supports, of at least
+    `LIBRARY_MIN_ELEMENTS` elements (XLA's library fusion takes only ops it prefers)."""
+    if op.name not in _LIBRARY_ELEMENTWISE or len(op.results) != 1:
+        return False
+    r = op.results[0]
+    t = r.type
+    if not isinstance(t, TensorType) or str(t.element_type) not in _LIBRARY_TYPES:
+        return False
+    if _global_elements(r) < LIBRARY_MIN_ELEMENTS:
+        return False
+    users = [u for u in _consumers(r) if live is None or live.op_live(u)]
+    return len(users) == 1 and _library_reads(users[0], live)
+
+
+def _global_elements(v: Value) -> int:
+    t = tensor_of(v)
+    return t.num_elements if t is not None else 0
+
+
+def _library_reads(op: Operation, live: Liveness | None) -> bool:
+    """Whether `op` is a library reduce or an element-wise op a library reduce takes in: its
+    operands are read from memory."""
+    if op.name == "stablehlo.reduce":
+        return _library_reduce(op)
+    return _library_absorbs(op, live)
 
 
 @dataclass(frozen=True)
@@ -286,6 +381,8 @@ class Buffer:
     kind: str
     op: Operation
     value: Value | None = None
+    # the local elements `value` needs for the buffer to exist (`library_only`; 0: always)
+    min_elements: int = 0
 
 
 @dataclass
@@ -351,7 +448,8 @@ def block_buffers(
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            if not _own_buffer(r, live, gathered, funcs):
+            reason = _buffer_reason(r, live, gathered, funcs)
+            if reason is None:
                 continue
             users = _consumers(r)
             if terminator is not None and any(u is terminator for u in users):
@@ -362,6 +460,9 @@ def block_buffers(
                 if top is not None:
                     last = max(last, index.get(id(top), k))
             size = aligned(value_bytes(r, mesh_of))
+            least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
+            if local_elements(r, mesh_of) < least:
+                size = 0  # (XLA's loop fusion computes it in its reader: `library_only`)
             if op.name in _FUSIBLE:
                 reuse = _dying_operand(op, k, size, held, intervals)
             elif op.name == WHILE and r.index < len(op.operands):
@@ -375,7 +476,7 @@ def block_buffers(
                 held[id(r)] = reuse
                 continue
             held[id(r)] = len(intervals)
-            intervals.append(Buffer(k, last, size, "value", op, r))
+            intervals.append(Buffer(k, last, size, "value", op, r, least))
         own = aligned(buffers.at.get(id(op), 0))
         later = [_top_level(u, block) for u in buffers.reused.get(id(op), ())]
         last = max([index.get(id(t), k) for t in later if t is not None], default=k)
@@ -389,6 +490,8 @@ def block_buffers(
             kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
+        for v in _conv_copies(op, mesh_of, live, gathered, terminator):
+            intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "value", op, v))
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
@@ -444,8 +547,8 @@ def output_reuse(
     temporary is in its result's allocation where its local bytes fit there (exact bytes, as
     XLA sizes an allocation; `BlockBuffers.in_outputs`):
     so the auto solve's memory rows can state it per choice. Only the values' own buffers are
-    placed (a collective's, a region's peak, a value only a collective gives a buffer stay
-    temporaries), and not a loop's or a conditional's results: XLA colocates those with the
+    placed (a collective's, a region's peak, a value only a collective gives a buffer and a
+    library reduce's input, whose buffer depends on the layout, stay temporaries), and not a loop's or a conditional's results: XLA colocates those with the
     loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
     if ret is None:
@@ -478,6 +581,7 @@ def output_reuse(
         if b.kind == "value"
         and b.value is not None
         and b.op.name not in _TUPLED
+        and not b.min_elements
         and _own_buffer(b.value, live, set(), funcs)
     }
     out: dict[int, int] = {}
@@ -594,6 +698,69 @@ def is_argument_of(v: Value, block: Block | None) -> bool:
     while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
         v = v.owner.operands[0]
     return isinstance(v, BlockArgument) and v.block is block
+
+
+def _conv_copies(
+    op: Operation,
+    mesh_of: MeshOf,
+    live: Liveness | None,
+    gathered: set[int],
+    terminator: Operation | None,
+) -> list[Value]:
+    """The values XLA's CPU backend makes a transposed copy of for the convolution `op` (none
+    for any other op), each a buffer of the value's bytes live at the op: it runs a convolution only on operands in the
+    order [batch, spatial..., feature] and [spatial..., input feature, output feature] with
+    the result as [batch, spatial..., feature], and elsewhere transposes the operands into that
+    order and the result back (the backward convolutions of a train step). A transpose that
+    keeps the order of the dims of size > 1 is a bitcast, no copy. An operand's copy replaces
+    its buffer where the conv is its only reader and an element-wise op makes it (the
+    transpose fuses into that op); the result's copy is extra where the result is kept in its
+    own order (a collective, the return or an unfusible op reads it), else the transpose fuses
+    into its readers."""
+    if op.name != "stablehlo.convolution" or len(op.operands) != 2 or len(op.results) != 1:
+        return []
+    d = conv_dims(attr_text(op, "dimension_numbers") or "")
+    lhs, rhs = op.operands
+    res = op.results[0]
+    n = len(d.input_spatial)
+    orders = (
+        (lhs, (d.input_batch, *d.input_spatial, d.input_feature)),
+        (rhs, (*d.kernel_spatial, d.kernel_input_feature, d.kernel_output_feature)),
+        (res, (d.output_batch, *d.output_spatial, d.output_feature)),
+    )
+    out: list[Value] = []
+    for v, order in orders:
+        if len(order) != n + 2 or _transpose_is_bitcast(v, order, mesh_of):
+            continue
+        if v is res:
+            users = [u for u in _consumers(res) if live is None or live.op_live(u)]
+            kept = id(res) in gathered or any(
+                u is terminator
+                or (u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL)
+                for u in users
+            )
+            if kept:
+                out.append(res)
+            continue
+        owner = getattr(v, "owner", None)
+        readers = [u for u in _consumers(v) if live is None or live.op_live(u)]
+        if owner is not None and owner.name in _FUSIBLE and readers == [op]:
+            continue  # (the transpose fuses into the op that makes the operand)
+        out.append(v)
+    return out
+
+
+def _transpose_is_bitcast(v: Value, order: tuple[int, ...], mesh_of: MeshOf) -> bool:
+    """Whether reading `v`'s dims in `order` is a bitcast of its local (row-major) buffer:
+    the dims of size > 1 keep their order."""
+    t = v.type
+    if not isinstance(t, TensorType) or sorted(order) != list(range(t.rank)):
+        return True
+    s = layout.value_sharding(v)
+    mesh = mesh_of(s)
+    shape = t.shape if mesh is None else local_shape(t.shape, dim_axes(s, t.rank), mesh)
+    kept = [dim for dim in order if shape[dim] != 1]
+    return kept == sorted(kept)
 
 
 def _top_level(op: Operation, block: Block) -> Operation | None:

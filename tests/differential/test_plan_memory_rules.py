@@ -110,3 +110,70 @@ def test_an_arguments_all_gather_lives_from_the_start() -> None:
     # (XLA puts the first sine's operand, 2 KiB, in the result's allocation and the sine's
     # result on the heap; the plan keeps the two as one buffer, in place: within 10%)
     assert abs(planned - temp) <= 0.1 * temp, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def _two_reductions(n: int) -> str:
+    """An element-wise sum two reductions read (over rows, over columns) of `n` x `n`."""
+    t = f"tensor<{n}x{n}xf32>"
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {t} {{sdy.sharding = {R2}}}, %arg1: {t} {{sdy.sharding = {R2}}})
+    -> (tensor<{n}xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{}}]>}}) {{
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %a = stablehlo.add %arg0, %arg1 : {t}
+  %r0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : ({t}, tensor<f32>) -> tensor<{n}xf32>
+  %r1 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : ({t}, tensor<f32>) -> tensor<{n}xf32>
+  %r = stablehlo.multiply %r0, %r1 : tensor<{n}xf32>
+  return %r : tensor<{n}xf32>
+}}
+"""
+    )
+
+
+def test_a_library_reduce_reads_its_input_from_memory() -> None:
+    # 64 x 64 = 4096 elements: XLA's CPU backend runs both reductions as library calls
+    # (YNNPACK), which read the sum from a buffer (16 KiB; passes/plan/memory.py
+    # `_library_reduce`); at 32 x 32 they are loop fusions that each recompute the sum
+    planned, temp = _measure(_two_reductions(64))
+    assert temp >= 64 * 64 * 4, (
+        f"XLA no longer materializes a library reduce's input (temp {temp} B): "
+        "passes/plan/memory.py `_library_reduce` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+    planned, temp = _measure(_two_reductions(32))
+    assert temp < 32 * 32 * 4, (
+        f"XLA now materializes a small reduce's input too (temp {temp} B): "
+        "passes/plan/memory.py `_LIBRARY_MIN_ELEMENTS` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def _conv(kernel: str, kernel_type: str) -> str:
+    """A 3x3 convolution of an argument by an argument kernel laid out as `kernel`."""
+    x, y = "tensor<1x8x8x32xf32>", "tensor<1x8x8x32xf32>"
+    r4 = "#sdy.sharding<@mesh, [{}, {}, {}, {}]>"
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {x} {{sdy.sharding = {r4}}}, %arg1: {kernel_type} {{sdy.sharding = {r4}}})
+    -> ({y} {{sdy.sharding = {r4}}}) {{
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[{kernel}]->[b, 0, 1, f], window = {{stride = [1, 1], pad = [[1, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = [1, 1], reverse = [false, false]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({x}, {kernel_type}) -> {y}
+  return %c : {y}
+}}
+"""
+    )
+
+
+def test_a_convolution_copies_a_kernel_out_of_order() -> None:
+    # the kernel as [spatial, out, in] (a backward convolution's): XLA's CPU backend transposes
+    # it into [spatial, in, out] first, a copy of 36 KiB (passes/plan/memory.py `_conv_copies`);
+    # in that order it reads the kernel as it is
+    kernel = 3 * 3 * 32 * 32 * 4
+    planned, temp = _measure(_conv("0, 1, o, i", "tensor<3x3x32x32xf32>"))
+    assert temp >= kernel, (
+        f"XLA no longer copies a kernel out of [spatial, in, out] order (temp {temp} B): "
+        "passes/plan/memory.py `_conv_copies` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+    planned, temp = _measure(_conv("0, 1, i, o", "tensor<3x3x32x32xf32>"))
+    assert temp < kernel, f"XLA copies a kernel in [spatial, in, out] order (temp {temp} B)"
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
