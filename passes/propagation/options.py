@@ -103,7 +103,10 @@ class PropagationOptions:
         "checked by the plan's after each solve, and by XLA's memory_analysis in shardc.jit)",
     )
     auto_solver: str = _option(
-        "highs", "with --auto: exact solver, highs (scipy's milp) or cp-sat (OR-tools)"
+        "highs",
+        "with --auto: solver, highs (scipy's milp; a binding budget on a large problem is "
+        "priced into the objective first), highs-rows (highs with every memory row, never "
+        "priced) or cp-sat (OR-tools)",
     )
     auto_keep_propagated: bool = _option(
         False,
