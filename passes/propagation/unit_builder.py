@@ -138,8 +138,8 @@ class ModuleUnits:
         self.constraints: list[Operation] = []
         # equal size/dims tuples of units alike, stored once (a module repeats its layers)
         self._interned: dict[tuple, tuple] = {}
-        self._rule_dims: dict[int, tuple] = {}  # id(rule) -> its dims, operands then results
-        self._rule_sizes: dict[int, tuple[int, ...]] = {}  # id(rule) -> `_tensor_sizes`
+        # id(rule) -> (`_tensor_sizes`, its dims: operands then results)
+        self._rule_shapes: dict[int, tuple[tuple[int, ...], tuple]] = {}
         self._rules: list[object] = []
         # a reshard's result has the reshard's sharding; propagation never looks through it
         self.reshards: list[Operation] = []
@@ -533,7 +533,7 @@ class ModuleUnits:
         rule = block_dynamic_dims(rule, [v.type for v in (*op.operands, *op.results)])
         if self.skip_trivial and _moves_nothing(rule):
             return (rule, _TRIVIAL, (), ())
-        return (rule, _UNIT, self._sizes_of(rule), self._dims_of(rule))
+        return (rule, _UNIT, *self._shape_of(rule))
 
     def _add_edge(self, op: Operation, sources: list[SlotLike], target: SlotLike) -> None:
         t = target.type
@@ -627,26 +627,19 @@ class ModuleUnits:
 
     def _finish_unit(self, u: Unit) -> None:
         u.rule = block_dynamic_dims(u.rule, [s.type for s in u.slots])
-        u.sizes = self._sizes_of(u.rule)
-        u.dims = self._dims_of(u.rule)
+        u.sizes, u.dims = self._shape_of(u.rule)
         self._append_unit(u)
 
-    def _sizes_of(self, rule: OpShardingRule) -> tuple[int, ...]:
-        """`_tensor_sizes(rule)`, once per rule object (rules are shared by ops alike)."""
-        sizes = self._rule_sizes.get(id(rule))
-        if sizes is None:
-            sizes = _tensor_sizes(rule)
-            sizes = self._rule_sizes[id(rule)] = self._interned.setdefault(sizes, sizes)
+    def _shape_of(self, rule: OpShardingRule) -> tuple[tuple[int, ...], tuple]:
+        """`_tensor_sizes(rule)` and the rule's dims (operands then results), interned, once
+        per rule object (rules are shared by ops alike)."""
+        shape = self._rule_shapes.get(id(rule))
+        if shape is None:
+            sizes, dims = _tensor_sizes(rule), rule.operand_dims + rule.result_dims
+            shape = (self._interned.setdefault(sizes, sizes), self._interned.setdefault(dims, dims))
+            self._rule_shapes[id(rule)] = shape
             self._rules.append(rule)  # (keeps the id valid while the builder lives)
-        return sizes
-
-    def _dims_of(self, rule: OpShardingRule) -> tuple:
-        dims = self._rule_dims.get(id(rule))
-        if dims is None:
-            dims = rule.operand_dims + rule.result_dims
-            dims = self._rule_dims[id(rule)] = self._interned.setdefault(dims, dims)
-            self._rules.append(rule)
-        return dims
+        return shape
 
     def _append_unit(self, u: Unit) -> None:
         # An edge is Shardy's `sdy.data_flow_edge` on its owner, whose one use it is: an edge is
