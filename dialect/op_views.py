@@ -130,7 +130,8 @@ def constrained_sharding(
     other value, its own sharding. The readers differ in three ways, each a flag:
 
     - `manual_results`: a `sdy.manual_computation`'s result is held to its out_sharding (what
-      the op's users see; else its own sharding, which the export and the pad hazards read);
+      the op's users see, as the pad hazards read it; else its own sharding, which the export
+      reads);
     - `reshards`: an `sdy.reshard`'s result is held to the reshard's sharding as a constraint's
       is (else its own, which propagation leaves unset);
     - `own_first`: a value that carries a sharding of its own is held to that, whatever made
