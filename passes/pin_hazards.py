@@ -27,9 +27,12 @@ Seen on XLA 0.10.2 (CPU SPMD partitioner), and why the fix is a replicated pin, 
   either aborted, was rejected or computed wrong numbers); the same pad whose operand is
   sharded like its result compiles. It arises after the
   pattern above: a pad made safe there is replicated along the dim, and the next interior pad
-  of its result must not be pinned sharded along it. The operand's layout is what the module
-  says of it (the constraint that produces it, else its own sharding); where it says nothing,
-  the pad is left as it is.
+  of its result must not be pinned sharded along it, and after a `shard_map` whose out_specs
+  replicate the dim (the manual computation's out_sharding fixes its result's layout, and
+  XLA's own propagation shards the pad from its readers: jax.jit's program is rejected too,
+  so the pin is forced whatever XLA would derive). The operand's layout is what the module
+  holds it to for its readers (the constraint that produces it, a manual computation's
+  out_sharding, else its own sharding); where it says nothing, the pad is left as it is.
 * `stablehlo.dynamic_update_slice` whose update is one row along a dim (size 1 of a larger
   operand dim) at a start that is not a constant: sharded along that dim, XLA writes the row
   into the shard whose range holds the start as given, where the op's semantics clamp it first
@@ -87,9 +90,10 @@ def pad_negative_edge_with_interior(op: Operation) -> frozenset[int]:
 
 def pad_interior_from_another_layout(op: Operation, sharding: TensorSharding) -> frozenset[int]:
     """Dims of a pad with interior padding that `sharding` shards otherwise than the pad's
-    operand is laid out."""
+    operand is laid out: the layout the module holds the operand to for its readers (a
+    constraint's, a manual computation's out_sharding, else its own)."""
     interior = _ints(op, "interior_padding")
-    operand = constrained_sharding(op.operands[0]) if op.operands else None
+    operand = constrained_sharding(op.operands[0], manual_results=True) if op.operands else None
     if operand is None or len(operand.dims) != len(sharding.dims):
         return frozenset()
     return frozenset(

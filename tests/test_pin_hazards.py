@@ -102,6 +102,64 @@ def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim() -> Non
     assert _pinned(pad, '[{"X"}, {}]') == "same"
 
 
+def _psum_then_pad(x: object, y: object) -> object:
+    """A shard_map whose out_specs replicate its result, an interior pad of it, and a reader
+    sharded along the padded dim (XLA shards the pad from it; its verifier then rejects the
+    partitioned pad: jax.jit's program too)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.sharding import PartitionSpec as P
+
+    from tests.fuzz.programs import jax_mesh
+
+    s = jax.shard_map(lambda a: lax.psum(a, "X"), mesh=jax_mesh(0), in_specs=P("X"), out_specs=P())
+    return lax.pad(s(x), jnp.float32(0.5), [(0, 0, 0), (-2, 3, 1)]) - y  # type: ignore[operator]
+
+
+def test_an_interior_pad_of_a_shard_map_result_compiles_and_is_right() -> None:
+    """The pad's operand is held whole by the manual computation's out_sharding: the pad is
+    pinned whole along the padded dim, XLA compiles the pin export on 8 devices, and it
+    computes the unsharded numbers."""
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardc
+    from tests.differential import harness as H
+    from tests.fuzz.programs import jax_mesh
+
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((2, 8)).astype(np.float32),
+            rng.standard_normal((1, 16)).astype(np.float32)]  # fmt: skip
+    sh = (None, NamedSharding(jax_mesh(0), P(None, "Y")))
+    text = jax.jit(_psum_then_pad, in_shardings=sh).lower(*args).as_text()
+    pinned = shardc.propagate(text, mode="pin")
+    assert '<@mesh, [{}, {}]> : tensor<1x16xf32>' in pinned, pinned
+    out = H.run_executable(H.compile_mlir(pinned, 8), args)
+    np.testing.assert_allclose(out[0], np.asarray(jax.jit(_psum_then_pad)(*args)), atol=1e-5)
+
+
+def test_an_interior_pad_reads_a_manual_computations_out_sharding() -> None:
+    text = (
+        'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
+        "func.func @main(%x: tensor<4x16xf32>) -> tensor<4x31xf32> {\n"
+        "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+        '  %m = sdy.manual_computation(%x) in_shardings=[<@mesh, [{"X"}, {}]>] '
+        'out_shardings=[<@mesh, [{"X"}, {}]>] manual_axes={"X"} (%a: tensor<2x16xf32>) {\n'
+        "    sdy.return %a : tensor<2x16xf32>\n"
+        "  } : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
+        "  %d = stablehlo.pad %m, %z, low = [0, 0], high = [0, 0], interior = [0, 1] "
+        ": (tensor<4x16xf32>, tensor<f32>) -> tensor<4x31xf32>\n"
+        "  return %d : tensor<4x31xf32>\n}\n"
+    )
+    pad = _op(text, "stablehlo.pad")
+    # the shard_map's result is whole along dim 1: the pad may not be pinned sharded there
+    assert _pinned(pad, '[{"X"}, {"Y"}]') == '[{"X"}, {}]'
+    assert _pinned(pad, '[{"X"}, {}]') == "same"
+
+
 @pytest.mark.parametrize("axis,lo,hi,interior", PAD_CASES)
 def test_pad_with_negative_edge_and_interior_compiles_and_is_right(axis, lo, hi, interior) -> None:
     env = dict(os.environ, PYTHONPATH=ROOT)
