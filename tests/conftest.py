@@ -6,7 +6,9 @@ SIGKILL) or by a native crash (SIGSEGV, or SIGABRT from an XLA `Check failed`) l
 traceback: xdist reports only "node down: Not properly terminated". The hook below reads the
 worker's exit status and names the signal. The suite's settings (pyproject.toml) make such a
 death end the run as a failure (`--max-worker-restart=0`: xdist 3.8's loadfile scheduler can
-deadlock once it replaces a crashed worker) and bound each test (pytest-timeout).
+deadlock once it replaces a crashed worker: the dead worker's finished files go back on the
+queue as empty units, a worker holding its last test waits for a next one that never comes)
+and bound each test (pytest-timeout).
 """
 
 import os
