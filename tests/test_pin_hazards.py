@@ -85,13 +85,26 @@ def test_an_interior_pad_after_a_pad_made_safe_compiles_and_is_right() -> None:
     assert r.stdout.strip().endswith("RIGHT"), r.stdout + r.stderr[-2000:]
 
 
-def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim() -> None:
+# the pad's operand, held along dim 0 only: by a constraint, by a shard_map's out_specs
+HELD_ALONG_DIM_0 = {
+    "constraint": '  %o = sdy.sharding_constraint %x <@mesh, [{"Y"}, {}]> : tensor<4x16xf32>\n',
+    "shard_map": (
+        '  %o = sdy.manual_computation(%x) in_shardings=[<@mesh, [{"Y"}, {}]>] '
+        'out_shardings=[<@mesh, [{"Y"}, {}]>] manual_axes={"Y"} (%a: tensor<1x16xf32>) {\n'
+        "    sdy.return %a : tensor<1x16xf32>\n"
+        "  } : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("held_by", sorted(HELD_ALONG_DIM_0))
+def test_an_interior_pad_keeps_its_operands_layout_along_the_padded_dim(held_by: str) -> None:
     text = (
         'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
         "func.func @main(%x: tensor<4x16xf32>) -> tensor<4x31xf32> {\n"
         "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
-        '  %c = sdy.sharding_constraint %x <@mesh, [{"Y"}, {}]> : tensor<4x16xf32>\n'
-        "  %d = stablehlo.pad %c, %z, low = [0, 0], high = [0, 0], interior = [0, 1] "
+        + HELD_ALONG_DIM_0[held_by]
+        + "  %d = stablehlo.pad %o, %z, low = [0, 0], high = [0, 0], interior = [0, 1] "
         ": (tensor<4x16xf32>, tensor<f32>) -> tensor<4x31xf32>\n"
         "  return %d : tensor<4x31xf32>\n}\n"
     )
@@ -139,25 +152,6 @@ def test_an_interior_pad_of_a_shard_map_result_compiles_and_is_right() -> None:
     assert '<@mesh, [{}, {}]> : tensor<1x16xf32>' in pinned, pinned
     out = H.run_executable(H.compile_mlir(pinned, 8), args)
     np.testing.assert_allclose(out[0], np.asarray(jax.jit(_psum_then_pad)(*args)), atol=1e-5)
-
-
-def test_an_interior_pad_reads_a_manual_computations_out_sharding() -> None:
-    text = (
-        'sdy.mesh @mesh = <["X"=2, "Y"=4]>\n'
-        "func.func @main(%x: tensor<4x16xf32>) -> tensor<4x31xf32> {\n"
-        "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
-        '  %m = sdy.manual_computation(%x) in_shardings=[<@mesh, [{"X"}, {}]>] '
-        'out_shardings=[<@mesh, [{"X"}, {}]>] manual_axes={"X"} (%a: tensor<2x16xf32>) {\n'
-        "    sdy.return %a : tensor<2x16xf32>\n"
-        "  } : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
-        "  %d = stablehlo.pad %m, %z, low = [0, 0], high = [0, 0], interior = [0, 1] "
-        ": (tensor<4x16xf32>, tensor<f32>) -> tensor<4x31xf32>\n"
-        "  return %d : tensor<4x31xf32>\n}\n"
-    )
-    pad = _op(text, "stablehlo.pad")
-    # the shard_map's result is whole along dim 1: the pad may not be pinned sharded there
-    assert _pinned(pad, '[{"X"}, {"Y"}]') == '[{"X"}, {}]'
-    assert _pinned(pad, '[{"X"}, {}]') == "same"
 
 
 @pytest.mark.parametrize("axis,lo,hi,interior", PAD_CASES)
