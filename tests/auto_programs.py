@@ -521,6 +521,29 @@ def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) ->
     return Measured(collective_bytes(exe.as_text()), mem, outs, lowered.in_shardings, auto, seconds)
 
 
+def check_fits(prog: Program, budget: int, experts: dict[str, Measured], auto: Measured) -> None:
+    """Issue 23's promise for auto's layout `auto` at `budget`: it fits by XLA's
+    memory_analysis, computes the unsharded numbers, and moves at most 1.1x (+256 B) the
+    collective bytes of the best of `experts` that fits (some must)."""
+    fitting = {k: m.bytes for k, m in experts.items() if m.memory <= budget}
+    assert fitting, ("some expert must fit the budget", {k: m.memory for k, m in experts.items()})
+    assert auto.memory <= budget, (auto.memory, budget)
+    for got, want in zip(auto.outputs, reference(prog), strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+    assert auto.bytes <= 1.1 * min(fitting.values()) + 256, (auto.bytes, fitting)
+
+
+def check_prediction(auto: Measured) -> None:
+    """What auto reports (the plan's figures of the layout it chose) is within 10% (+256 B) of
+    XLA's collective bytes and 20% of its memory (issue 23 item 1)."""
+    report = auto.auto
+    assert report.planned_bytes is not None and report.planned_memory is not None
+    assert abs(report.planned_memory - auto.memory) <= 0.2 * auto.memory, (
+        report.planned_memory, auto.memory)  # fmt: skip
+    assert abs(report.planned_bytes - auto.bytes) <= 0.1 * auto.bytes + 256, (
+        report.planned_bytes, auto.bytes)  # fmt: skip
+
+
 def reference(prog: Program) -> list[np.ndarray]:
     """The unsharded result (plain jax.jit on one device)."""
     import jax
