@@ -4,8 +4,8 @@ found: one figure per program, whatever budget was asked (8 virtual CPU devices,
 The budgets that only the sharded experts meet, where auto must fit by XLA's memory_analysis and
 move no more than the best expert that fits, are tests/test_auto_experts.py's (the MLP's Adam
 step at 1.6 MB, between what FSDP+TP needs and what auto chooses with no budget, and the MoE
-layer at 400 KB); issue 23's transformer failures at their sizes (3 layers at 19.1 MiB, 12 at
-76.3 MiB) are bench/bench_auto.py --full's."""
+layer at 400 KB) and tests/test_auto_full.py's (issue 23's measured failures at their sizes:
+the 3- and 12-layer transformer Adam steps at 19.1 and 76.3 MiB)."""
 
 from __future__ import annotations
 
