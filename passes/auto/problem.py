@@ -35,7 +35,7 @@ from ..plan.memory import (
 )
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
-from ..plan.plan import collective_buffer
+from ..plan.plan import collective_buffer, gather_copy
 from ..plan.steps import ALL_GATHER
 from .cost import reshard_buffer, reshard_steps_of
 from .graph import (
@@ -410,28 +410,32 @@ def _memory_rows_of(
     # per producer's value: the readers that may reshard it (position, node, input)
     readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
-    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
+    def tb(v, src, req, reader) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
         if not _moves(src, req):
             return 0
         r = resolve_required(src, req)
-        return plan.reshard(v, src, r)
+        return plan.reshard(v, src, r) + plan.gather_copy(v, src, r, reader)
 
     for vi, node, i, x, ui, j in _reads(g):
         producer = nodes[ui]
-        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
+        reader = node.input_at[i][0].name
+        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x), reader)
         mt = temp_memo.get(tkey)
         if mt is None:
             mt = temp_memo[tkey] = [
-                [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                [tb(x, ps.outs[j], cs.ins[i], reader) for cs in node.strategies]
                 for ps in producer.strategies
             ]
         pos = g.position.get(id(node.input_at[i][0]), 0)
         if any(any(row) for row in mt):
             if is_argument_of(x, plan.body):
                 # an argument's all-gathers run at the start of the program
-                # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
+                # (`passes.plan.memory.is_argument_of`), its other reshards and the copy of
+                # what the gathers give (`passes.plan.plan.gather_copy`) at the reader
                 early = [
-                    [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
+                    [b - plan.gather_copy(x, ps.outs[j], resolve_required(ps.outs[j], cs.ins[i]),
+                                          reader)
+                     if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
                      for b, cs in zip(row, node.strategies, strict=True)]
                     for row, ps in zip(mt, producer.strategies, strict=True)
                 ]  # fmt: skip
@@ -644,6 +648,20 @@ class _PlanBuffers:
         dst = resolve_required(src, req)
         steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
         return bool(steps) and all(s.kind == ALL_GATHER for s in steps)
+
+    def gather_copy(self, x: Value, src: TensorSharding, dst: TensorSharding, reader: str) -> int:
+        """The plan's bytes of the copy XLA makes of `x` gathered from `src` to `dst` for an op
+        named `reader` (`passes.plan.plan.gather_copy`), on XLA's 64-byte boundary."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        key = ("copy", t, src, dst, reader)
+        out = self.memo.get(key)
+        if out is None:
+            nbytes = element_bytes(t.element_type)
+            steps = reshard_steps_of(t.shape, nbytes, src, dst, self.g.mesh)
+            out = aligned(gather_copy(steps, src, t.shape, nbytes, self.g.mesh, reader))
+            self.memo[key] = out
+        return out
 
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
