@@ -29,6 +29,7 @@ from ..plan.memory import (
     POINTER,
     aligned,
     block_buffers,
+    fusible_result,
     is_argument_of,
     result_bytes,
     tensor_of,
@@ -36,7 +37,7 @@ from ..plan.memory import (
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
 from ..plan.plan import collective_buffer, gather_copy
-from ..plan.steps import ALL_GATHER
+from ..plan.steps import ALL_GATHER, ALL_SLICE
 from .cost import reshard_buffer, reshard_steps_of
 from .graph import (
     FOLLOW_OPS,
@@ -449,15 +450,30 @@ def _memory_rows_of(
                 temps.append((ui, vi, mt))
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
             readers.setdefault((ui, j), []).append((pos, vi, i))
+        fused = plan.fused_producer(x)
+        if fused:
+            # a reshard that only slices a value an op XLA fuses makes: the producer fuses
+            # into the slice, whose buffer lives from the producer to the reader
+            # (`passes.plan.memory.Buffers.sliced`)
+            sl = temp_memo.get((*tkey, "sliced"))
+            if sl is None:
+                sl = temp_memo[(*tkey, "sliced")] = [
+                    [plan.sliced(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+            if any(any(row) for row in sl):
+                temps.append((ui, vi, sl))
+                temp_span.append((2 * g.live.get((ui, j), (pos, pos))[0], 2 * pos - 1))
         if plan.gathers(x):
-            # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
-            # its bytes at the producer's layout, less where the reader takes that layout
-            # (a sparse table: a dense one over every pair of choices in every row of the
-            # span would make the rows several times denser)
+            # a reshard that moves data makes `x` a buffer of its own, over its uses: its
+            # bytes at the producer's layout, less where the reader takes that layout or
+            # only slices it (a sparse table: a dense one over every pair of choices in every
+            # row of the span would make the rows several times denser)
             kept = temp_memo.get((*tkey, "kept"))
             if kept is None:
                 kept = temp_memo[(*tkey, "kept")] = [
                     [0 if _moves(ps.outs[j], cs.ins[i])
+                     and not (fused and plan.slices_only(x, ps.outs[j], cs.ins[i]))
                      else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
                     for ps in producer.strategies
                 ]  # fmt: skip
@@ -640,6 +656,27 @@ class _PlanBuffers:
         """Per operand then result of `op`: whether a function returns it."""
         return tuple(any(u.name == "func.return" for u in v.users)
                      for v in (*op.operands, *op.results))  # fmt: skip
+
+    def fused_producer(self, x: Value) -> bool:
+        """Whether `x` is made by an op XLA fuses into its readers (a slice among them)."""
+        return getattr(x, "owner", None) is not None and fusible_result(x, self.module.funcs)
+
+    def slices_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
+        """Whether the plan reshards `x` from `src` to what `req` asks by slicing alone."""
+        if not _moves(src, req):
+            return False
+        t = x.type
+        assert isinstance(t, TensorType)
+        dst = resolve_required(src, req)
+        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
+        return bool(steps) and all(s.kind == ALL_SLICE for s in steps)
+
+    def sliced(self, x: Value, src: TensorSharding, req: TensorSharding) -> int:
+        """The bytes of the slice of `x` where the plan reshards it from `src` to what `req`
+        asks by slicing alone, on XLA's 64-byte boundary (0 otherwise)."""
+        if not self.slices_only(x, src, req):
+            return 0
+        return aligned(value_bytes(x, resolve_required(src, req), self.g.mesh))
 
     def gathers_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
         """Whether the plan reshards `x` from `src` to what `req` asks by all-gathers alone."""

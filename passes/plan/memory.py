@@ -104,6 +104,10 @@ class Buffers:
     # the (op, value) ids they are of (a convolution reads that copy, `_conv_copies`)
     copies: dict[int, int] = field(default_factory=dict)
     copied: set[tuple[int, int]] = field(default_factory=set)
+    # per op, the values an op XLA fuses makes that the op reads sliced (its reshard only
+    # slices) and the slice's bytes: XLA fuses the producer into the dynamic slice, so the
+    # value takes no buffer and the slice lives from the producer to the op
+    sliced: dict[int, list[tuple[Value, int]]] = field(default_factory=dict)
 
 
 def memory_estimate(
@@ -308,7 +312,7 @@ def _consumers(v: Value) -> list[Operation]:
     return out
 
 
-def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
+def fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
     """Whether `v` comes out of an op XLA fuses into consumers (a call's result: whatever
     makes the value it returns, as XLA inlines calls)."""
     owner = getattr(v, "owner", None)
@@ -360,7 +364,7 @@ def _buffer_reason(
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return None
-    if not _fusible_result(v, funcs):
+    if not fusible_result(v, funcs):
         return "own"
     same = [v, *(twins.of(v) if twins is not None else ())]
     if any(id(x) in gathered for x in same):
@@ -476,6 +480,70 @@ class BlockBuffers:
         )  # fmt: skip
 
 
+class _Reads:
+    """Per value of a block: why XLA gives it a buffer (`_buffer_reason`, None: it is fused
+    into its readers) and the last op of the block that reads it. A value is read where its
+    readers run, and a reader fused into its own readers (no buffer of its own) runs inside
+    each of them (XLA's fusion duplicates it there): the values it reads are read there too,
+    so they live until the last of those (a normalization's input, read again by the
+    backward pass's fusions that recompute the normalized value from it)."""
+
+    def __init__(
+        self,
+        block: Block,
+        index: dict[int, int],
+        live: Liveness | None,
+        gathered: set[int],
+        funcs: dict[str, Operation],
+        twins: Twins,
+    ):
+        self.block, self.index, self.live = block, index, live
+        self.gathered, self.funcs, self.twins = gathered, funcs, twins
+        self.terminator = block.ops[-1] if block.ops else None
+        self._reason: dict[int, str | None] = {}
+        self._last: dict[int, int] = {}
+
+    def get(self, v: Value) -> str | None:
+        """Why `v` has a buffer (`_buffer_reason`), None where it has none."""
+        key = id(v)
+        if key not in self._reason:
+            self._reason[key] = _buffer_reason(v, self.live, self.gathered, self.funcs, self.twins)
+        return self._reason[key]
+
+    def last_read(self, v: Value) -> int:
+        """The index of the last op of the block that reads `v`, through fused readers."""
+        got = self._last.get(id(v))
+        if got is not None:
+            return got
+        self._last[id(v)] = -1  # (a cycle: none)
+        last = -1
+        for x in (v, *self.twins.of(v)):
+            for user in _consumers(x):
+                if self.live is not None and not self.live.op_live(user):
+                    continue
+                top = _top_level(user, self.block)
+                if top is None:
+                    continue
+                last = max(last, self.index.get(id(top), -1))
+                if top is user and self._fused(user):
+                    for r in user.results:
+                        last = max(last, self.last_read(r))
+        self._last[id(v)] = last
+        return last
+
+    def _fused(self, op: Operation) -> bool:
+        """Whether `op` is fused into its readers: an op XLA fuses whose results have no
+        buffer of their own and are not the block's results."""
+        if op.name not in _FUSIBLE or op is self.terminator:
+            return False
+        for r in op.results:
+            if id(r) in self.twins.merged or self.get(r) is not None:
+                return False
+            if any(u is self.terminator for u in _consumers(r)):
+                return False
+        return True
+
+
 def _block_peak(
     block: Block,
     mesh_of: MeshOf,
@@ -511,6 +579,7 @@ def block_buffers(
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
     twins = cse_twins(block, live)
+    reasons = _Reads(block, index, live, gathered, funcs, twins)
     out = BlockBuffers(twins=twins)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
@@ -525,17 +594,13 @@ def block_buffers(
                 if id(kept) in held:
                     held[id(r)] = held[id(kept)]
                 continue
-            reason = _buffer_reason(r, live, gathered, funcs, twins)
+            reason = reasons.get(r)
             if reason is None:
                 continue
             users = [u for x in (r, *twins.of(r)) for u in _consumers(x)]
             if terminator is not None and any(u is terminator for u in users):
                 continue  # a result of the block (an output, a loop's next state)
-            last = k
-            for user in users:
-                top = _top_level(user, block)
-                if top is not None:
-                    last = max(last, index.get(id(top), k))
+            last = max(k, reasons.last_read(r))
             size = aligned(value_bytes(r, mesh_of))
             least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
             if local_elements(r, mesh_of) < least:
@@ -567,6 +632,11 @@ def block_buffers(
             kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
+        for v, nbytes in buffers.sliced.get(id(op), ()):
+            owner = getattr(v, "owner", None)
+            top = _top_level(owner, block) if owner is not None else None
+            start = index.get(id(top), k) if top is not None else k
+            intervals.append(Buffer(min(start, k), k, aligned(nbytes), "collective", op))
         copy = aligned(buffers.copies.get(id(op), 0))
         if copy:  # a gathered value's copy, live with the gathered buffer at the op
             intervals.append(Buffer(k, k, copy, "collective", op))

@@ -60,12 +60,20 @@ from .cost import ALL_REDUCE, ALL_TO_ALL, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import POINTER, Buffers, aligned, is_argument_of, memory_estimate, tensor_of
+from .memory import (
+    POINTER,
+    Buffers,
+    aligned,
+    fusible_result,
+    is_argument_of,
+    memory_estimate,
+    tensor_of,
+)
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
-from .steps import ALL_GATHER
+from .steps import ALL_GATHER, ALL_SLICE
 from .trip_count import constant_int
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -213,6 +221,7 @@ class _Planner:
         # (op, value) pairs they are
         self.copies: dict[int, int] = {}
         self.copied: set[tuple[int, int]] = set()
+        self.sliced: dict[int, list[tuple[Value, int]]] = {}  # (`Buffers.sliced`)
         self.entry = False  # the func being planned is an entry
         # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
         self.runs = Runs(module, self.live, hoist=self.xla)
@@ -240,8 +249,14 @@ class _Planner:
             self._mesh,
             self.live,
             Buffers(
-                self.buffers, self.gathered, self.reused, self.kept, self.early, self.copies,
+                self.buffers,
+                self.gathered,
+                self.reused,
+                self.kept,
+                self.early,
+                self.copies,
                 self.copied,
+                self.sliced,
             ),
         )
         return self.plan
@@ -973,7 +988,13 @@ class _Planner:
         if t is not None and mesh is not None and moved > 0:
             kept = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
             self.kept[where] = self.kept.get(where, 0) + min(kept, moved)
-        self.gathered.add(id(value))
+        if steps and all(s.kind == ALL_SLICE for s in steps) and fusible_result(value, self.funcs):
+            # (the producer fuses into the dynamic slice: the slice is the buffer)
+            if t is not None and mesh is not None and self.xla:
+                nbytes = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
+                self.sliced.setdefault(where, []).append((value, nbytes))
+        else:
+            self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
         source = source_op_name(self.module, op)
