@@ -451,6 +451,7 @@ def _memory_rows_of(
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
             readers.setdefault((ui, j), []).append((pos, vi, i))
         fused = plan.fused_producer(x)
+        early_x = is_argument_of(x, plan.body)  # (what the start gathers is read there)
         if fused:
             # a reshard that only slices a value an op XLA fuses makes: the producer fuses
             # into the slice, whose buffer lives from the producer to the reader
@@ -474,6 +475,7 @@ def _memory_rows_of(
                 kept = temp_memo[(*tkey, "kept")] = [
                     [0 if _moves(ps.outs[j], cs.ins[i])
                      and not (fused and plan.slices_only(x, ps.outs[j], cs.ins[i]))
+                     and not (fused and early_x and plan.gathers_only(x, ps.outs[j], cs.ins[i]))
                      else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
                     for ps in producer.strategies
                 ]  # fmt: skip

@@ -976,24 +976,27 @@ class _Planner:
             if copy:
                 self.copies[where] = self.copies.get(where, 0) + copy
                 self.copied.add((where, id(value)))
-        if (
+        early = (
             self.entry
-            and steps
+            and bool(steps)
             and all(s.kind == ALL_GATHER for s in steps)
             and is_argument_of(value, (at or op).parent)
-        ):
+        )
+        if early:
             self.early[where] = self.early.get(where, 0) + moved
         # what outlives the op where a later use reuses the reshard: its result alone (an
         # all-to-all's per-peer pieces are freed once the result is assembled from them)
         if t is not None and mesh is not None and moved > 0:
             kept = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
             self.kept[where] = self.kept.get(where, 0) + min(kept, moved)
-        if steps and all(s.kind == ALL_SLICE for s in steps) and fusible_result(value, self.funcs):
+        fused = getattr(value, "owner", None) is not None and fusible_result(value, self.funcs)
+        if fused and all(s.kind == ALL_SLICE for s in steps):
             # (the producer fuses into the dynamic slice: the slice is the buffer)
             if t is not None and mesh is not None and self.xla:
                 nbytes = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
                 self.sliced.setdefault(where, []).append((value, nbytes))
-        else:
+        elif not (fused and early):
+            # (what XLA gathers at the start reads its operand there, not at the op)
             self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
