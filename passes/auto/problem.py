@@ -60,15 +60,13 @@ class Problem:
     edges: dict[tuple[int, int], list[list[float]]]
     value_node: list[int]
     value_bytes: list[list[int]]
-    # per live set: the values live there and the reshard temporaries made there
-    live_sets: list[tuple[list[int], list[int]]]
     # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
     temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
     rep: list[int] = field(default_factory=list)
     # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
     cuts: list[list[tuple[int, int]]] = field(default_factory=list)
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
-    # from `live_sets` where asked
+    # by `make_rows` where asked (none without it)
     rows: list[dict[Term, int]] | None = None
     # `row_bytes`'s index of `rows`: (the rows it was made of, their matrix over the terms)
     _matrix: tuple[list, _RowMatrix] | None = field(default=None, init=False, repr=False)
@@ -87,15 +85,15 @@ class Problem:
         return total
 
     def memory_rows(self) -> list[dict[Term, int]]:
-        """The memory bound as rows over the representatives' choices: `rows`, else made from
-        the live sets (`memory_rows`)."""
+        """The memory bound as rows over the representatives' choices: `rows`, made by
+        `make_rows` when first asked."""
         if self.rows is None and self.make_rows is not None:
             self.rows = self.make_rows()
-        return self.rows if self.rows is not None else memory_rows(self)
+        return self.rows if self.rows is not None else []
 
     def rows_at_hand(self) -> bool:
-        """Whether the memory rows are made, or cost little to make (from `live_sets`): a
-        solve without a budget gives its answer's peak only then."""
+        """Whether the memory rows are made (or there are none to make): a solve without a
+        budget gives its answer's peak only then."""
         return self.rows is not None or self.make_rows is None
 
     def peak_memory(self, choice: list[int]) -> int:
@@ -165,24 +163,6 @@ class _RowMatrix:
         return [int(x) for x in self.matrix @ taken]
 
 
-def memory_rows(p: Problem) -> list[dict[Term, int]]:
-    """Each live set's bytes as coefficients on the representatives' choices, without the rows
-    that others imply (`kept_rows`)."""
-    sweep = _Sweep(p)
-    rows: list[dict[Term, int]] = []
-    marks: list[tuple[int, int, int] | None] = []
-    for values, temps in p.live_sets:
-        sweep.row.clear()
-        sweep.f1 = sweep.f2 = sweep.support = 0
-        for vi in values:
-            sweep.add(sweep.value_terms(vi), 1)
-        for ti in temps:
-            sweep.add(sweep.temp_terms(ti), 1)
-        rows.append(dict(sweep.row))
-        marks.append(sweep.mark())
-    return [rows[i] for i in kept_rows(marks)]
-
-
 class _Sweep:
     """A memory row (term -> bytes) kept as values and temporaries come and go, with its
     fingerprints: two random linear forms of its coefficients (rows that are equal, or whose
@@ -196,7 +176,8 @@ class _Sweep:
         self.weights: dict[Term, tuple[int, int, int]] = {}
         self.memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
 
-    def _terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+    def terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        """`items` (term, bytes) with each term's fingerprint weights, as `add` takes them."""
         out = []
         for t, b in items:
             w = self.weights.get(t)
@@ -209,15 +190,6 @@ class _Sweep:
                 )
             out.append((t, b, w))
         return out
-
-    def value_terms(self, vi: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
-        p = self.p
-        r, nbytes = p.rep[p.value_node[vi]], p.value_bytes[vi]
-        key = (r, id(nbytes))
-        got = self.memo.get(key)
-        if got is None:
-            got = self.memo[key] = self._terms([((r, k), b) for k, b in enumerate(nbytes) if b])
-        return got
 
     def temp_terms(self, ti: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
         u, v, tbl = self.p.temps[ti]
@@ -232,7 +204,7 @@ class _Sweep:
             else:
                 items = [((ru, rv, k, kv), b) for k, trow in enumerate(tbl)
                          for kv, b in enumerate(trow) if b]  # fmt: skip
-            got = self.memo[key] = self._terms(items)
+            got = self.memo[key] = self.terms(items)
         return got
 
     def add(self, terms: list[tuple[Term, int, tuple[int, int, int]]], sign: int) -> None:
@@ -388,7 +360,7 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
             if row is None:
                 row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
             vbytes.append(row)
-    p = Problem(ns, cost, edges, value_node, vbytes, [])
+    p = Problem(ns, cost, edges, value_node, vbytes)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
@@ -753,7 +725,7 @@ def _plan_rows(
     def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
         if not c:
             return []
-        return sweep._terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
+        return sweep.terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
 
     def on_node(n: int, j: int, v: Value, key: tuple, size) -> list:  # noqa: ANN001
         """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(k, s)`)."""
@@ -761,7 +733,7 @@ def _plan_rows(
         got = memo.get(mkey)
         if got is None:
             items = [((p.rep[n], k), size(k, s)) for k, s in enumerate(g.nodes[n].strategies)]
-            got = memo[mkey] = sweep._terms([(t, b) for t, b in items if b])
+            got = memo[mkey] = sweep.terms([(t, b) for t, b in items if b])
         return got
 
     pieces: list[tuple[int, int, list]] = []
@@ -831,7 +803,7 @@ def _plan_rows(
         if r is not None and r in out_bytes and own[0] not in tied and out_bytes[r][0] not in tied:
             fit = _fit_terms(p, own, out_bytes[r], anchor)
             if fit:
-                pieces.append((2 * b.start, 2 * b.end, sweep._terms(fit)))
+                pieces.append((2 * b.start, 2 * b.end, sweep.terms(fit)))
     for ti, (first, last) in enumerate(temp_span):
         pieces.append((first, last, sweep.temp_terms(ti)))
     for n, j, first, last in gathered:
@@ -1057,7 +1029,6 @@ def eliminate(
         edges,
         p.value_node,
         [[0] if p.value_node[vi] in done else b for vi, b in enumerate(p.value_bytes)],
-        p.live_sets,
         p.temps,
         list(p.rep),
         p.cuts,
@@ -1120,7 +1091,7 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         ]  # fmt: skip
 
     cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
-    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts,
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], cuts,
                 make_rows=rows)  # fmt: skip
 
     def spread(choice: list[int]) -> list[int]:
