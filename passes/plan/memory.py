@@ -533,11 +533,15 @@ class _Reads:
 
     def _fused(self, op: Operation) -> bool:
         """Whether `op` is fused into its readers: an op XLA fuses whose results have no
-        buffer of their own and are not the block's results."""
+        buffer of their own whatever the layout (a collective's read, which gives one, is
+        not asked: auto's rows state the layout's buffers apart) and are not the block's
+        results."""
         if op.name not in _FUSIBLE or op is self.terminator:
             return False
         for r in op.results:
-            if id(r) in self.twins.merged or self.get(r) is not None:
+            if id(r) in self.twins.merged:
+                return False
+            if _buffer_reason(r, self.live, set(), self.funcs, self.twins) is not None:
                 return False
             if any(u is self.terminator for u in _consumers(r)):
                 return False
