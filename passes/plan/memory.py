@@ -245,8 +245,10 @@ def aligned(n: int) -> int:
 
 # ops XLA's common-subexpression elimination merges where they compute the same thing: the
 # element-wise and layout ops, dots and convolutions, and constants (by their value)
-_CSE_OPS = _FUSIBLE | _CONSTANTS | frozenset(
-    {"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"}
+_CSE_OPS = (
+    _FUSIBLE
+    | _CONSTANTS
+    | frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})
 )
 
 
@@ -282,9 +284,7 @@ def cse_twins(block: Block, live: Liveness | None = None) -> Twins:
         if live is not None and not live.op_live(op):
             continue
         operands = tuple(id(out.merged.get(id(v), v)) for v in op.operands)
-        results = tuple(
-            (str(r.type), str(layout.value_sharding(r) or "")) for r in op.results
-        )
+        results = tuple((str(r.type), str(layout.value_sharding(r) or "")) for r in op.results)
         attrs = tuple(
             (k, str(v)) for k, v in sorted(op.attributes.items()) if k not in _NOT_SEMANTIC
         )
