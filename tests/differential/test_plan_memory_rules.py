@@ -84,25 +84,31 @@ def test_an_elementwise_op_is_not_computed_in_place_of_a_reshaped_dot() -> None:
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
 
 
-def test_an_arguments_all_gather_lives_from_the_start() -> None:
-    # %w is split on x over the dim the last dot contracts, whose other operand keeps x on its
-    # rows: XLA gathers %w (16 KiB), first, so it lives across %t (16 KiB)
+def _gathered_weight(prep: str = "") -> str:
+    """A chain of two dots, then a dot that reads `%w` (split on x over the dim it contracts,
+    its other operand keeping x on its rows: XLA gathers it), or `prep` of `%w`."""
+    t = "tensor<64x64xf32>"
     sx = '#sdy.sharding<@mesh, [{"x"}, {}]>'
-    text = (
+    made = f"  %n = {prep} %w : {t}\n" if prep else ""
+    return (
         MESH
-        + f"""func.func @main(%arg0: tensor<64x64xf32> {{sdy.sharding = {sx}}},
-    %arg1: tensor<64x64xf32> {{sdy.sharding = {R2}}},
-    %w: tensor<64x64xf32> {{sdy.sharding = {sx}}}) -> (tensor<64x64xf32> {{sdy.sharding = {sx}}}) {{
-  %t = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %e = stablehlo.exponential %t : tensor<64x64xf32>
-  %u = stablehlo.dot_general %arg0, %e, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %v = stablehlo.sine %u : tensor<64x64xf32>
-  %r = stablehlo.dot_general %v, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %r : tensor<64x64xf32>
+        + f"""func.func @main(%arg0: {t} {{sdy.sharding = {sx}}},
+    %arg1: {t} {{sdy.sharding = {R2}}},
+    %w: {t} {{sdy.sharding = {sx}}}) -> ({t} {{sdy.sharding = {sx}}}) {{
+{made}  %t = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  %e = stablehlo.exponential %t : {t}
+  %u = stablehlo.dot_general %arg0, %e, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  %v = stablehlo.sine %u : {t}
+  %r = stablehlo.dot_general %v, {"%n" if prep else "%w"}, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  return %r : {t}
 }}
 """
     )
-    planned, temp = _measure(text)
+
+
+def test_an_arguments_all_gather_lives_from_the_start() -> None:
+    # XLA gathers %w (16 KiB) first, so it lives across %t (16 KiB)
+    planned, temp = _measure(_gathered_weight())
     assert temp >= 2 * 64 * 64 * 4, (
         f"XLA no longer runs the argument's all-gather first (temp {temp} B): "
         "passes/plan/memory.py `is_argument_of` no longer holds"
@@ -205,32 +211,15 @@ def test_a_kernel_gathered_along_an_inner_dim_is_copied_for_a_convolution() -> N
 
 
 def test_the_gather_of_what_the_arguments_alone_make_runs_first() -> None:
-    # as `test_an_arguments_all_gather_lives_from_the_start`, with the weight negated before
-    # the dot reads it: XLA gathers the negated weight at the start too
-    # (passes/plan/memory.py `is_argument_of`)
-    sx = '#sdy.sharding<@mesh, [{"x"}, {}]>'
-    text = (
-        MESH
-        + f"""func.func @main(%arg0: tensor<64x64xf32> {{sdy.sharding = {sx}}},
-    %arg1: tensor<64x64xf32> {{sdy.sharding = {R2}}},
-    %w: tensor<64x64xf32> {{sdy.sharding = {sx}}}) -> (tensor<64x64xf32> {{sdy.sharding = {sx}}}) {{
-  %n = stablehlo.negate %w : tensor<64x64xf32>
-  %t = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %e = stablehlo.exponential %t : tensor<64x64xf32>
-  %u = stablehlo.dot_general %arg0, %e, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %v = stablehlo.sine %u : tensor<64x64xf32>
-  %r = stablehlo.dot_general %v, %n, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %r : tensor<64x64xf32>
-}}
-"""
-    )
-    planned, temp = _measure(text)
+    # as above, with the weight negated before the dot reads it: XLA gathers the negated
+    # weight at the start too (passes/plan/memory.py `is_argument_of`)
+    planned, temp = _measure(_gathered_weight("stablehlo.negate"))
     assert temp >= 2 * 64 * 64 * 4, (
         f"XLA no longer gathers the negated argument first (temp {temp} B): "
         "passes/plan/memory.py `is_argument_of` no longer holds"
     )
-    # (as in the test above, and the plan holds the negated local shard, 2 KiB, until the
-    # dot where XLA frees it at the gather: within 15%)
+    # (as above, and the plan holds the negated local shard, 2 KiB, until the dot where XLA
+    # frees it at the gather: within 15%)
     assert abs(planned - temp) <= 0.15 * temp, f"planned peak {planned} B, XLA's temp {temp} B"
 
 
