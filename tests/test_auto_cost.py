@@ -76,7 +76,8 @@ def _chain(budget_heavy: bool = False) -> Problem:
         edges={(0, 1): [[0, 50], [80, 0]]},
         value_node=[0, 1],
         value_bytes=[[100, 25], [10, 10]],
-        live_sets=[([0, 1], [])],
+        # both values live at once: one memory row
+        rows=[{(0, 0): 100, (0, 1): 25, (1, 0): 10, (1, 1): 10}],
     )
 
 
@@ -102,7 +103,7 @@ def test_reshard_temporaries_count_in_memory() -> None:
     p = _chain()
     # reading the sharded weight as replicated makes a 100 B copy at the reader
     p.temps = [(0, 1, [[0, 0], [100, 0]])]
-    p.live_sets = [([0, 1], [0])]
+    p.rows = [{(0, 0): 100, (0, 1): 25, (1, 0): 10, (1, 1): 10, (0, 1, 1, 0): 100}]
     assert p.peak_memory([1, 0]) == 25 + 10 + 100
     sol = solve(p, 60)
     assert sol.choice == [1, 1] and sol.peak <= 60
@@ -120,8 +121,8 @@ def test_greedy_is_never_better_than_exact_and_ties_share_a_choice() -> None:
         edges={},
         value_node=[0, 1],
         value_bytes=[[1, 1], [1, 1]],
-        live_sets=[([0, 1], [])],
         rep=[0, 0],
+        rows=[{(0, 0): 2, (0, 1): 2}],
     )
     sol = solve(q, None)
     assert sol.choice[0] == sol.choice[1] == 1 and sol.objective == 3
@@ -135,7 +136,7 @@ def test_elimination_folds_memory_free_chains_exactly() -> None:
         edges={(0, 1): [[0, 4, 9], [7, 0, 1]], (1, 2): [[0, 3], [6, 0], [1, 1]]},
         value_node=[0, 1, 2],
         value_bytes=[[10, 5], [0, 0, 0], [8, 4]],
-        live_sets=[([0, 1, 2], [])],
+        rows=[{(0, 0): 10, (0, 1): 5, (2, 0): 8, (2, 1): 4}],
     )
     q, recover = eliminate(p)
     assert q.num_strategies == [2, 1, 2] and set(q.edges) == {(0, 2)}

@@ -13,7 +13,7 @@ import pytest
 
 import shardc
 from shardc.passes.auto.auto_sharding import FunctionResult
-from shardc.passes.auto.problem import Problem, memory_rows, quotient
+from shardc.passes.auto.problem import Problem, _Sweep, _sweep_rows, quotient
 from shardc.passes.auto.solve import _milp_options, _solver, solve
 
 from .auto_programs import MESH, fresh
@@ -74,11 +74,15 @@ def test_tied_memory_rows_keep_the_bound_of_every_live_set() -> None:
         edges={},
         value_node=[0, 1, 2, 3],
         value_bytes=[[8, 2], [8, 2], [8, 2], [8, 2]],
-        live_sets=[([0], []), ([0, 1], []), ([0, 1, 2], []), ([0, 1, 2, 3], [])],
         rep=[0, 0, 0, 0],
     )
-    rows = memory_rows(p)
-    assert rows == [{(0, 0): 8, (0, 1): 2}, {(0, 0): 32, (0, 1): 8}]
+    sweep = _Sweep(p)
+    terms = sweep.terms([((0, 0), 8), ((0, 1), 2)])
+    # value i lives from point i to the end; a live set is taken at each point (a piece with
+    # no bytes ends there)
+    pieces = [(i, 3, terms) for i in range(4)] + [(i, i, []) for i in range(4)]
+    p.rows = _sweep_rows(sweep, pieces, 3)
+    assert p.rows == [{(0, 0): 8, (0, 1): 2}, {(0, 0): 32, (0, 1): 8}]
     q, spread = quotient(p)
     assert q.num_strategies == [2] and q.node_cost == [[0, 36]]
     assert spread([1]) == [1, 1, 1, 1]
@@ -112,8 +116,10 @@ def _chain(seed: int) -> Problem:
                           for a in range(k)] for i in range(n - 1)}  # fmt: skip
     cost = [[float(c) for c in sorted(rng.integers(0, 30, k))] for _ in range(n)]
     held = [[int(b) for b in sorted(rng.integers(10, 100, k), reverse=True)] for _ in range(n)]
-    live = [(list(range(max(0, i - 2), i + 1)), []) for i in range(n)]
-    return Problem([k] * n, cost, edges, list(range(n)), held, live)
+    # the values of nodes i - 2 .. i live at once, for each i
+    rows = [{(j, s): held[j][s] for j in range(max(0, i - 2), i + 1) for s in range(k)}
+            for i in range(n)]  # fmt: skip
+    return Problem([k] * n, cost, edges, list(range(n)), held, rows=rows)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -29,14 +29,15 @@ from ..plan.memory import (
     POINTER,
     aligned,
     block_buffers,
+    fusible_result,
     is_argument_of,
     result_bytes,
     tensor_of,
 )
 from ..plan.memory import value_bytes as plan_value_bytes
 from ..plan.op_cost import op_steps
-from ..plan.plan import collective_buffer
-from ..plan.steps import ALL_GATHER
+from ..plan.plan import collective_buffer, gather_copy
+from ..plan.steps import ALL_GATHER, ALL_SLICE
 from .cost import reshard_buffer, reshard_steps_of
 from .graph import (
     FOLLOW_OPS,
@@ -59,15 +60,13 @@ class Problem:
     edges: dict[tuple[int, int], list[list[float]]]
     value_node: list[int]
     value_bytes: list[list[int]]
-    # per live set: the values live there and the reshard temporaries made there
-    live_sets: list[tuple[list[int], list[int]]]
     # reshard temporaries: (producer, consumer, bytes[k_producer][k_consumer])
     temps: list[tuple[int, int, list[list[int]]]] = field(default_factory=list)
     rep: list[int] = field(default_factory=list)
     # layouts ruled out: each a list of (node, strategy) that may not all be chosen together
     cuts: list[list[tuple[int, int]]] = field(default_factory=list)
     # the memory bound as rows over the representatives' choices (`memory_rows`); None: made
-    # from `live_sets` where asked
+    # by `make_rows` where asked (none without it)
     rows: list[dict[Term, int]] | None = None
     # `row_bytes`'s index of `rows`: (the rows it was made of, their matrix over the terms)
     _matrix: tuple[list, _RowMatrix] | None = field(default=None, init=False, repr=False)
@@ -86,15 +85,15 @@ class Problem:
         return total
 
     def memory_rows(self) -> list[dict[Term, int]]:
-        """The memory bound as rows over the representatives' choices: `rows`, else made from
-        the live sets (`memory_rows`)."""
+        """The memory bound as rows over the representatives' choices: `rows`, made by
+        `make_rows` when first asked."""
         if self.rows is None and self.make_rows is not None:
             self.rows = self.make_rows()
-        return self.rows if self.rows is not None else memory_rows(self)
+        return self.rows if self.rows is not None else []
 
     def rows_at_hand(self) -> bool:
-        """Whether the memory rows are made, or cost little to make (from `live_sets`): a
-        solve without a budget gives its answer's peak only then."""
+        """Whether the memory rows are made (or there are none to make): a solve without a
+        budget gives its answer's peak only then."""
         return self.rows is not None or self.make_rows is None
 
     def peak_memory(self, choice: list[int]) -> int:
@@ -164,24 +163,6 @@ class _RowMatrix:
         return [int(x) for x in self.matrix @ taken]
 
 
-def memory_rows(p: Problem) -> list[dict[Term, int]]:
-    """Each live set's bytes as coefficients on the representatives' choices, without the rows
-    that others imply (`kept_rows`)."""
-    sweep = _Sweep(p)
-    rows: list[dict[Term, int]] = []
-    marks: list[tuple[int, int, int] | None] = []
-    for values, temps in p.live_sets:
-        sweep.row.clear()
-        sweep.f1 = sweep.f2 = sweep.support = 0
-        for vi in values:
-            sweep.add(sweep.value_terms(vi), 1)
-        for ti in temps:
-            sweep.add(sweep.temp_terms(ti), 1)
-        rows.append(dict(sweep.row))
-        marks.append(sweep.mark())
-    return [rows[i] for i in kept_rows(marks)]
-
-
 class _Sweep:
     """A memory row (term -> bytes) kept as values and temporaries come and go, with its
     fingerprints: two random linear forms of its coefficients (rows that are equal, or whose
@@ -195,7 +176,8 @@ class _Sweep:
         self.weights: dict[Term, tuple[int, int, int]] = {}
         self.memo: dict[tuple, list[tuple[Term, int, tuple[int, int, int]]]] = {}
 
-    def _terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+    def terms(self, items: list[tuple[Term, int]]) -> list[tuple[Term, int, tuple[int, int, int]]]:
+        """`items` (term, bytes) with each term's fingerprint weights, as `add` takes them."""
         out = []
         for t, b in items:
             w = self.weights.get(t)
@@ -208,15 +190,6 @@ class _Sweep:
                 )
             out.append((t, b, w))
         return out
-
-    def value_terms(self, vi: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
-        p = self.p
-        r, nbytes = p.rep[p.value_node[vi]], p.value_bytes[vi]
-        key = (r, id(nbytes))
-        got = self.memo.get(key)
-        if got is None:
-            got = self.memo[key] = self._terms([((r, k), b) for k, b in enumerate(nbytes) if b])
-        return got
 
     def temp_terms(self, ti: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
         u, v, tbl = self.p.temps[ti]
@@ -231,7 +204,7 @@ class _Sweep:
             else:
                 items = [((ru, rv, k, kv), b) for k, trow in enumerate(tbl)
                          for kv, b in enumerate(trow) if b]  # fmt: skip
-            got = self.memo[key] = self._terms(items)
+            got = self.memo[key] = self.terms(items)
         return got
 
     def add(self, terms: list[tuple[Term, int, tuple[int, int, int]]], sign: int) -> None:
@@ -387,7 +360,7 @@ def build_problem(g: StrategyGraph, module: Module, tie: bool = True) -> Problem
             if row is None:
                 row = bytes_memo[bkey] = [value_bytes(v, s.outs[j], mesh) for s in node.strategies]
             vbytes.append(row)
-    p = Problem(ns, cost, edges, value_node, vbytes, [])
+    p = Problem(ns, cost, edges, value_node, vbytes)
     if tie:
         p.rep = tie_repeated(g, p, fingerprints=fp)
     _tie_classes(g, p)
@@ -410,28 +383,32 @@ def _memory_rows_of(
     # per producer's value: the readers that may reshard it (position, node, input)
     readers: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
-    def tb(v, src, req) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
+    def tb(v, src, req, reader) -> int:  # noqa: ANN001 - bytes of the resharded copy, 0 if none
         if not _moves(src, req):
             return 0
         r = resolve_required(src, req)
-        return plan.reshard(v, src, r)
+        return plan.reshard(v, src, r) + plan.gather_copy(v, src, r, reader)
 
     for vi, node, i, x, ui, j in _reads(g):
         producer = nodes[ui]
-        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x))
+        reader = node.input_at[i][0].name
+        tkey = (fp[ui], j, fp[vi], i, x.type, plan.gathers(x), reader)
         mt = temp_memo.get(tkey)
         if mt is None:
             mt = temp_memo[tkey] = [
-                [tb(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                [tb(x, ps.outs[j], cs.ins[i], reader) for cs in node.strategies]
                 for ps in producer.strategies
             ]
         pos = g.position.get(id(node.input_at[i][0]), 0)
         if any(any(row) for row in mt):
             if is_argument_of(x, plan.body):
                 # an argument's all-gathers run at the start of the program
-                # (`passes.plan.memory.is_argument_of`), its other reshards at the reader
+                # (`passes.plan.memory.is_argument_of`), its other reshards and the copy of
+                # what the gathers give (`passes.plan.plan.gather_copy`) at the reader
                 early = [
-                    [b if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
+                    [b - plan.gather_copy(x, ps.outs[j], resolve_required(ps.outs[j], cs.ins[i]),
+                                          reader)
+                     if b and plan.gathers_only(x, ps.outs[j], cs.ins[i]) else 0
                      for b, cs in zip(row, node.strategies, strict=True)]
                     for row, ps in zip(mt, producer.strategies, strict=True)
                 ]  # fmt: skip
@@ -445,15 +422,32 @@ def _memory_rows_of(
                 temps.append((ui, vi, mt))
                 temp_span.append((2 * pos - 1, 2 * pos - 1))
             readers.setdefault((ui, j), []).append((pos, vi, i))
+        fused = plan.fused_producer(x)
+        early_x = is_argument_of(x, plan.body)  # (what the start gathers is read there)
+        if fused:
+            # a reshard that only slices a value an op XLA fuses makes: the producer fuses
+            # into the slice, whose buffer lives from the producer to the reader
+            # (`passes.plan.memory.Buffers.sliced`)
+            sl = temp_memo.get((*tkey, "sliced"))
+            if sl is None:
+                sl = temp_memo[(*tkey, "sliced")] = [
+                    [plan.sliced(x, ps.outs[j], cs.ins[i]) for cs in node.strategies]
+                    for ps in producer.strategies
+                ]
+            if any(any(row) for row in sl):
+                temps.append((ui, vi, sl))
+                temp_span.append((2 * g.live.get((ui, j), (pos, pos))[0], 2 * pos - 1))
         if plan.gathers(x):
-            # a reshard (even a free slice) makes `x` a buffer of its own, over its uses:
-            # its bytes at the producer's layout, less where the reader takes that layout
-            # (a sparse table: a dense one over every pair of choices in every row of the
-            # span would make the rows several times denser)
+            # a reshard that moves data makes `x` a buffer of its own, over its uses: its
+            # bytes at the producer's layout, less where the reader takes that layout or
+            # only slices it (a sparse table: a dense one over every pair of choices in every
+            # row of the span would make the rows several times denser)
             kept = temp_memo.get((*tkey, "kept"))
             if kept is None:
                 kept = temp_memo[(*tkey, "kept")] = [
                     [0 if _moves(ps.outs[j], cs.ins[i])
+                     and not (fused and plan.slices_only(x, ps.outs[j], cs.ins[i]))
+                     and not (fused and early_x and plan.gathers_only(x, ps.outs[j], cs.ins[i]))
                      else -aligned(value_bytes(x, ps.outs[j], mesh)) for cs in node.strategies]
                     for ps in producer.strategies
                 ]  # fmt: skip
@@ -637,6 +631,27 @@ class _PlanBuffers:
         return tuple(any(u.name == "func.return" for u in v.users)
                      for v in (*op.operands, *op.results))  # fmt: skip
 
+    def fused_producer(self, x: Value) -> bool:
+        """Whether `x` is made by an op XLA fuses into its readers (a slice among them)."""
+        return getattr(x, "owner", None) is not None and fusible_result(x, self.module.funcs)
+
+    def slices_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
+        """Whether the plan reshards `x` from `src` to what `req` asks by slicing alone."""
+        if not _moves(src, req):
+            return False
+        t = x.type
+        assert isinstance(t, TensorType)
+        dst = resolve_required(src, req)
+        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
+        return bool(steps) and all(s.kind == ALL_SLICE for s in steps)
+
+    def sliced(self, x: Value, src: TensorSharding, req: TensorSharding) -> int:
+        """The bytes of the slice of `x` where the plan reshards it from `src` to what `req`
+        asks by slicing alone, on XLA's 64-byte boundary (0 otherwise)."""
+        if not self.slices_only(x, src, req):
+            return 0
+        return aligned(value_bytes(x, resolve_required(src, req), self.g.mesh))
+
     def gathers_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
         """Whether the plan reshards `x` from `src` to what `req` asks by all-gathers alone."""
         t = x.type
@@ -644,6 +659,20 @@ class _PlanBuffers:
         dst = resolve_required(src, req)
         steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
         return bool(steps) and all(s.kind == ALL_GATHER for s in steps)
+
+    def gather_copy(self, x: Value, src: TensorSharding, dst: TensorSharding, reader: str) -> int:
+        """The plan's bytes of the copy XLA makes of `x` gathered from `src` to `dst` for an op
+        named `reader` (`passes.plan.plan.gather_copy`), on XLA's 64-byte boundary."""
+        t = x.type
+        assert isinstance(t, TensorType)
+        key = ("copy", t, src, dst, reader)
+        out = self.memo.get(key)
+        if out is None:
+            nbytes = element_bytes(t.element_type)
+            steps = reshard_steps_of(t.shape, nbytes, src, dst, self.g.mesh)
+            out = aligned(gather_copy(steps, src, t.shape, nbytes, self.g.mesh, reader))
+            self.memo[key] = out
+        return out
 
     def reshard(self, x: Value, src: TensorSharding, dst: TensorSharding) -> int:
         """The plan's temporary bytes where `x`, laid out `src`, is resharded to `dst`: the
@@ -696,7 +725,7 @@ def _plan_rows(
     def const(c: int) -> list[tuple[Term, int, tuple[int, int, int]]]:
         if not c:
             return []
-        return sweep._terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
+        return sweep.terms([((anchor, k), c) for k in range(p.num_strategies[anchor])])
 
     def on_node(n: int, j: int, v: Value, key: tuple, size) -> list:  # noqa: ANN001
         """Terms of a buffer of `v` whose bytes follow node n's strategies (`size(k, s)`)."""
@@ -704,7 +733,7 @@ def _plan_rows(
         got = memo.get(mkey)
         if got is None:
             items = [((p.rep[n], k), size(k, s)) for k, s in enumerate(g.nodes[n].strategies)]
-            got = memo[mkey] = sweep._terms([(t, b) for t, b in items if b])
+            got = memo[mkey] = sweep.terms([(t, b) for t, b in items if b])
         return got
 
     pieces: list[tuple[int, int, list]] = []
@@ -774,7 +803,7 @@ def _plan_rows(
         if r is not None and r in out_bytes and own[0] not in tied and out_bytes[r][0] not in tied:
             fit = _fit_terms(p, own, out_bytes[r], anchor)
             if fit:
-                pieces.append((2 * b.start, 2 * b.end, sweep._terms(fit)))
+                pieces.append((2 * b.start, 2 * b.end, sweep.terms(fit)))
     for ti, (first, last) in enumerate(temp_span):
         pieces.append((first, last, sweep.temp_terms(ti)))
     for n, j, first, last in gathered:
@@ -1000,7 +1029,6 @@ def eliminate(
         edges,
         p.value_node,
         [[0] if p.value_node[vi] in done else b for vi, b in enumerate(p.value_bytes)],
-        p.live_sets,
         p.temps,
         list(p.rep),
         p.cuts,
@@ -1063,7 +1091,7 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         ]  # fmt: skip
 
     cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
-    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], [], cuts,
+    q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], cuts,
                 make_rows=rows)  # fmt: skip
 
     def spread(choice: list[int]) -> list[int]:

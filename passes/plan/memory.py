@@ -100,6 +100,14 @@ class Buffers:
     # of those bytes, the reshards of the entry func's arguments (`is_argument_of`): XLA runs
     # them first, so their results live from the start of the program
     early: dict[int, int] = field(default_factory=dict)
+    # the copies XLA makes at an op of the values gathered for it (`plan.gather_copy`), and
+    # the (op, value) ids they are of (a convolution reads that copy, `_conv_copies`)
+    copies: dict[int, int] = field(default_factory=dict)
+    copied: set[tuple[int, int]] = field(default_factory=set)
+    # per op, the values an op XLA fuses makes that the op reads sliced (its reshard only
+    # slices) and the slice's bytes: XLA fuses the producer into the dynamic slice, so the
+    # value takes no buffer and the slice lives from the producer to the op
+    sliced: dict[int, list[tuple[Value, int]]] = field(default_factory=dict)
 
 
 def memory_estimate(
@@ -235,6 +243,61 @@ def aligned(n: int) -> int:
     return -(-n // _ALIGN) * _ALIGN if n > 0 else 0
 
 
+# ops XLA's common-subexpression elimination merges where they compute the same thing: the
+# element-wise and layout ops, dots and convolutions, and constants (by their value)
+_CSE_OPS = (
+    _FUSIBLE
+    | _CONSTANTS
+    | frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})
+)
+
+
+# discardable attributes that say nothing of what an op computes (its result's sharding is
+# compared apart)
+_NOT_SEMANTIC = frozenset({"sdy.sharding", "sdy.sharding_origins", "shardc.tag", "mhlo.sharding"})
+
+
+@dataclass
+class Twins:
+    """The values of a block that XLA's CSE merges into an earlier one (by id: that one),
+    and for each value kept the ones merged into it. JAX's autodiff computes a value again
+    where the backward pass needs it (a normalization's `x - mean`, the broadcasts of the
+    mean): XLA computes it once, and the one buffer lives until the last reader of any copy."""
+
+    merged: dict[int, Value] = field(default_factory=dict)
+    into: dict[int, list[Value]] = field(default_factory=dict)
+
+    def of(self, v: Value) -> list[Value]:
+        """The values merged into `v`."""
+        return self.into.get(id(v), [])
+
+
+def cse_twins(block: Block, live: Liveness | None = None) -> Twins:
+    """The values of `block`'s ops that compute what an earlier op of the block computes
+    (same op, same attributes, same operands after merging, same result types and
+    shardings): XLA's CSE keeps the first."""
+    out = Twins()
+    first: dict[tuple, Operation] = {}
+    for op in block.ops:
+        if op.name not in _CSE_OPS or op.regions or not op.results:
+            continue
+        if live is not None and not live.op_live(op):
+            continue
+        operands = tuple(id(out.merged.get(id(v), v)) for v in op.operands)
+        results = tuple((str(r.type), str(layout.value_sharding(r) or "")) for r in op.results)
+        attrs = tuple(
+            (k, str(v)) for k, v in sorted(op.attributes.items()) if k not in _NOT_SEMANTIC
+        )
+        key = (op.name, operands, op.properties.sorted_body(), attrs, results)
+        kept = first.setdefault(key, op)
+        if kept is op:
+            continue
+        for r, k in zip(op.results, kept.results, strict=True):
+            out.merged[id(r)] = k
+            out.into.setdefault(id(k), []).append(r)
+    return out
+
+
 def _consumers(v: Value) -> list[Operation]:
     """The ops that read `v`, looking through transparent ones."""
     out: list[Operation] = []
@@ -249,7 +312,7 @@ def _consumers(v: Value) -> list[Operation]:
     return out
 
 
-def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
+def fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
     """Whether `v` comes out of an op XLA fuses into consumers (a call's result: whatever
     makes the value it returns, as XLA inlines calls)."""
     owner = getattr(v, "owner", None)
@@ -270,11 +333,15 @@ def _fusible_result(v: Value, funcs: dict[str, Operation]) -> bool:
 
 
 def _own_buffer(
-    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+    v: Value,
+    live: Liveness | None,
+    gathered: set[int],
+    funcs: dict[str, Operation],
+    twins: Twins | None = None,
 ) -> bool:
     """Whether XLA gives `v` a buffer of its own (see the module docstring), a library
     reduce's input counted where it is large enough globally (`library_only`)."""
-    return _buffer_reason(v, live, gathered, funcs) is not None
+    return _buffer_reason(v, live, gathered, funcs, twins) is not None
 
 
 def library_only(
@@ -288,16 +355,21 @@ def library_only(
 
 
 def _buffer_reason(
-    v: Value, live: Liveness | None, gathered: set[int], funcs: dict[str, Operation]
+    v: Value,
+    live: Liveness | None,
+    gathered: set[int],
+    funcs: dict[str, Operation],
+    twins: Twins | None = None,
 ) -> str | None:
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return None
-    if not _fusible_result(v, funcs):
+    if not fusible_result(v, funcs):
         return "own"
-    if id(v) in gathered:
+    same = [v, *(twins.of(v) if twins is not None else ())]
+    if any(id(x) in gathered for x in same):
         return "own"  # a collective reads it
-    users = {id(u): u for u in _consumers(v) if live is None or live.op_live(u)}
+    users = {id(u): u for x in same for u in _consumers(x) if live is None or live.op_live(u)}
     if any(
         u.name not in _FUSIBLE and u.name not in _FUSION_ROOTS and u.name != CALL
         for u in users.values()
@@ -396,6 +468,9 @@ class BlockBuffers:
     # (`output_reuse`), and those the layout lets fit there (not temporaries)
     slot_of: dict[int, int] = field(default_factory=dict)
     in_outputs: set[int] = field(default_factory=set)
+    # the values XLA's CSE merges (`cse_twins`): a merged one is held in the buffer of the
+    # one it is merged into
+    twins: Twins = field(default_factory=lambda: Twins())
 
     def peak(self) -> int:
         """The most bytes of these buffers live at once, less those in the results'."""
@@ -403,6 +478,74 @@ class BlockBuffers:
             [(b.start, b.end, b.nbytes) for i, b in enumerate(self.buffers)
              if i not in self.in_outputs]
         )  # fmt: skip
+
+
+class _Reads:
+    """Per value of a block: why XLA gives it a buffer (`_buffer_reason`, None: it is fused
+    into its readers) and the last op of the block that reads it. A value is read where its
+    readers run, and a reader fused into its own readers (no buffer of its own) runs inside
+    each of them (XLA's fusion duplicates it there): the values it reads are read there too,
+    so they live until the last of those (a normalization's input, read again by the
+    backward pass's fusions that recompute the normalized value from it)."""
+
+    def __init__(
+        self,
+        block: Block,
+        index: dict[int, int],
+        live: Liveness | None,
+        gathered: set[int],
+        funcs: dict[str, Operation],
+        twins: Twins,
+    ):
+        self.block, self.index, self.live = block, index, live
+        self.gathered, self.funcs, self.twins = gathered, funcs, twins
+        self.terminator = block.ops[-1] if block.ops else None
+        self._reason: dict[int, str | None] = {}
+        self._last: dict[int, int] = {}
+
+    def get(self, v: Value) -> str | None:
+        """Why `v` has a buffer (`_buffer_reason`), None where it has none."""
+        key = id(v)
+        if key not in self._reason:
+            self._reason[key] = _buffer_reason(v, self.live, self.gathered, self.funcs, self.twins)
+        return self._reason[key]
+
+    def last_read(self, v: Value) -> int:
+        """The index of the last op of the block that reads `v`, through fused readers."""
+        got = self._last.get(id(v))
+        if got is not None:
+            return got
+        self._last[id(v)] = -1  # (a cycle: none)
+        last = -1
+        for x in (v, *self.twins.of(v)):
+            for user in _consumers(x):
+                if self.live is not None and not self.live.op_live(user):
+                    continue
+                top = _top_level(user, self.block)
+                if top is None:
+                    continue
+                last = max(last, self.index.get(id(top), -1))
+                if top is user and self._fused(user):
+                    for r in user.results:
+                        last = max(last, self.last_read(r))
+        self._last[id(v)] = last
+        return last
+
+    def _fused(self, op: Operation) -> bool:
+        """Whether `op` is fused into its readers: an op XLA fuses whose results have no
+        buffer of their own whatever the layout (a collective's read, which gives one, is
+        not asked: auto's rows state the layout's buffers apart) and are not the block's
+        results."""
+        if op.name not in _FUSIBLE or op is self.terminator:
+            return False
+        for r in op.results:
+            if id(r) in self.twins.merged:
+                return False
+            if _buffer_reason(r, self.live, set(), self.funcs, self.twins) is not None:
+                return False
+            if any(u is self.terminator for u in _consumers(r)):
+                return False
+        return True
 
 
 def _block_peak(
@@ -439,7 +582,9 @@ def block_buffers(
     ops = block.ops
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
-    out = BlockBuffers()
+    twins = cse_twins(block, live)
+    reasons = _Reads(block, index, live, gathered, funcs, twins)
+    out = BlockBuffers(twins=twins)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
@@ -448,17 +593,18 @@ def block_buffers(
         if live is not None and not live.op_live(op):
             continue
         for r in op.results:
-            reason = _buffer_reason(r, live, gathered, funcs)
+            kept = twins.merged.get(id(r))
+            if kept is not None:  # (XLA computes it once: in `kept`'s buffer)
+                if id(kept) in held:
+                    held[id(r)] = held[id(kept)]
+                continue
+            reason = reasons.get(r)
             if reason is None:
                 continue
-            users = _consumers(r)
+            users = [u for x in (r, *twins.of(r)) for u in _consumers(x)]
             if terminator is not None and any(u is terminator for u in users):
                 continue  # a result of the block (an output, a loop's next state)
-            last = k
-            for user in users:
-                top = _top_level(user, block)
-                if top is not None:
-                    last = max(last, index.get(id(top), k))
+            last = max(k, reasons.last_read(r))
             size = aligned(value_bytes(r, mesh_of))
             least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
             if local_elements(r, mesh_of) < least:
@@ -490,7 +636,15 @@ def block_buffers(
             kept = min(own, max(0, aligned(buffers.kept.get(id(op), own)) - early))
             intervals.append(Buffer(k, last, kept, "collective", op))
             own -= kept
-        for v in _conv_copies(op, mesh_of, live, gathered, terminator):
+        for v, nbytes in buffers.sliced.get(id(op), ()):
+            owner = getattr(v, "owner", None)
+            top = _top_level(owner, block) if owner is not None else None
+            start = index.get(id(top), k) if top is not None else k
+            intervals.append(Buffer(min(start, k), k, aligned(nbytes), "collective", op))
+        copy = aligned(buffers.copies.get(id(op), 0))
+        if copy:  # a gathered value's copy, live with the gathered buffer at the op
+            intervals.append(Buffer(k, k, copy, "collective", op))
+        for v in _conv_copies(op, mesh_of, live, gathered, terminator, buffers.copied):
             intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "value", op, v))
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
@@ -582,7 +736,7 @@ def output_reuse(
         and b.value is not None
         and b.op.name not in _TUPLED
         and not b.min_elements
-        and _own_buffer(b.value, live, set(), funcs)
+        and _own_buffer(b.value, live, set(), funcs, found.twins)
     }
     out: dict[int, int] = {}
     for i in sorted(sizes, key=lambda i: (-sizes[i], found.buffers[i].start)):
@@ -690,14 +844,37 @@ def _reshaped_dot(v: Value) -> bool:
 
 
 def is_argument_of(v: Value, block: Block | None) -> bool:
-    """Whether `v` is an argument of `block` (or a reshape of one): XLA's scheduler runs the
-    all-gathers that read only the entry computation's parameters (an FSDP weight's) before
-    the computation that needs them, at the start of the program (seen on its CPU backend:
-    the parameters' all-gathers are scheduled first), so that their results live from the
-    start to their last reader."""
-    while getattr(v, "owner", None) is not None and v.owner.name in _TRANSPARENT:
-        v = v.owner.operands[0]
-    return isinstance(v, BlockArgument) and v.block is block
+    """Whether `v` is computed from the arguments of `block` alone: an argument, or what ops
+    XLA fuses (a reverse, a transpose, a convert, element-wise ops) or reshapes make of
+    arguments and constants. XLA's scheduler runs the all-gathers that read only the entry
+    computation's parameters (an FSDP weight's, and the reversed kernel of a backward
+    convolution) at the start of the program (seen on its CPU backend: the parameters'
+    all-gathers are scheduled first), so that their results live from the start to their
+    last reader."""
+    work, seen, args = [v], 0, 0
+    while work:
+        cur = work.pop()
+        seen += 1
+        if seen > _ARGUMENT_SEARCH:
+            return False
+        if isinstance(cur, BlockArgument):
+            if cur.block is not block:
+                return False
+            args += 1
+            continue
+        owner = getattr(cur, "owner", None)
+        if owner is None:
+            return False
+        if owner.name in _CONSTANTS:
+            continue
+        if owner.name not in _TRANSPARENT and owner.name not in _FUSIBLE:
+            return False
+        work.extend(owner.operands)
+    return args > 0
+
+
+# the most values `is_argument_of` looks through
+_ARGUMENT_SEARCH = 32
 
 
 def _conv_copies(
@@ -706,6 +883,7 @@ def _conv_copies(
     live: Liveness | None,
     gathered: set[int],
     terminator: Operation | None,
+    copied: set[tuple[int, int]] = frozenset(),  # type: ignore[assignment]
 ) -> list[Value]:
     """The values XLA's CPU backend makes a transposed copy of for the convolution `op` (none
     for any other op), each a buffer of the value's bytes live at the op: it runs a convolution only on operands in the
@@ -716,7 +894,8 @@ def _conv_copies(
     its buffer where the conv is its only reader and an element-wise op makes it (the
     transpose fuses into that op); the result's copy is extra where the result is kept in its
     own order (a collective, the return or an unfusible op reads it), else the transpose fuses
-    into its readers."""
+    into its readers. An operand gathered at the op is read from the copy the gather makes
+    (`copied`: `plan.gather_copy`), written in the order the convolution wants."""
     if op.name != "stablehlo.convolution" or len(op.operands) != 2 or len(op.results) != 1:
         return []
     d = conv_dims(attr_text(op, "dimension_numbers") or "")
@@ -731,6 +910,8 @@ def _conv_copies(
     out: list[Value] = []
     for v, order in orders:
         if len(order) != n + 2 or _transpose_is_bitcast(v, order, mesh_of):
+            continue
+        if (id(op), id(v)) in copied:
             continue
         if v is res:
             users = [u for u in _consumers(res) if live is None or live.op_live(u)]

@@ -37,7 +37,13 @@ from shardc.dialect.ir import (
     callee_name,
     func_body,
 )
-from shardc.dialect.layout_math import axes_layout, axes_size, dim_axes, sharded_local_bytes
+from shardc.dialect.layout_math import (
+    axes_layout,
+    axes_size,
+    dim_axes,
+    local_shape,
+    sharded_local_bytes,
+)
 from shardc.dialect.op_views import MANUAL_COMPUTATION, Func
 from shardc.dialect.rules.model import FactorKind, OpShardingRule
 from shardc.dialect.shardings import AxisRef, DimSharding, Mesh, TensorSharding
@@ -54,12 +60,20 @@ from .cost import ALL_REDUCE, ALL_TO_ALL, Step, reshard_steps, sort_axes
 from .fixes import Candidate
 from .halo import halo_rows, source_of
 from .liveness import Liveness, liveness, shardy_liveness
-from .memory import POINTER, Buffers, aligned, is_argument_of, memory_estimate, tensor_of
+from .memory import (
+    POINTER,
+    Buffers,
+    aligned,
+    fusible_result,
+    is_argument_of,
+    memory_estimate,
+    tensor_of,
+)
 from .naming import source_op_name
 from .op_cost import OpSteps, Tensor, op_steps, project_tensor
 from .report import Collective, Memory, Plan, axis_text
 from .runs import Runs
-from .steps import ALL_GATHER
+from .steps import ALL_GATHER, ALL_SLICE
 from .trip_count import constant_int
 
 # ops whose value is a compile-time constant: XLA materializes it in any layout, no reshard
@@ -203,6 +217,11 @@ class _Planner:
         self.buffers: dict[int, int] = {}
         self.gathered: set[int] = set()
         self.early: dict[int, int] = {}  # of those bytes at an op, the entry arguments' reshards
+        # the copies XLA makes of values gathered at an op (`gather_copy`), and which
+        # (op, value) pairs they are
+        self.copies: dict[int, int] = {}
+        self.copied: set[tuple[int, int]] = set()
+        self.sliced: dict[int, list[tuple[Value, int]]] = {}  # (`Buffers.sliced`)
         self.entry = False  # the func being planned is an entry
         # how often each collective runs (loop-invariant ones hoisted out, as XLA does)
         self.runs = Runs(module, self.live, hoist=self.xla)
@@ -229,7 +248,16 @@ class _Planner:
             roots,
             self._mesh,
             self.live,
-            Buffers(self.buffers, self.gathered, self.reused, self.kept, self.early),
+            Buffers(
+                self.buffers,
+                self.gathered,
+                self.reused,
+                self.kept,
+                self.early,
+                self.copies,
+                self.copied,
+                self.sliced,
+            ),
         )
         return self.plan
 
@@ -941,21 +969,35 @@ class _Planner:
         returned = any(u.name in _RETURNS for u in value.users)
         moved = collective_buffer(steps, self._mesh(steps[-1].after) if steps else None, returned)
         self.buffers[where] = self.buffers.get(where, 0) + moved
-        if (
+        t = tensor_of(value)
+        mesh = self._mesh(steps[-1].after) if steps else None
+        if t is not None and mesh is not None:
+            copy = gather_copy(steps, t.sharding, t.shape, t.elem_bytes, mesh, op.name)
+            if copy:
+                self.copies[where] = self.copies.get(where, 0) + copy
+                self.copied.add((where, id(value)))
+        early = (
             self.entry
-            and steps
+            and bool(steps)
             and all(s.kind == ALL_GATHER for s in steps)
             and is_argument_of(value, (at or op).parent)
-        ):
+        )
+        if early:
             self.early[where] = self.early.get(where, 0) + moved
         # what outlives the op where a later use reuses the reshard: its result alone (an
         # all-to-all's per-peer pieces are freed once the result is assembled from them)
-        t = tensor_of(value)
-        mesh = self._mesh(steps[-1].after) if steps else None
         if t is not None and mesh is not None and moved > 0:
             kept = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
             self.kept[where] = self.kept.get(where, 0) + min(kept, moved)
-        self.gathered.add(id(value))
+        fused = getattr(value, "owner", None) is not None and fusible_result(value, self.funcs)
+        if fused and all(s.kind == ALL_SLICE for s in steps):
+            # (the producer fuses into the dynamic slice: the slice is the buffer)
+            if t is not None and mesh is not None and self.xla:
+                nbytes = sharded_local_bytes(t.shape, t.elem_bytes, steps[-1].after, mesh)
+                self.sliced.setdefault(where, []).append((value, nbytes))
+        elif not (fused and early):
+            # (what XLA gathers at the start reads its operand there, not at the op)
+            self.gathered.add(id(value))
         name = self.causes.name(value)
         loc = self.module.resolve_loc(op.loc)
         source = source_op_name(self.module, op)
@@ -1000,6 +1042,39 @@ def collective_buffer(steps: Sequence[Step], mesh: Mesh | None, returned: bool) 
     temporary, summed into the output."""
     held = [s for s in steps if s.kind != ALL_REDUCE or returned]
     return max([sum(s.bytes for s in held), *(footprint(s, mesh) for s in held)])
+
+
+# the ops XLA's CPU backend runs on operands in row-major layout (a library call, not a fusion
+# that reads any layout)
+_ROW_MAJOR_READERS = frozenset({"stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot"})
+
+
+def gather_copy(
+    steps: Sequence[Step],
+    before: TensorSharding,
+    shape: Sequence[int],
+    elem_bytes: int,
+    mesh: Mesh,
+    reader: str,
+) -> int:
+    """The bytes of the copy XLA makes of a value laid out `before` that its reshard `steps`
+    gather for an op named `reader` (0: none). XLA's layout assignment gives an all-gather
+    along dim d a result with d outermost, so that each device's piece is one contiguous
+    block; where a dim before d has more than one element the gathered value is not
+    row-major, and a reader that needs row-major operands (a convolution or dot, run as a
+    library call) reads a copy of it: the gathered bytes again, live with the gathered buffer
+    at the copy (a fusion reads the gathered layout as it is)."""
+    if reader not in _ROW_MAJOR_READERS or not steps or steps[-1].kind != ALL_GATHER:
+        return 0
+    last = steps[-1]
+    prev = steps[-2].after if len(steps) > 1 else before
+    rank = len(shape)
+    had, has = dim_axes(prev, rank), dim_axes(last.after, rank)
+    local = local_shape(shape, has, mesh)
+    for d in range(rank):
+        if len(has[d]) < len(had[d]) and any(local[e] > 1 for e in range(d)):
+            return sharded_local_bytes(shape, elem_bytes, last.after, mesh)
+    return 0
 
 
 def footprint(step: Step, mesh: Mesh | None) -> int:

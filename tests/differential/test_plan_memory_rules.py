@@ -84,25 +84,31 @@ def test_an_elementwise_op_is_not_computed_in_place_of_a_reshaped_dot() -> None:
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
 
 
-def test_an_arguments_all_gather_lives_from_the_start() -> None:
-    # %w is split on x over the dim the last dot contracts, whose other operand keeps x on its
-    # rows: XLA gathers %w (16 KiB), first, so it lives across %t (16 KiB)
+def _gathered_weight(prep: str = "") -> str:
+    """A chain of two dots, then a dot that reads `%w` (split on x over the dim it contracts,
+    its other operand keeping x on its rows: XLA gathers it), or `prep` of `%w`."""
+    t = "tensor<64x64xf32>"
     sx = '#sdy.sharding<@mesh, [{"x"}, {}]>'
-    text = (
+    made = f"  %n = {prep} %w : {t}\n" if prep else ""
+    return (
         MESH
-        + f"""func.func @main(%arg0: tensor<64x64xf32> {{sdy.sharding = {sx}}},
-    %arg1: tensor<64x64xf32> {{sdy.sharding = {R2}}},
-    %w: tensor<64x64xf32> {{sdy.sharding = {sx}}}) -> (tensor<64x64xf32> {{sdy.sharding = {sx}}}) {{
-  %t = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %e = stablehlo.exponential %t : tensor<64x64xf32>
-  %u = stablehlo.dot_general %arg0, %e, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %v = stablehlo.sine %u : tensor<64x64xf32>
-  %r = stablehlo.dot_general %v, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %r : tensor<64x64xf32>
+        + f"""func.func @main(%arg0: {t} {{sdy.sharding = {sx}}},
+    %arg1: {t} {{sdy.sharding = {R2}}},
+    %w: {t} {{sdy.sharding = {sx}}}) -> ({t} {{sdy.sharding = {sx}}}) {{
+{made}  %t = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  %e = stablehlo.exponential %t : {t}
+  %u = stablehlo.dot_general %arg0, %e, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  %v = stablehlo.sine %u : {t}
+  %r = stablehlo.dot_general %v, {"%n" if prep else "%w"}, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  return %r : {t}
 }}
 """
     )
-    planned, temp = _measure(text)
+
+
+def test_an_arguments_all_gather_lives_from_the_start() -> None:
+    # XLA gathers %w (16 KiB) first, so it lives across %t (16 KiB)
+    planned, temp = _measure(_gathered_weight())
     assert temp >= 2 * 64 * 64 * 4, (
         f"XLA no longer runs the argument's all-gather first (temp {temp} B): "
         "passes/plan/memory.py `is_argument_of` no longer holds"
@@ -176,4 +182,140 @@ def test_a_convolution_copies_a_kernel_out_of_order() -> None:
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
     planned, temp = _measure(_conv("0, 1, i, o", "tensor<3x3x32x32xf32>"))
     assert temp < kernel, f"XLA copies a kernel in [spatial, in, out] order (temp {temp} B)"
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_kernel_gathered_along_an_inner_dim_is_copied_for_a_convolution() -> None:
+    # the batch is split on x and so is the kernel's output dim: XLA gathers the kernel
+    # (18 KiB) along dim 3 into a layout with that dim outermost and copies it into the
+    # row-major order the convolution reads (passes/plan/plan.py `gather_copy`)
+    x, k, y = "tensor<8x8x8x16xf32>", "tensor<3x3x16x32xf32>", "tensor<8x8x8x32xf32>"
+    b = '#sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>'
+    ko = '#sdy.sharding<@mesh, [{}, {}, {}, {"x"}]>'
+    text = (
+        MESH
+        + f"""func.func @main(%arg0: {x} {{sdy.sharding = {b}}}, %arg1: {k} {{sdy.sharding = {ko}}})
+    -> ({y} {{sdy.sharding = {b}}}) {{
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{stride = [1, 1], pad = [[1, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = [1, 1], reverse = [false, false]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({x}, {k}) -> {y}
+  return %c : {y}
+}}
+"""
+    )
+    kernel = 3 * 3 * 16 * 32 * 4
+    planned, temp = _measure(text)
+    assert temp >= 2 * kernel, (
+        f"XLA no longer copies a kernel gathered along an inner dim (temp {temp} B): "
+        "passes/plan/plan.py `gather_copy` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_the_gather_of_what_the_arguments_alone_make_runs_first() -> None:
+    # as above, with the weight negated before the dot reads it: XLA gathers the negated
+    # weight at the start too (passes/plan/memory.py `is_argument_of`)
+    planned, temp = _measure(_gathered_weight("stablehlo.negate"))
+    assert temp >= 2 * 64 * 64 * 4, (
+        f"XLA no longer gathers the negated argument first (temp {temp} B): "
+        "passes/plan/memory.py `is_argument_of` no longer holds"
+    )
+    # (as above, and the plan holds the negated local shard, 2 KiB, until the dot where XLA
+    # frees it at the gather: within 15%)
+    assert abs(planned - temp) <= 0.15 * temp, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+T64 = "tensor<64x64xf32>"
+V64 = "tensor<64xf32>"
+
+
+def _chain_then(late: str, first: str = "%arg1", start: str = "") -> str:
+    """`start`, a chain of two dots (16 KiB values), then `late`, which reads what `start`
+    made; the result is a small vector (its allocation takes no temporary)."""
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {R2}}}, %arg1: {T64} {{sdy.sharding = {R2}}})
+    -> ({V64} {{sdy.sharding = #sdy.sharding<@mesh, [{{}}]>}}) {{
+  %z = stablehlo.constant dense<1.0> : tensor<f32>
+{start}  %d1 = stablehlo.dot_general {first}, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e1 = stablehlo.exponential %d1 : {T64}
+  %d2 = stablehlo.dot_general %e1, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %s1 = stablehlo.sine %d2 : {T64}
+{late}  return %r : {V64}
+}}
+"""
+    )
+
+
+def _prod(out: str, v: str) -> str:
+    """`out` = the product of `v`'s rows (a reduce XLA runs as a loop fusion)."""
+    return (
+        f"  {out} = stablehlo.reduce({v} init: %z) applies stablehlo.multiply across "
+        f"dimensions = [1] : ({T64}, tensor<f32>) -> {V64}\n"
+    )
+
+
+def test_identical_ops_are_one_buffer() -> None:
+    # %a and %b compute the same difference: XLA's CSE keeps %a, whose buffer (16 KiB) then
+    # lives across the chain to %b's reader (passes/plan/memory.py `cse_twins`)
+    start = (
+        f"  %a = stablehlo.subtract %arg0, %arg1 : {T64}\n"
+        f"  %d0 = stablehlo.dot_general %a, %arg0, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}\n"
+    )
+    late = (
+        _prod("%t", "%s1")
+        + f"  %b = stablehlo.subtract %arg0, %arg1 : {T64}\n"
+        + f"  %p = stablehlo.dot_general %b, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}\n"
+        + _prod("%u", "%p")
+        + f"  %r = stablehlo.add %t, %u : {V64}\n"
+    )
+    planned, temp = _measure(_chain_then(late, "%d0", start))
+    assert temp >= 3 * 64 * 64 * 4, (
+        f"XLA no longer merges the two subtracts (temp {temp} B): passes/plan/memory.py "
+        "`cse_twins` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_fused_op_reads_its_inputs_where_its_readers_run() -> None:
+    # %m = %d0 * %d0 is fused into the reduce at the end: %d0 (16 KiB) lives until there,
+    # across the chain (passes/plan/memory.py `_Reads.last_read`)
+    start = (
+        f"  %d0 = stablehlo.dot_general %arg0, %arg0, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}\n"
+        f"  %m = stablehlo.multiply %d0, %d0 : {T64}\n"
+    )
+    late = f"  %q = stablehlo.add %s1, %m : {T64}\n" + _prod("%r", "%q")
+    planned, temp = _measure(_chain_then(late, start=start))
+    assert temp >= 3 * 64 * 64 * 4, (
+        f"XLA no longer keeps a fused op's input until its reader (temp {temp} B): "
+        "passes/plan/memory.py `_Reads.last_read` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_slice_of_a_fused_value_is_its_only_buffer() -> None:
+    # %e is read split on x by the last dot: XLA fuses the exponential into the dynamic slice,
+    # so only the slice (2 KiB) lives across the chain, not %e (16 KiB)
+    # (passes/plan/memory.py `Buffers.sliced`)
+    sx = '#sdy.sharding<@mesh, [{"x"}, {}]>'
+    text = (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {R2}}}, %arg1: {T64} {{sdy.sharding = {R2}}})
+    -> ({T64} {{sdy.sharding = {sx}}}) {{
+  %d0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e = stablehlo.exponential %d0 : {T64}
+  %d1 = stablehlo.dot_general %arg1, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e1 = stablehlo.sine %d1 : {T64}
+  %d2 = stablehlo.dot_general %e1, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %s1 = stablehlo.cosine %d2 : {T64}
+  %c = sdy.sharding_constraint %e <@mesh, [{{"x"}}, {{}}]> : {T64}
+  %p = stablehlo.dot_general %c, %s1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  return %p : {T64}
+}}
+"""
+    )
+    planned, temp = _measure(text)
+    whole = 64 * 64 * 4
+    assert 2 * whole < temp < 3 * whole, (
+        f"XLA no longer holds only the slice of the fused value (temp {temp} B): "
+        "passes/plan/memory.py `Buffers.sliced` no longer holds"
+    )
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
