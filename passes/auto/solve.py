@@ -82,6 +82,7 @@ def solve(
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
     price: bool = True,
+    first: list[int] | None = None,
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
@@ -92,7 +93,9 @@ def solve(
     is exact) it is the answer, without the rows' harder search. Where it is not, memory is
     priced first (`_priced`), and its answer kept where its bound proves it within `MIP_GAP`
     of the optimum or the problem has more than `ROWS_EXACT_LIMIT` choices (`price=False`:
-    the rows' MILP always)."""
+    the rows' MILP always). `first`: the answer of this problem's solve without a budget (a
+    choice per node), where one was made: the first round takes it instead of solving it
+    again (it has no rows, so its answer is that one's; ignored where layouts are ruled out)."""
     if solver == "highs-rows":
         solver, price = "highs", False
     quot, spread = quotient(p)
@@ -109,7 +112,12 @@ def solve(
         q, recover = eliminate(sub, memory=budget is not None)
         size = sum(q.num_strategies)
         sol = None
-        if size <= exact_limit:
+        if not active and first is not None and budget is not None and not p.cuts:
+            # (folded nodes take their best choice again on recovery: an answer as cheap)
+            at_reps = [first[r] for r in sorted(set(p.rep))]
+            mine = [k if q.num_strategies[n] > 1 else 0 for n, k in enumerate(at_reps)]
+            sol = Solution(mine, q.objective(mine), None, "highs optimal", True)
+        elif size <= exact_limit:
             if solver == "cp-sat":
                 sol = solve_exact(q, budget, time_limit)
             else:
