@@ -68,11 +68,16 @@ def fit_to_budget(
     fell_back: list[bool] = []  # per attempt measured: auto kept its smallest layout
     spent: list[float] = []  # the seconds of every attempt's solves
 
-    def attempt(ask: int) -> tuple[int, int] | None:
-        """(XLA's memory, the plan's) of the layout planned for `ask`; None if none fits it."""
+    priced: list[bool] = []  # per attempt measured: auto priced memory (`solve._priced`)
+
+    def attempt(ask: int, rows: bool = False) -> tuple[int, int] | None:
+        """(XLA's memory, the plan's) of the layout planned for `ask` (`rows`: by the rows'
+        MILP, never priced); None if none fits it."""
         module = make_module()
+        solver = {"auto_solver": "highs-rows"} if rows else {}
         try:
-            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask))
+            report = propagate_module(module, dataclasses.replace(options, memory_budget=ask,
+                                                                  **solver))  # fmt: skip
         except BudgetNotMet as e:
             notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
                          f"needs {format_bytes(e.smallest)})")  # fmt: skip
@@ -81,6 +86,8 @@ def fit_to_budget(
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
+        functions = getattr(report.auto, "functions", [])
+        priced.append(any("priced" in f.method for f in functions))
         notes.append(
             f"auto: XLA's memory_analysis of the layout planned for {format_bytes(ask)}: "
             f"{format_bytes(used)} ({used} bytes; the plan said {format_bytes(planned)}) for a "
@@ -91,6 +98,10 @@ def fit_to_budget(
         return used, planned
 
     got = attempt(budget)
+    if got is not None and not fits and priced[-1] and options.auto_solver == "highs":
+        # the layout priced for the budget is over by XLA: the rows' MILP, as for a smaller
+        # problem, before the budget is corrected by the plan's error
+        got = attempt(budget, rows=True)
     if got is None:
         got = attempt(smallest_layout(make_module, options))
     # plan once more where XLA measured more than the budget, or where the plan's budget bound

@@ -133,9 +133,11 @@ def solve(
             # optimum or the problem is too big for the rows' MILP; else (or where no price
             # gives a layout within the budget) the rows' MILP
             priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
-            if priced is not None and priced.solution.feasible and (
-                size > ROWS_EXACT_LIMIT or priced.gap <= MIP_GAP
-            ):
+            if priced is not None and (size > ROWS_EXACT_LIMIT or (
+                    priced.solution.feasible and priced.gap <= MIP_GAP)):  # fmt: skip
+                # (on a big problem where no price fits: its answer of least peak, not
+                # feasible, rather than the rows' MILP, which takes minutes there to find
+                # what the highest price did not, or to prove that nothing fits)
                 sol, recover, size = priced.solution, (lambda c: c), priced.size
                 break
         active.extend(over[:ROWS_PER_ROUND])
