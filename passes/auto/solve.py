@@ -133,11 +133,9 @@ def solve(
             # optimum or the problem is too big for the rows' MILP; else (or where no price
             # gives a layout within the budget) the rows' MILP
             priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
-            if priced is not None and (size > ROWS_EXACT_LIMIT or (
-                    priced.solution.feasible and priced.gap <= MIP_GAP)):  # fmt: skip
-                # (on a big problem where no price fits: its answer of least peak, not
-                # feasible, rather than the rows' MILP, which takes minutes there to find
-                # what the highest price did not, or to prove that nothing fits)
+            if priced is not None and priced.solution.feasible and (
+                size > ROWS_EXACT_LIMIT or priced.gap <= MIP_GAP
+            ):
                 sol, recover, size = priced.solution, (lambda c: c), priced.size
                 break
         active.extend(over[:ROWS_PER_ROUND])
@@ -242,14 +240,21 @@ def _priced(
 
 def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
     """`quot` with each term of the rows costing `weights` (per row) times its bytes: a
-    choice's term adds to its node's cost, a pair's to their edge's table."""
+    choice's term adds to its node's cost, a pair's to their edge's table. Terms of no price
+    (those of rows no answer broke) add nothing, and no edge: the nodes they join may still
+    be folded away (`eliminate`), which keeps the priced problem near the unbounded one's
+    size."""
+    import numpy as np
+
     per_term = matrix.matrix.T @ weights
     cost = [list(c) for c in quot.node_cost]
-    for j, (r, k) in zip(matrix.single_cols, matrix.single, strict=True):
+    singles = np.flatnonzero(per_term[matrix.single_cols])
+    for j, (r, k) in zip(matrix.single_cols[singles], matrix.single[singles], strict=True):
         cost[r][k] += float(per_term[j])
     edges = dict(quot.edges)
     copied: set[tuple[int, int]] = set()
-    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols, matrix.pair, strict=True):
+    pairs = np.flatnonzero(per_term[matrix.pair_cols])
+    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols[pairs], matrix.pair[pairs], strict=True):
         key = (int(ru), int(rv))
         if key not in copied:
             old = edges.get(key)
