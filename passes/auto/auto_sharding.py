@@ -44,7 +44,7 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import ROWS_EXACT_LIMIT, SOLVERS, Solution, min_peak, solve, solve_greedy
+from .solve import SOLVERS, UNTIED_LIMIT, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
@@ -216,7 +216,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory,
                         first=first)  # fmt: skip
         # (untied, a problem too big for the rows' MILP is bigger still: not tried)
-        small = sol.variables <= ROWS_EXACT_LIMIT
+        small = sol.variables <= UNTIED_LIMIT
         if not sol.feasible and opts.tie_layers and not opts.smallest and small:
             p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]

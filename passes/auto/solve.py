@@ -41,6 +41,9 @@ ROWS_PER_ROUND = 4
 # tests/auto_programs.py fold to under 200, a transformer layer's and the conv net's Adam
 # steps to 800 to 1,300); a smaller one, whose MILP is quick, is solved exactly by the rows
 ROWS_EXACT_LIMIT = 500
+# an infeasible problem of repeated layers is solved once more untied (auto_sharding.py) up
+# to this many choices: bigger, the rows' MILP of the untied problem is hopeless
+UNTIED_LIMIT = 3000
 # the price of memory is raised (x4) at most this many times until an answer fits, then split
 # between the last price that did not fit and the first that did this many times
 PRICE_RAISES = 8
