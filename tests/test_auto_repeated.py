@@ -14,7 +14,7 @@ import pytest
 import shardc
 from shardc.passes.auto.auto_sharding import FunctionResult
 from shardc.passes.auto.problem import Problem, _Sweep, _sweep_rows, quotient
-from shardc.passes.auto.solve import _milp_options, _solver, solve
+from shardc.passes.auto.solve import _milp_options, _priced, _solver, solve
 
 from .auto_programs import MESH, fresh
 
@@ -166,3 +166,29 @@ def test_a_problem_too_big_for_the_rows_milp_prices_memory_and_fits(
         assert solve(p, budget).choice == sol.choice
     # a budget no layout meets: the answer of least peak found, not feasible
     assert not solve(p, 100).feasible
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_the_priced_answers_gap_is_a_true_bound_and_the_unbounded_start_changes_nothing(
+    seed: int,
+) -> None:
+    # the price's Lagrangian bound is at most the optimum within the budget (checked by brute
+    # force), so the gap it reports is a true one; and a budgeted solve handed the unbounded
+    # solve's answer (as checked.py does) ends with the answer it finds when it solves that
+    # first round itself
+    import itertools
+
+    p = _chain(seed)
+    every = list(itertools.product(range(3), repeat=8))
+    first = solve(p, None).choice
+    for budget in (150, 200):
+        held = p.row_bytes(first)
+        assert max(held) > budget, "the cheapest layout breaks these budgets"
+        best = min(p.objective(list(c)) for c in every if p.peak_memory(list(c)) <= budget)
+        priced = _priced(p, budget, None, "highs", first, held)
+        assert priced is not None and priced.solution.feasible
+        cost = priced.solution.objective
+        assert cost >= best - 1e-9
+        assert cost * (1 - priced.gap) <= best + 1e-6, (cost, priced.gap, best)
+        again = solve(p, budget, first=first)
+        assert again.choice == solve(p, budget).choice

@@ -44,7 +44,7 @@ from .graph import (
     set_sharding,
 )
 from .problem import Problem, build_problem
-from .solve import ROWS_EXACT_LIMIT, SOLVERS, Solution, min_peak, solve, solve_greedy
+from .solve import SOLVERS, UNTIED_LIMIT, Solution, min_peak, solve, solve_greedy
 
 # fixed ops whose results keep what propagation wrote (their layout lives on the op itself)
 PINLESS = frozenset({MANUAL_COMPUTATION, SHARDING_CONSTRAINT, RESHARD})
@@ -86,6 +86,10 @@ class FunctionResult:
     # what the exact solver was given: choices and memory rows (`Solution`)
     variables: int = 0
     memory_rows: int = 0
+    # the choice per node of the graph, and each node's number of strategies (what a later
+    # solve of the same function checks before it starts from this answer: `start`)
+    choice: tuple[int, ...] = ()
+    shape: tuple[int, ...] = ()
 
 
 @dataclass
@@ -154,6 +158,10 @@ class AutoShardingPass:
     exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
     # a budget over big problems by a price on memory (`solve._priced`); False: the rows' MILP
     price_memory: bool = True
+    # per function: (the choice per node, the strategies per node) of a solve of the same
+    # function without a budget (`checked.py` solves that first): the budgeted solve starts
+    # from it rather than solving it again, where the graph is the same
+    start: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...] = ()
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -203,9 +211,12 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             if cheaper.feasible and cheaper.objective < sol.objective:
                 sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
         else:
-            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
+            first = next((list(c) for f, c, shape in opts.start
+                          if f == fname and shape == tuple(p.num_strategies)), None)  # fmt: skip
+            sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory,
+                        first=first)  # fmt: skip
         # (untied, a problem too big for the rows' MILP is bigger still: not tried)
-        small = sol.variables <= ROWS_EXACT_LIMIT
+        small = sol.variables <= UNTIED_LIMIT
         if not sol.feasible and opts.tie_layers and not opts.smallest and small:
             p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
@@ -235,6 +246,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         res.arg_choice = tuple((n, sol.choice[n]) for n, node in enumerate(g.nodes)
                                if node.kind == "arg")  # fmt: skip
         res.variables, res.memory_rows = sol.variables, sol.rows
+        res.choice, res.shape = tuple(sol.choice), tuple(p.num_strategies)
         if opts.explain:
             res.explanation = explain(g, p, sol, names, budget)
         report.functions.append(res)

@@ -105,6 +105,8 @@ def run_checked(
     # answers the same layout
     report, got = _cheapest(module, kept, make, headroom, repropagate)
     spent.append(report.solve_seconds)
+    # (the budgeted solves start from that answer rather than solving it again)
+    start = tuple((f.func, f.choice, f.shape) for f in report.functions)
     if got.memory <= min(1.0, 1 - headroom) * budget:
         for f in report.functions:
             f.budget = budget
@@ -124,7 +126,8 @@ def run_checked(
     while rounds < ROUNDS:
         kept = saved.restore(module)
         try:
-            auto = dataclasses.replace(make(headroom, False), exclude=tuple(cuts), price_memory=price)
+            auto = dataclasses.replace(make(headroom, False), exclude=tuple(cuts), start=start,
+                                       price_memory=price)  # fmt: skip
             report = run(auto, kept)
         except BudgetUnmet as e:
             # (kept in the report, left out of the error, which names one figure as the

@@ -15,7 +15,6 @@ minimizes the peak memory alone, and its answer is the smallest budget found.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +32,18 @@ DETERMINISTIC_TIME = 20.0
 # row), adding this many rows per round
 ROW_ROUNDS = 6
 ROWS_PER_ROUND = 4
-# a budgeted problem of more (node, strategy) choices than this (after folding, without rows)
-# bounds memory by a price on its rows (`_priced`) rather than by the rows' MILP, whose LP
-# relaxation with even a few dense memory rows is fractional and slow (minutes at 6,000)
-ROWS_EXACT_LIMIT = 3000
+# a budgeted problem bounds memory by a price on its rows first (`_priced`: a few LPs of the
+# shape whose relaxation is integral) rather than by the rows' MILP, whose LP relaxation with
+# even a few dense memory rows is fractional and slow (HiGHS spends 10 to 60 s in the root
+# node at 1,300 to 2,000 choices, minutes at 6,000). The priced answer is kept where the
+# Lagrangian bound proves it within `MIP_GAP` of the optimum, or where the problem has more
+# (node, strategy) choices than this (after folding, without rows: the MLP steps of
+# tests/auto_programs.py fold to under 200, a transformer layer's and the conv net's Adam
+# steps to 800 to 1,300); a smaller one, whose MILP is quick, is solved exactly by the rows
+ROWS_EXACT_LIMIT = 500
+# an infeasible problem of repeated layers is solved once more untied (auto_sharding.py) up
+# to this many choices: bigger, the rows' MILP of the untied problem is hopeless
+UNTIED_LIMIT = 3000
 # the price of memory is raised (x4) at most this many times until an answer fits, then split
 # between the last price that did not fit and the first that did this many times
 PRICE_RAISES = 8
@@ -78,6 +85,7 @@ def solve(
     exact_limit: int = EXACT_LIMIT,
     solver: str = "highs",
     price: bool = True,
+    first: list[int] | None = None,
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
     (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
@@ -85,8 +93,12 @@ def solve(
     deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
     memory rows join the problem as answers break them: the first round has none, so where the
     cheapest choice with no bound is within `budget` (the rows are the plan's measure, its peak
-    is exact) it is the answer, without the rows' harder search. Above `ROWS_EXACT_LIMIT`
-    choices memory is priced instead (`_priced`; `price=False`: the rows' MILP always)."""
+    is exact) it is the answer, without the rows' harder search. Where it is not, memory is
+    priced first (`_priced`), and its answer kept where its bound proves it within `MIP_GAP`
+    of the optimum or the problem has more than `ROWS_EXACT_LIMIT` choices (`price=False`:
+    the rows' MILP always). `first`: the answer of this problem's solve without a budget (a
+    choice per node), where one was made: the first round takes it instead of solving it
+    again (it has no rows, so its answer is that one's; ignored where layouts are ruled out)."""
     if solver == "highs-rows":
         solver, price = "highs", False
     quot, spread = quotient(p)
@@ -103,7 +115,12 @@ def solve(
         q, recover = eliminate(sub, memory=budget is not None)
         size = sum(q.num_strategies)
         sol = None
-        if size <= exact_limit:
+        if not active and first is not None and budget is not None and not p.cuts:
+            # (folded nodes take their best choice again on recovery: an answer as cheap)
+            at_reps = [first[r] for r in sorted(set(p.rep))]
+            mine = [k if q.num_strategies[n] > 1 else 0 for n, k in enumerate(at_reps)]
+            sol = Solution(mine, q.objective(mine), None, "highs optimal", True)
+        elif size <= exact_limit:
             if solver == "cp-sat":
                 sol = solve_exact(q, budget, time_limit)
             else:
@@ -114,12 +131,15 @@ def solve(
         over = sorted((i for i, x in enumerate(held) if x > budget), key=lambda i: (-held[i], i))
         if not over:
             break
-        if not active and size > ROWS_EXACT_LIMIT and price:
-            # too big for the rows' MILP: price the memory instead (`_priced`); where no price
-            # gives a layout within the budget, the rows' MILP after all
+        if not active and price:
+            # price the memory first (`_priced`): kept where its bound proves it near the
+            # optimum or the problem is too big for the rows' MILP; else (or where no price
+            # gives a layout within the budget) the rows' MILP
             priced = _priced(quot, budget, time_limit, solver, recover(sol.choice), held)
-            if priced is not None and priced[0].feasible:
-                sol, recover, size = priced
+            if priced is not None and priced.solution.feasible and (
+                size > ROWS_EXACT_LIMIT or priced.gap <= MIP_GAP
+            ):
+                sol, recover, size = priced.solution, (lambda c: c), priced.size
                 break
         active.extend(over[:ROWS_PER_ROUND])
     if sol is None:
@@ -134,6 +154,17 @@ def solve(
     return Solution(choice, p.objective(choice), peak, sol.method, sol.feasible, size, len(rows))
 
 
+@dataclass
+class _Priced:
+    """`_priced`'s answer: the best layout found, how far its bytes may be above the optimum
+    within the budget (by the Lagrangian bound: 0.05 is 5%; inf where no solve gave a bound),
+    and the size of the problem the solver was given."""
+
+    solution: Solution
+    gap: float
+    size: int
+
+
 def _priced(
     quot: Problem,
     budget: int,
@@ -141,7 +172,7 @@ def _priced(
     solver: str,
     first: list[int],
     held: list[int],
-) -> tuple[Solution, Callable[[list[int]], list[int]], int] | None:
+) -> _Priced | None:
     """The cheapest answer found within `budget` where memory has a price: the problem without
     rows, each choice also paying `price` per byte it adds to the rows an answer has broken
     (Lagrangian relaxation; the problem keeps the shape whose LP relaxation is integral, so
@@ -149,8 +180,10 @@ def _priced(
     unbounded answer, whose rows `held`), rises x4 until an answer fits, then is split
     between the last that did not fit and the first that did: at most `PRICE_RAISES +
     PRICE_SPLITS` solves, a deterministic bound. The answer that fits and moves least is
-    kept; where none fits, the one of least peak (not feasible). Returns (it, the recovery
-    of its choices, the solver's choices) or None where a solve finds nothing."""
+    kept; where none fits, the one of least peak (not feasible). Each solve proven optimal
+    also bounds the optimum within the budget from below (its priced objective less the
+    price of the budget itself, since a layout within the budget pays at most that), which
+    gives the answer's gap. None where a solve finds nothing."""
     import numpy as np
 
     matrix = quot.row_matrix()
@@ -162,6 +195,7 @@ def _priced(
     low, high = 0.0, None
     best: tuple[bool, float, list[int]] | None = None  # (fits, bytes or peak, choice)
     found = None
+    bound = -float("inf")
     splits = solves = 0
     for step in range(PRICE_RAISES + PRICE_SPLITS):
         if high is None and step >= PRICE_RAISES:
@@ -181,8 +215,11 @@ def _priced(
         solves += 1
         choice = recover(sol.choice)
         now = quot.row_bytes(choice)
+        objective = quot.objective(choice)
+        if sol.method.endswith(" optimal"):
+            bound = max(bound, objective + float(weights @ (np.array(now, dtype=float) - budget)))
         fits = max(now) <= budget
-        key = (fits, quot.objective(choice) if fits else max(now), choice)
+        key = (fits, objective if fits else max(now), choice)
         if best is None or (key[0], -key[1]) > (best[0], -best[1]):
             best, found = key, (sol, sum(q.num_strategies))
         broken[[i for i, x in enumerate(now) if x > budget]] = 1.0
@@ -193,22 +230,34 @@ def _priced(
             low = price
             price = (low * high) ** 0.5 if high is not None else price * 4
     assert best is not None and found is not None
-    fits, _, choice = best
-    method = f"{found[0].method.split()[0]}, memory priced ({solves} solves)"
+    fits, cost, choice = best
+    gap = float("inf")
+    if fits:
+        # (bytes are never negative: an answer moving none is the optimum)
+        gap = max(0.0, cost - bound) / cost if cost > 0 else 0.0
+    within = f", within {gap:.0%} of the bound" if gap < float("inf") else ""
+    method = f"{found[0].method.split()[0]}, memory priced ({solves} solves{within})"
     out = Solution(choice, quot.objective(choice), None, method, fits)
-    return out, lambda c: c, found[1]
+    return _Priced(out, gap, found[1])
 
 
 def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
     """`quot` with each term of the rows costing `weights` (per row) times its bytes: a
-    choice's term adds to its node's cost, a pair's to their edge's table."""
+    choice's term adds to its node's cost, a pair's to their edge's table. Terms of no price
+    (those of rows no answer broke) add nothing, and no edge: the nodes they join may still
+    be folded away (`eliminate`), which keeps the priced problem near the unbounded one's
+    size."""
+    import numpy as np
+
     per_term = matrix.matrix.T @ weights
     cost = [list(c) for c in quot.node_cost]
-    for j, (r, k) in zip(matrix.single_cols, matrix.single, strict=True):
+    singles = np.flatnonzero(per_term[matrix.single_cols])
+    for j, (r, k) in zip(matrix.single_cols[singles], matrix.single[singles], strict=True):
         cost[r][k] += float(per_term[j])
     edges = dict(quot.edges)
     copied: set[tuple[int, int]] = set()
-    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols, matrix.pair, strict=True):
+    pairs = np.flatnonzero(per_term[matrix.pair_cols])
+    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols[pairs], matrix.pair[pairs], strict=True):
         key = (int(ru), int(rv))
         if key not in copied:
             old = edges.get(key)

@@ -104,8 +104,8 @@ class PropagationOptions:
     )
     auto_solver: str = _option(
         "highs",
-        "with --auto: solver, highs (scipy's milp; a binding budget on a large problem is "
-        "priced into the objective first), highs-rows (highs with every memory row, never "
+        "with --auto: solver, highs (scipy's milp; a binding budget is priced into the "
+        "objective first), highs-rows (highs with every memory row, never "
         "priced) or cp-sat (OR-tools)",
     )
     auto_keep_propagated: bool = _option(
