@@ -9,8 +9,10 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import shardc
+from shardc import ShardcError
 from shardc.api.plan import plan_lowered
 from shardc.backend.hlo_collectives import group_axes, parse_groups, read_collectives
 from shardc.passes.plan.check import CompiledEntry, match
@@ -149,3 +151,17 @@ def test_check_compiles_the_program_the_untagged_module_compiles_to() -> None:
         ), text
         moved += len(check.compiled)
     assert len(texts) >= 6 and moved >= 6, "the cases move something"
+
+
+def test_check_compiles_a_module_whose_entry_is_not_named_main() -> None:
+    # XLA enters at @main: the only public func is the entry whatever its name
+    check = shardc.plan(DOT.replace("@main", "@matmul"), check=True).check
+    assert [(c.kind, c.axes, c.bytes) for c in check.compiled] == [("all-reduce", ("x",), 1024)]
+    assert check.matched == [(0, 0)]
+
+
+def test_check_names_the_entry_it_cannot_choose() -> None:
+    # two public funcs and no @main: which one XLA should run is the user's to say
+    second = DOT.replace("@main", "@other").replace('sdy.mesh @mesh = <["x"=4, "y"=2]>', "")
+    with pytest.raises(ShardcError, match=r"no @main and 2 public functions \(@matmul, @other\)"):
+        shardc.plan(DOT.replace("@main", "@matmul") + second, check=True)

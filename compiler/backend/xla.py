@@ -70,12 +70,7 @@ def compile_text(text: str, devices: list[Any], open_io: bool = True) -> Any:
     n = len(devices)
     with jmlir.make_ir_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
-        main = next(
-            op
-            for op in module.body.operations
-            if op.operation.name == "func.func"
-            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
-        )
+        main = _entry_func(module)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         opts = compiler.get_compile_options(
             num_replicas=1,
@@ -84,13 +79,43 @@ def compile_text(text: str, devices: list[Any], open_io: bool = True) -> Any:
             backend=backend,
         )
         build = opts.executable_build_options
-        build.allow_spmd_sharding_propagation_to_parameters = _open(main, "arg_attrs", len(ftype.inputs), open_io)
-        build.allow_spmd_sharding_propagation_to_output = _open(main, "res_attrs", len(ftype.results), open_io)
+        build.allow_spmd_sharding_propagation_to_parameters = _open(
+            main, "arg_attrs", len(ftype.inputs), open_io
+        )
+        build.allow_spmd_sharding_propagation_to_output = _open(
+            main, "res_attrs", len(ftype.results), open_io
+        )
         try:
             return backend.compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
         except Exception as e:  # noqa: BLE001 - XLA raises its own runtime errors
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise xla_refused("compile the module", first) from None
+
+
+def _entry_func(module: Any) -> Any:
+    """The func XLA runs: `@main`, or else the module's only public func, renamed `main` (XLA
+    enters a module at `@main`; a hand-written module may name its entry otherwise)."""
+    from jax._src.lib.mlir import ir
+
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    name = {id(f): ir.StringAttr(f.attributes["sym_name"]).value for f in funcs}
+    for f in funcs:
+        if name[id(f)] == "main":
+            return f
+    public = [
+        f
+        for f in funcs
+        if "sym_visibility" not in f.attributes
+        or ir.StringAttr(f.attributes["sym_visibility"]).value == "public"
+    ]
+    if len(public) != 1:
+        listed = ", ".join("@" + name[id(f)] for f in public) or "none"
+        raise ShardcError(
+            f"XLA enters a module at @main: this module has no @main and {len(public)} public "
+            f"functions ({listed}); name the entry function main"
+        )
+    public[0].attributes["sym_name"] = ir.StringAttr.get("main")
+    return public[0]
 
 
 def _open(main: Any, key: str, n: int, open_io: bool) -> list[bool]:
@@ -148,7 +173,9 @@ class Executable:
         results = self.exe.execute_sharded(placed).disassemble_into_single_device_arrays()
         return [
             jax.make_array_from_single_device_arrays(tuple(aval.shape), sharding, shards)
-            for aval, sharding, shards in zip(self.out_avals, self.out_shardings, results, strict=True)
+            for aval, sharding, shards in zip(
+                self.out_avals, self.out_shardings, results, strict=True
+            )
         ]
 
 
