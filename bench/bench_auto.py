@@ -229,7 +229,8 @@ def _speed_budgets(given: list[str], layers: int) -> list[str]:
 
 
 # issue 23's measured failures scaled down to width 32 (hidden 64): (layers, budget in bytes).
-# At 3 layers only FSDP+TP fits 380 KB by XLA (tests/test_auto_full.py); at 12 layers only
+# At 3 layers only FSDP+TP fits 380 KB by XLA (`--scaled-budget` rows; tests/test_auto_full.py
+# runs the full sizes); at 12 layers only
 # FSDP+TP fits 1.5 MB, as the issue's 12-layer budget was one FSDP+TP met
 SCALED = ((3, 380_000), (12, 1_500_000))
 
