@@ -129,18 +129,18 @@ class _RowMatrix:
     def __init__(self, rows: list[dict[Term, int]]):
         from scipy.sparse import csr_matrix
 
+        # (per row, the terms new to `col` found by a set difference and the rest looked up
+        # by `map`: the rows hold millions of entries, too many for a Python loop per entry)
         col: dict[Term, int] = {}
-        indptr = [0]
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         indices: list[int] = []
         data: list[int] = []
-        for row in rows:
-            for t, b in row.items():
-                j = col.get(t)
-                if j is None:
-                    j = col[t] = len(col)
-                indices.append(j)
-                data.append(b)
-            indptr.append(len(indices))
+        for i, row in enumerate(rows):
+            for t in sorted(row.keys() - col.keys()):
+                col[t] = len(col)
+            indices.extend(map(col.__getitem__, row))
+            data.extend(row.values())
+            indptr[i + 1] = len(indices)
         self.matrix = csr_matrix(
             (np.array(data, dtype=np.int64), np.array(indices, dtype=np.int64), indptr),
             shape=(len(rows), len(col)),
@@ -1084,11 +1084,14 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         _add_table(edges, iu, iv, scaled)
 
     def rows() -> list[dict[Term, int]]:
-        return [
-            {(at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3]): b
-             for t, b in row.items()}
-            for row in p.memory_rows()
-        ]  # fmt: skip
+        # (each term renamed once: the rows repeat their terms, millions of entries in all)
+        name: dict[Term, Term] = {}
+        out = []
+        for row in p.memory_rows():
+            for t in row.keys() - name.keys():
+                name[t] = (at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3])
+            out.append(dict(zip(map(name.__getitem__, row), row.values(), strict=True)))
+        return out
 
     cuts = [[(at[p.rep[n]], k) for n, k in cut] for cut in p.cuts]
     q = Problem([p.num_strategies[r] for r in reps], cost, edges, [], [], [], [], cuts,

@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from .highs_lp import add_memory_rows, assemble, solve_program
 from .problem import Problem, Term, eliminate, quotient
 
 # above this many (node, strategy) variables after tying, the greedy solver runs instead
@@ -248,26 +249,35 @@ def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
     choice's term adds to its node's cost, a pair's to their edge's table. Terms of no price
     (those of rows no answer broke) add nothing, and no edge: the nodes they join may still
     be folded away (`eliminate`), which keeps the priced problem near the unbounded one's
-    size."""
+    size. Only the costs and tables a price lands on are copied."""
     import numpy as np
 
     per_term = matrix.matrix.T @ weights
-    cost = [list(c) for c in quot.node_cost]
+    cost = list(quot.node_cost)
     singles = np.flatnonzero(per_term[matrix.single_cols])
-    for j, (r, k) in zip(matrix.single_cols[singles], matrix.single[singles], strict=True):
-        cost[r][k] += float(per_term[j])
+    if len(singles):
+        at = matrix.single[singles]
+        add = per_term[matrix.single_cols[singles]]
+        for r in np.unique(at[:, 0]).tolist():
+            mine = at[:, 0] == r
+            row = np.array(cost[r], dtype=np.float64)
+            np.add.at(row, at[mine, 1], add[mine])
+            cost[r] = row.tolist()
     edges = dict(quot.edges)
-    copied: set[tuple[int, int]] = set()
     pairs = np.flatnonzero(per_term[matrix.pair_cols])
-    for j, (ru, rv, ku, kv) in zip(matrix.pair_cols[pairs], matrix.pair[pairs], strict=True):
-        key = (int(ru), int(rv))
-        if key not in copied:
+    if len(pairs):
+        at = matrix.pair[pairs]
+        add = per_term[matrix.pair_cols[pairs]]
+        order = np.lexsort((at[:, 1], at[:, 0]))
+        at, add = at[order], add[order]
+        cut = np.flatnonzero(np.any(np.diff(at[:, :2], axis=0) != 0, axis=1)) + 1
+        for lo, hi in zip([0, *cut.tolist()], [*cut.tolist(), len(at)], strict=True):
+            key = (int(at[lo, 0]), int(at[lo, 1]))
             old = edges.get(key)
-            edges[key] = [list(r) for r in old] if old is not None else [
-                [0.0] * quot.num_strategies[key[1]] for _ in range(quot.num_strategies[key[0]])
-            ]
-            copied.add(key)
-        edges[key][ku][kv] += float(per_term[j])
+            tbl = np.array(old, dtype=np.float64) if old is not None else np.zeros(
+                (quot.num_strategies[key[0]], quot.num_strategies[key[1]]))  # fmt: skip
+            np.add.at(tbl, (at[lo:hi, 2], at[lo:hi, 3]), add[lo:hi])
+            edges[key] = tbl.tolist()
     return dataclasses.replace(quot, node_cost=cost, edges=edges, rows=[], make_rows=None)
 
 
@@ -522,191 +532,24 @@ def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> S
 
 
 def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solution | None:
-    """The same exact formulation as a MILP for HiGHS (`scipy.optimize.milp`): joint variables
-    per edge with both marginals, memory rows over the live sets. None if nothing in time."""
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-
-    reps = sorted(set(p.rep))
-    xoff: dict[int, int] = {}
-    nvar = 0
-    for r in reps:
-        xoff[r] = nvar
-        nvar += p.num_strategies[r]
-    c: list[float] = [0.0] * nvar
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    lo: list[float] = []
-    hi: list[float] = []
-    nrow = 0
-
-    def add_row(entries: dict[int, float], lb: float, ub: float) -> None:
-        nonlocal nrow
-        for j, v in entries.items():
-            if v:
-                rows.append(nrow)
-                cols.append(j)
-                vals.append(v)
-        lo.append(lb)
-        hi.append(ub)
-        nrow += 1
-
-    for r in reps:
-        add_row({xoff[r] + k: 1.0 for k in range(p.num_strategies[r])}, 1, 1)
-    joint: dict[tuple[int, int], int] = {}
-
-    def pair(ru: int, rv: int) -> int:
-        nonlocal nvar
-        if (ru, rv) not in joint:
-            nu, nv = p.num_strategies[ru], p.num_strategies[rv]
-            joint[(ru, rv)] = nvar
-            base = nvar
-            nvar += nu * nv
-            c.extend([0.0] * (nu * nv))
-            for k in range(nu):
-                e = {base + k * nv + kv: 1.0 for kv in range(nv)}
-                e[xoff[ru] + k] = -1.0
-                add_row(e, 0, 0)
-            for kv in range(nv):
-                e = {base + k * nv + kv: 1.0 for k in range(nu)}
-                e[xoff[rv] + kv] = -1.0
-                add_row(e, 0, 0)
-        return joint[(ru, rv)]
-
-    for n, costs in enumerate(p.node_cost):
-        for k, v in enumerate(costs):
-            c[xoff[p.rep[n]] + k] += v
-    combined: dict[tuple[int, int], list[list[float]]] = {}
-    for (u, v), tbl in p.edges.items():
-        ru, rv = p.rep[u], p.rep[v]
-        if ru == rv:
-            for k in range(len(tbl)):
-                c[xoff[ru] + k] += tbl[k][k]
-            continue
-        if all(row == tbl[0] for row in tbl):  # depends on v's choice only
-            for kv, v2 in enumerate(tbl[0]):
-                c[xoff[rv] + kv] += v2
-            continue
-        if all(len(set(row)) == 1 for row in tbl):  # on u's only
-            for k, row in enumerate(tbl):
-                c[xoff[ru] + k] += row[0]
-            continue
-        if ru > rv:
-            ru, rv, tbl = rv, ru, [list(col) for col in zip(*tbl, strict=True)]
-        _merge_table(combined, (ru, rv), tbl)
-    for (ru, rv), tbl in combined.items():
-        # joint variables over classes of strategies with equal rows (columns) of costs: exact
-        # (integral choices put 1 on one class pair) and far fewer than one per strategy pair
-        row_cls = _classes(tbl)
-        col_cls = _classes([list(col) for col in zip(*tbl, strict=True)])
-        base = nvar
-        nvar += len(row_cls) * len(col_cls)
-        for ks in row_cls:
-            c.extend(tbl[ks[0]][kvs[0]] for kvs in col_cls)
-        for a, ks in enumerate(row_cls):
-            marginal = {base + a * len(col_cls) + b: 1.0 for b in range(len(col_cls))}
-            marginal.update({xoff[ru] + k: -1.0 for k in ks})
-            add_row(marginal, 0, 0)
-        for b, kvs in enumerate(col_cls):
-            marginal = {base + a * len(col_cls) + b: 1.0 for a in range(len(row_cls))}
-            marginal.update({xoff[rv] + kv: -1.0 for kv in kvs})
-            add_row(marginal, 0, 0)
-    for cut in p.cuts:
-        picks = {xoff[p.rep[n]] + k for n, k in cut}
-        add_row(dict.fromkeys(picks, 1.0), -np.inf, len(picks) - 1)
-    ub: list[int] = []
+    """The same exact formulation as a MILP for HiGHS (`highs_lp`: joint columns per edge with
+    both marginals, memory rows over the live sets), the LP relaxation first. None if nothing
+    is found within the limits."""
+    prog = assemble(p)
     if budget is not None:
-        # each live set's bytes as a variable: the one before plus what came and went between
-        # them (consecutive live sets share most of their terms, the arguments and results
-        # all of them), so the matrix holds the changes, not every live set whole
-        before: dict[Term, int] = {}
-        last = -1
-        for mrow in p.memory_rows():
-            e: dict[int, float] = {}
-            for t, b in _changes(before, mrow):
-                if len(t) == 2:
-                    j = xoff[t[0]] + t[1]
-                else:
-                    ru, rv, k, kv = t
-                    j = pair(ru, rv) + k * p.num_strategies[rv] + kv
-                e[j] = e.get(j, 0.0) - b
-            live = nvar
-            nvar += 1
-            c.append(0.0)
-            e[live] = 1.0
-            if last >= 0:
-                e[last] = -1.0
-            add_row(e, 0, 0)
-            ub.append(live)
-            before, last = mrow, live
-    a = coo_matrix((vals, (rows, cols)), shape=(nrow, nvar)).tocsr()
-    upper = np.ones(nvar)
-    lower = np.zeros(nvar)
-    upper[ub] = budget if budget is not None else 1
-    lower[ub] = -np.inf
-    nx = sum(p.num_strategies[r] for r in reps)
-    integrality = np.zeros(nvar)
-    constraints = LinearConstraint(a, np.array(lo), np.array(hi))
-    # the LP relaxation first (the local marginal polytope: often integral on these graphs,
-    # and then its answer is the MILP's optimum, proven, at a fraction of the MILP's time)
-    bounds = Bounds(lower, upper)
-    res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
-               options=_milp_options(time_limit))  # fmt: skip
-    if res.status == 2:  # the relaxation is infeasible, so is every layout
+        add_memory_rows(prog, p, budget)
+    got = solve_program(p, prog, _milp_options(time_limit), MIP_GAP)
+    if got is None:
         return None
-    if res.x is None or not _integral(res.x[:nx]):
-        integrality[:nx] = 1
-        res = milp(np.array(c), constraints=constraints, integrality=integrality, bounds=bounds,
-                   options=_milp_options(time_limit))  # fmt: skip
-    if res.x is None:
-        return None
-    choice = []
-    for n in range(len(p.num_strategies)):
-        off = xoff[p.rep[n]]
-        xs = res.x[off : off + p.num_strategies[p.rep[n]]]
-        choice.append(int(np.argmax(xs)))
-    method = "highs optimal" if res.status == 0 else "highs feasible (node limit)"
-    if res.status == 0 and getattr(res, "mip_gap", 0) and res.mip_gap > 1e-9:
-        method = f"highs within {MIP_GAP:.0%} of optimal"
-    return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
-
-
-def _changes(before: dict[Term, int], after: dict[Term, int]) -> list[tuple[Term, int]]:
-    """The terms whose bytes differ from one memory row to the next, with the difference."""
-    out = [(t, b - before.get(t, 0)) for t, b in after.items() if b != before.get(t, 0)]
-    out.extend((t, -b) for t, b in before.items() if t not in after)
-    return out
-
-
-def _integral(x) -> bool:  # noqa: ANN001 - a numpy vector
-    """Whether every choice variable of an LP answer is 0 or 1 (within HiGHS's tolerance)."""
-    import numpy as np
-
-    return bool(np.all(np.minimum(np.abs(x), np.abs(1 - x)) <= 1e-6))
+    return Solution(got.choice, p.objective(got.choice), p.peak_memory(got.choice), got.method,
+                    True)  # fmt: skip
 
 
 def _milp_options(time_limit: float | None) -> dict[str, Any]:
-    """HiGHS's limits: the gap and node count always, wall-clock only where the user set one."""
-    out: dict[str, Any] = {"disp": False, "mip_rel_gap": MIP_GAP, "node_limit": NODE_LIMIT}
+    """HiGHS's options: the gap and node count always, wall-clock only where the user set one,
+    one thread and a fixed seed (the same answer under any load)."""
+    out: dict[str, Any] = {"mip_rel_gap": MIP_GAP, "mip_max_nodes": NODE_LIMIT,
+                           "threads": 1, "random_seed": 0}  # fmt: skip
     if time_limit is not None:
         out["time_limit"] = time_limit
     return out
-
-
-def _merge_table(
-    d: dict[tuple[int, int], list[list[float]]], key: tuple[int, int], tbl: list[list[float]]
-) -> None:
-    old = d.get(key)
-    d[key] = [list(r) for r in tbl] if old is None else [
-        [a + b for a, b in zip(r1, r2, strict=True)] for r1, r2 in zip(old, tbl, strict=True)
-    ]
-
-
-def _classes(rows: list[list[float]]) -> list[list[int]]:
-    """Indices of equal rows, grouped in order of first appearance."""
-    groups: dict[tuple[float, ...], list[int]] = {}
-    for k, row in enumerate(rows):
-        groups.setdefault(tuple(row), []).append(k)
-    return list(groups.values())
