@@ -79,9 +79,11 @@ class _Assembly:
 
     def highs(self, options: dict[str, Any], cost: np.ndarray | None = None) -> Any:
         """A HiGHS instance holding this program (columns continuous), with `options`."""
-        import highspy
+        # (highspy's `Highs` wrapper prints HiGHS's banner on stdout when made, which the CLI
+        # writes its module to: the core class it wraps does not)
+        from highspy import _core as hs
 
-        h = highspy.Highs()
+        h = hs._Highs()
         h.setOptionValue("output_flag", False)
         for k, v in options.items():
             h.setOptionValue(k, v)
@@ -94,7 +96,7 @@ class _Assembly:
             np.concatenate(self.row_hi) if self.row_hi else np.zeros(0),
             start, r, v, np.zeros(self.ncol, dtype=np.int32),
         )  # fmt: skip
-        if status == highspy.HighsStatus.kError:
+        if status == hs.HighsStatus.kError:
             raise RuntimeError("HiGHS rejected the strategy problem's model")
         return h
 
@@ -257,17 +259,17 @@ def solve_program(
     """The LP relaxation first (often integral on these graphs, and then its answer is the
     MILP's optimum, proven, at a fraction of the MILP's time), the MILP where it is not, within
     `options`' deterministic limits. None where no layout is feasible or none was found."""
-    import highspy
+    from highspy import _core as hs
 
     h = prog.lp.highs(options)
     h.run()
     status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:  # so is every layout
+    if status == hs.HighsModelStatus.kInfeasible:  # so is every layout
         return None
     x = np.asarray(h.getSolution().col_value)
-    if status == highspy.HighsModelStatus.kOptimal and _integral(x[: prog.nx]):
+    if status == hs.HighsModelStatus.kOptimal and _integral(x[: prog.nx]):
         return Answer(_choice(p, prog, x), "highs optimal")
-    integer = highspy.HighsVarType.kInteger
+    integer = hs.HighsVarType.kInteger
     h.changeColsIntegrality(prog.nx, np.arange(prog.nx, dtype=np.int32),
                             np.array([integer] * prog.nx))  # fmt: skip
     h.run()
@@ -276,7 +278,7 @@ def solve_program(
     if info.primal_solution_status != 2:  # (kSolutionStatusFeasible) nothing found
         return None
     x = np.asarray(h.getSolution().col_value)
-    if status != highspy.HighsModelStatus.kOptimal:
+    if status != hs.HighsModelStatus.kOptimal:
         method = "highs feasible (node limit)"
     elif info.mip_gap > 1e-9:
         method = f"highs within {gap:.0%} of optimal"

@@ -129,14 +129,15 @@ class _RowMatrix:
     def __init__(self, rows: list[dict[Term, int]]):
         from scipy.sparse import csr_matrix
 
-        # (per row, the terms new to `col` found by a set difference and the rest looked up
-        # by `map`: the rows hold millions of entries, too many for a Python loop per entry)
+        # (per row, the terms new to `col` found by a set difference, which looks each of the
+        # row's terms up in `col`, and all of them looked up by `map`: the rows hold millions
+        # of entries, too many for a Python loop per entry)
         col: dict[Term, int] = {}
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         indices: list[int] = []
         data: list[int] = []
         for i, row in enumerate(rows):
-            for t in sorted(row.keys() - col.keys()):
+            for t in sorted(set(row).difference(col)):
                 col[t] = len(col)
             indices.extend(map(col.__getitem__, row))
             data.extend(row.values())
@@ -1088,7 +1089,7 @@ def quotient(p: Problem) -> tuple[Problem, Callable[[list[int]], list[int]]]:
         name: dict[Term, Term] = {}
         out = []
         for row in p.memory_rows():
-            for t in row.keys() - name.keys():
+            for t in set(row).difference(name):
                 name[t] = (at[t[0]], t[1]) if len(t) == 2 else (at[t[0]], at[t[1]], t[2], t[3])
             out.append(dict(zip(map(name.__getitem__, row), row.values(), strict=True)))
         return out
