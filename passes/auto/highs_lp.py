@@ -166,14 +166,14 @@ def assemble(p: Problem) -> _Program:
         base = lp.cols(tbl[np.ix_(rfirst, cfirst)].ravel())
         joint = base + np.arange(nr * nc)
         nu, nv = tbl.shape
-        r = np.concatenate([np.repeat(np.arange(nr), nc), rinv])
+        at = np.concatenate([np.repeat(np.arange(nr), nc), rinv])
         col = np.concatenate([joint, xoff[ru] + np.arange(nu)])
         val = np.concatenate([np.ones(nr * nc), -np.ones(nu)])
-        lp.rows(nr, r, col, val, 0.0, 0.0)
-        r = np.concatenate([np.tile(np.arange(nc), nr), cinv])
+        lp.rows(nr, at, col, val, 0.0, 0.0)
+        at = np.concatenate([np.tile(np.arange(nc), nr), cinv])
         col = np.concatenate([joint, xoff[rv] + np.arange(nv)])
         val = np.concatenate([np.ones(nr * nc), -np.ones(nv)])
-        lp.rows(nc, r, col, val, 0.0, 0.0)
+        lp.rows(nc, at, col, val, 0.0, 0.0)
     for cut in p.cuts:
         picks = sorted({xoff[p.rep[n]] + k for n, k in cut})
         lp.rows(1, np.zeros(len(picks)), np.array(picks), 1.0, -np.inf, len(picks) - 1)

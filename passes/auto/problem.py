@@ -638,13 +638,25 @@ class _PlanBuffers:
 
     def slices_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
         """Whether the plan reshards `x` from `src` to what `req` asks by slicing alone."""
-        if not _moves(src, req):
-            return False
+        return self._steps_all(x, src, req, ALL_SLICE)
+
+    def _steps_all(self, x: Value, src: TensorSharding, req: TensorSharding, kind: str) -> bool:
+        """Whether the plan reshards `x` from `src` to what `req` asks, and by steps of `kind`
+        alone (memoized: the rows ask this of every pair of strategies of every edge)."""
         t = x.type
         assert isinstance(t, TensorType)
-        dst = resolve_required(src, req)
-        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
-        return bool(steps) and all(s.kind == ALL_SLICE for s in steps)
+        key = ("all", kind, t, src, req)
+        got = self.memo.get(key)
+        if got is None:
+            got = False
+            # (slices only where the layout moves; gathers as the steps say)
+            if kind != ALL_SLICE or _moves(src, req):
+                dst = resolve_required(src, req)
+                nbytes = element_bytes(t.element_type)
+                steps = reshard_steps_of(t.shape, nbytes, src, dst, self.g.mesh)
+                got = bool(steps) and all(s.kind == kind for s in steps)
+            self.memo[key] = got
+        return bool(got)
 
     def sliced(self, x: Value, src: TensorSharding, req: TensorSharding) -> int:
         """The bytes of the slice of `x` where the plan reshards it from `src` to what `req`
@@ -655,11 +667,7 @@ class _PlanBuffers:
 
     def gathers_only(self, x: Value, src: TensorSharding, req: TensorSharding) -> bool:
         """Whether the plan reshards `x` from `src` to what `req` asks by all-gathers alone."""
-        t = x.type
-        assert isinstance(t, TensorType)
-        dst = resolve_required(src, req)
-        steps = reshard_steps_of(t.shape, element_bytes(t.element_type), src, dst, self.g.mesh)
-        return bool(steps) and all(s.kind == ALL_GATHER for s in steps)
+        return self._steps_all(x, src, req, ALL_GATHER)
 
     def gather_copy(self, x: Value, src: TensorSharding, dst: TensorSharding, reader: str) -> int:
         """The plan's bytes of the copy XLA makes of `x` gathered from `src` to `dst` for an op
