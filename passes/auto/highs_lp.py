@@ -4,9 +4,12 @@ One column per (node, strategy) with a one-hot row per node; an edge whose costs
 of its nodes' choices gets joint columns over classes of strategies with equal costs, tied to
 the nodes' columns by marginal rows (the local marginal polytope: its relaxation is integral on
 trees, and often on these graphs); memory rows where a budget bounds them. HiGHS is driven
-directly (rather than through `scipy.optimize.milp`, which takes a sparse matrix only) so
-that the model is assembled from numpy blocks per edge, not Python dicts per entry: on a
-4-layer Adam step's priced problems (175,000 columns) that assembly was seconds per solve.
+directly so that the model is assembled from numpy blocks per edge rather than Python dicts
+per entry (seconds per solve on a 4-layer Adam step's priced problems, 175,000 columns), and so
+that its own options fix the thread count and seed. Each priced problem of a budgeted solve
+(`solve._priced`) is solved from scratch: re-solving one model from the previous price's basis
+(only the costs change) was no faster there, since a warm start skips HiGHS's presolve, which
+shrinks these programs most.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Solving the strategy problem: exact with HiGHS (scipy) or OR-tools CP-SAT, greedy where it
-is too big.
+"""Solving the strategy problem: exact with HiGHS (highspy: `highs_lp`) or OR-tools CP-SAT,
+greedy where it is too big.
 
 The formulation is Alpa's / XLA auto-sharding's: one Boolean per (node, strategy), exactly one
 per node; node costs linear in them; each edge's resharding cost linear in joint Booleans of the
@@ -91,7 +91,7 @@ def solve(
     first: list[int] | None = None,
 ) -> Solution:
     """The cheapest choice whose peak memory is within `budget` (None: no bound), by `solver`
-    (HiGHS through scipy's `milp`, or OR-tools CP-SAT) on the exact formulation, or greedily
+    (HiGHS, `highs_lp`, or OR-tools CP-SAT) on the exact formulation, or greedily
     when the problem is bigger than `exact_limit` (node, strategy) pairs or the solver's
     deterministic limits (or `time_limit` seconds, where given) end with nothing found. The
     memory rows join the problem as answers break them: the first round has none, so where the
