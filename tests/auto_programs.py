@@ -545,7 +545,9 @@ def jax_bytes(prog: Program, in_sh: Any, out_sh: Any = None) -> int:
         return jax.tree.map(named, specs, is_leaf=lambda v: v is None or isinstance(v, str))
 
     f = jax.jit(fresh(prog.fun), in_shardings=tree(in_sh), out_shardings=tree(out_sh))
-    return collective_bytes(f.lower(*prog.args()).compile().as_text())
+    text = f.lower(*prog.args()).compile().as_text()
+    assert text is not None
+    return collective_bytes(text)
 
 
 def check_fits(prog: Program, budget: int, experts: dict[str, Measured], auto: Measured) -> None:
