@@ -22,11 +22,8 @@ from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.auto.auto_pass import AutoOptions
-from shardc.passes.auto.checked import BudgetNotMet
+from shardc.passes.auto.checked import PLAN_MARGIN, BudgetNotMet
 from shardc.passes.auto.cost import format_bytes
-
-# how far the plan's memory may be from XLA's (issue 23: within 20%)
-PLAN_MARGIN = 0.2
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
