@@ -52,11 +52,14 @@ PRICE_RAISES = 8
 PRICE_SPLITS = 3
 # (or until the prices that fit and that do not are this close)
 PRICE_CLOSE = 1.25
-# the least-peak search (`min_peak`): priced LP solves after its seeds, the rate at which the
-# rows' weights follow the rows nearest the peaks so far (multiplicative weights), and the
-# weight below which a row is left unpriced (relative to the heaviest)
-PEAK_SOLVES = 12
-PEAK_RATE = 8.0
+# the least-peak search (`min_peak`): at most this many priced LP solves after its seeds,
+# ending after `PEAK_STALL` in a row that lower no peak; the rate at which the rows' weights
+# follow the rows nearest the peaks so far (multiplicative weights), and the weight below
+# which a row is left unpriced (relative to the heaviest). On the model set of
+# tests/auto_programs.py the least peak is found within the first two solves
+PEAK_SOLVES = 10
+PEAK_STALL = 3
+PEAK_RATE = 16.0
 PEAK_FLOOR = 1e-4
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
@@ -465,12 +468,13 @@ def min_peak(
     """The least peak memory found for `p`, whatever it moves (one answer per problem: no
     budget enters the search). Its seeds are budget-independent: `start` (the cheapest
     layout without a bound, solved here where not given: it has no rows, so it is quick) and
-    the greedy memory-only layout; then `PEAK_SOLVES` LP solves of the problem without rows,
-    each choice also paying a price per byte it adds to the rows (min-max by multiplicative
-    weights: the rows the answers so far came nearest their peaks with weigh most; each
-    priced problem keeps the shape whose LP relaxation is integral, so a solve is one LP).
-    The least peak seen is the answer, so it is never above a seed's; a fixed count of
-    solves on deterministic limits makes it the same under any load, in seconds.
+    the greedy memory-only layout; then at most `PEAK_SOLVES` LP solves of the problem
+    without rows, each choice also paying a price per byte it adds to the rows (min-max by
+    multiplicative weights: the rows the answers so far came nearest their peaks with weigh
+    most; each priced problem keeps the shape whose LP relaxation is integral, so a solve is
+    one LP; `PEAK_STALL` solves in a row that lower no peak end it). The least peak seen is
+    the answer, so it is never above a seed's; solves on deterministic limits make it the
+    same under any load, in seconds.
 
     `fewest_bytes`: only layouts moving at most the bytes of the cheapest layout without a
     bound (`start`; within `MIP_GAP`) count, and memory is priced below a byte on each solve:
@@ -511,13 +515,17 @@ def min_peak(
         score = np.zeros(len(rows))
         for _, held in seen:
             score += np.asarray(held, dtype=float) / max(max(held), 1)
+        stall = 0
         for _ in range(PEAK_SOLVES):
+            if stall == PEAK_STALL:
+                break
             assert best is not None
-            (_, peak, objective), _mine = best
+            before, _mine = best
+            _, peak, objective = before
             w = np.exp(PEAK_RATE * (score - score.max()))
             w[w < PEAK_FLOOR] = 0.0
             w /= w.sum()
-            # below a byte in all (`at_most`: bytes first), or far above the bytes
+            # below a byte in all (`fewest_bytes`: bytes first), or far above the bytes
             scale = (0.5 if cap is not None else 100.0 * max(objective, 1.0)) / max(peak, 1)
             priced = _with_price(q, matrix, w * scale)
             r, recover = eliminate(priced, memory=False)
@@ -525,10 +533,11 @@ def min_peak(
             if sol is None:
                 break
             consider(recover(sol.choice))
+            stall = 0 if best[0][:2] < before[:2] else stall + 1
             held = seen[-1][1]
             score += np.asarray(held, dtype=float) / max(max(held), 1)
     assert best is not None
-    (over, peak, _), mine = best
+    (_, peak, _), mine = best
     choice = spread(mine)
     method = "least peak found" if cap is None else "least peak at the fewest bytes"
     return Solution(choice, p.objective(choice), peak, method, False)
