@@ -66,6 +66,8 @@ def fit_to_budget(
     spent: list[float] = []  # the seconds of every attempt's solves
 
     priced: list[bool] = []  # per attempt measured: auto priced memory (`solve._priced`)
+    # the plan's memory of the smallest layout, where an attempt found it (one per program)
+    smallest: list[int] = []
 
     def attempt(ask: int, rows: bool = False) -> tuple[int, int] | None:
         """(XLA's memory, the plan's) of the layout planned for `ask` (`rows`: by the rows'
@@ -78,11 +80,14 @@ def fit_to_budget(
         except BudgetNotMet as e:
             notes.append(f"auto: the plan fits no layout in {format_bytes(ask)} (its smallest "
                          f"needs {format_bytes(e.smallest)})")  # fmt: skip
+            smallest.append(e.smallest)
             return None
         spent.append(getattr(report.auto, "solve_seconds", 0.0))
         used = xla_memory(export_pin(module), devices)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
+        if getattr(report.auto, "smallest_memory", None) is not None:
+            smallest.append(report.auto.smallest_memory)
         functions = getattr(report.auto, "functions", [])
         priced.append(any("priced" in f.method for f in functions))
         notes.append(
@@ -100,7 +105,7 @@ def fit_to_budget(
         # problem, before the budget is corrected by the plan's error
         got = attempt(budget, rows=True)
     if got is None:
-        got = attempt(smallest_layout(make_module, options))
+        got = attempt(smallest[0])
     # plan once more where XLA measured more than the budget, or where the plan's budget bound
     # (its figure near the budget) and it overestimated: a cheaper layout may fit XLA
     if got is not None and (not fits or (got[1] > 0.95 * budget and got[1] > 1.05 * got[0])):
@@ -119,11 +124,11 @@ def fit_to_budget(
             report.auto.notes.extend(notes)
             report.auto.solve_seconds = sum(spent)
         return module, report
-    smallest = smallest_layout(make_module, options)
+    least = smallest[0] if smallest else smallest_layout(make_module, options)
     raise ShardcError(
         f"memory budget {format_bytes(budget)} ({budget} bytes) is not met by XLA: "
         + "; ".join(n.removeprefix("auto: ") for n in notes)
-        + f"; the smallest layout found needs {format_bytes(smallest)} ({smallest} bytes) by "
+        + f"; the smallest layout found needs {format_bytes(least)} ({least} bytes) by "
         "the plan",
         hint="give a larger memory_budget, or a mesh with more devices",
     )

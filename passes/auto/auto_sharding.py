@@ -221,7 +221,6 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory,
                         first=first)  # fmt: skip
-        tied = p
         # (untied, a problem too big for the rows' MILP is bigger still: not tried)
         small = sol.variables <= UNTIED_LIMIT
         if not sol.feasible and opts.tie_layers and not least and small:
@@ -229,14 +228,14 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
         if not sol.feasible and not least:
-            # (of the tied problem, without the layouts ruled out: one figure per program)
-            best = min_peak(dataclasses.replace(tied, cuts=[]), opts.time_limit, start=first)
-            assert best.peak is not None  # (the least memory: always computed)
-            need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
+            # (the least memory the solve reached, for this budget: `checked.py` finds the
+            # smallest layout, one per program, for the error it raises)
+            peak = sol.peak if sol.peak is not None else p.peak_memory(sol.choice)
+            need = -(-peak * 100 // int(round((1 - opts.headroom) * 100)))
             raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
-                f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
-                f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "
+                f"@{fname} on mesh {mesh.body()}: the least per-device estimate this solve "
+                f"reached is {format_bytes(peak)} ({peak} bytes), which needs a budget of "
                 f"{format_bytes(need)} ({need} bytes) with the planner's "
                 f"{opts.headroom:.0%} headroom",
                 hint=f"give --memory-budget {need} or more, or a mesh with more devices",
