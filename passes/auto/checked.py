@@ -210,10 +210,9 @@ def _least_at_fewest(
     least.solve_seconds = report.solve_seconds + sum(f.seconds for f in least.functions)
     if now.memory < got.memory and now.bytes <= got.bytes * (1 + MIP_GAP):
         _record(least, now)
-        return least, now, (
-            f"{note}; of the layouts moving as little, the one of least memory needs "
-            f"{format_bytes(now.memory)}"
-        )
+        note += (f"; of the layouts moving as little, the one of least memory needs "
+                 f"{format_bytes(now.memory)}")  # fmt: skip
+        return least, now, note
     module.op = kept_op
     report.solve_seconds = least.solve_seconds
     return report, got, note
