@@ -8,13 +8,16 @@ are the plan's alone. So after each solve the module, with the chosen layout wri
 propagated, is planned: its collective bytes and its memory (arguments + results +
 temporaries, per device: XLA's memory_analysis measure) are the figures auto reports. With a
 budget, the cheapest layout is solved first without memory rows (making them is most of a
-budgeted solve): where the plan fits it, it is the answer. Else the solve bounded by the
+budgeted solve): where the plan fits it, it is the answer, or where the plan puts it within
+`PLAN_MARGIN` of the budget (the plan's error against XLA may put it over), the layout of
+least memory among those moving as little (`solve.min_peak`). Else the solve bounded by the
 budget follows; where the plan's memory of its layout is over the budget, auto solves again
-from the layout before it, with that layout of the arguments ruled out and its target scaled by half the measured ratio (at most
-`ROUNDS` solves). Where no solve fits, the smallest layout found (the least memory the solve
-can reach, whatever it moves: one layout per program, whatever budget was asked) is taken if
-the plan says it fits (`AutoReport.fell_back_to_smallest`, `smallest_memory`), else auto fails
-naming that layout's figure (`BudgetNotMet.smallest`).
+from the layout before it, with that layout of the arguments ruled out and its target scaled
+by half the measured ratio (at most `ROUNDS` solves). Where no solve fits, the smallest layout
+found (the least memory `solve.min_peak` reaches from budget-independent seeds, whatever it
+moves: one layout per program, whatever budget was asked) is taken if the plan says it fits
+(`AutoReport.fell_back_to_smallest`, `smallest_memory`), else auto fails naming that layout's
+figure (`BudgetNotMet.smallest`).
 """
 
 from __future__ import annotations
