@@ -145,7 +145,7 @@ class AutoShardingPass:
     "cp-sat"), `headroom` (the share of the budget kept free: the memory bounded is the
     plan's measure, a model of XLA's `memory_analysis`), `explain`, `tie_layers`, `smallest`
     (choose the layout of least memory, whatever it moves: the smallest layout found, one per
-    program), `least_peak_at_fewest` (no budget: among the layouts that move (nearly) the
+    program), `least_peak_at_fewest` (no budget: among the layouts that move the
     fewest bytes, the one of least memory)."""
 
     memory_budget: int | str | None = None

@@ -32,7 +32,6 @@ from ..plan.plan import plan_module
 from .auto_sharding import AutoReport, AutoShardingPass, BudgetUnmet
 from .cost import format_bytes
 from .graph import Kept
-from .solve import MIP_GAP
 
 ROUNDS = 3
 # how far the plan's memory may be from XLA's (issue 23: within 20%)
@@ -200,7 +199,7 @@ def _least_at_fewest(
     cheapest: tuple[AutoReport, Planned],
     note: str,
 ) -> tuple[AutoReport, Planned, str]:
-    """Of the layouts moving (nearly) the cheapest one's bytes, the one of least memory
+    """Of the layouts moving no more than the cheapest one, the one of least memory
     (`solve.min_peak`), laid out on `module` where the plan says it needs less than the
     cheapest (`cheapest`: its report and figures, kept otherwise); with the note to report."""
     report, got = cheapest
@@ -211,7 +210,7 @@ def _least_at_fewest(
     repropagate(module)
     now = planned(module)
     least.solve_seconds = report.solve_seconds + sum(f.seconds for f in least.functions)
-    if now.memory < got.memory and now.bytes <= got.bytes * (1 + MIP_GAP):
+    if now.memory < got.memory and now.bytes <= got.bytes:
         _record(least, now)
         note += (f"; of the layouts moving as little, the one of least memory needs "
                  f"{format_bytes(now.memory)}")  # fmt: skip

@@ -485,8 +485,8 @@ def min_peak(
     load, in seconds.
 
     `fewest_bytes`: only layouts moving at most the bytes of the cheapest layout without a
-    bound (`start`; within `MIP_GAP`) count, and memory is priced below a byte on each solve:
-    among the layouts that move (nearly) the fewest bytes, the one of least peak (a
+    bound (`start`) count, and memory is priced below a byte on each solve:
+    among the layouts that move the fewest bytes, the one of least peak (a
     tie-break). Otherwise bytes break ties between layouts of one peak."""
     import numpy as np
 
@@ -503,7 +503,7 @@ def min_peak(
     cap = None
     if fewest_bytes:
         assert start is not None
-        cap = p.objective(start) * (1 + MIP_GAP) + 1e-6
+        cap = p.objective(start) * (1 + 1e-9) + 1e-6
     best: tuple[tuple[bool, int, float], list[int]] | None = None
     seen: list[tuple[list[int], list[int]]] = []  # (choice over q, its rows' bytes)
 
