@@ -117,11 +117,11 @@ def fit_to_budget(
     elif got is not None and fell_back[-1] and got[0] <= got[1]:
         # the plan ruled out every layout the solves chose and auto kept its smallest one, which
         # XLA fits; the plan may have overestimated the ones ruled out (its memory is within
-        # PLAN_MARGIN of XLA's): plan once more for the budget widened by that margin. (Where
-        # XLA measured the smallest above the plan, the plan under-counts there and the layouts
-        # it ruled out are likely over by XLA too: the conv net's Adam step at 270 KB, whose smallest
-        # layout is 175.2 KiB by the plan and 249.3 by XLA, planned 316.3 KiB for the widened
-        # budget and XLA measured 334.4)
+        # PLAN_MARGIN of XLA's): plan once more for the budget widened by that margin. Not
+        # where XLA measured the smallest above the plan: the plan under-counts there, and the
+        # layouts it ruled out are likely over by XLA too (the conv net's Adam step at 270 KB:
+        # its smallest layout is 175.2 KiB by the plan and 249.3 by XLA; the widened budget's
+        # layout 316.3 KiB by the plan and 334.4 by XLA)
         attempt(int(budget * (1 + PLAN_MARGIN)))
     if fits:
         _, module, report = min(fits, key=lambda f: f[0])
