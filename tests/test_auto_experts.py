@@ -41,6 +41,7 @@ from .auto_programs import (
 CASES = [
     ("MLP Adam train step", 1_600_000),
     ("transformer forward", 300_000),
+    ("transformer forward", 250_000),
     ("transformer forward", 160_000),
     ("MoE Adam train step", 400_000),
 ]
