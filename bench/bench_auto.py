@@ -12,7 +12,8 @@ memory_analysis (arguments + outputs + temporaries - aliased) and whether the nu
 unsharded run. For auto also what it predicted: the plan's bytes and memory of the layout chosen
 (what auto reports), auto's own estimate inside the solve (its objective and peak), and the
 seconds of the whole lower + compile (solves and XLA checks) and of the solves alone. `ratio`
-is auto's bytes over the best expert that fits the budget.
+is auto's bytes over the best expert that fits the budget; on an expert's row, plain
+jax.jit's collective bytes with the same in/out shardings (`= jax.jit` where equal).
 
 Part 2: the auto pass alone on an N-layer stack of the transformer layer's forward pass with
 only the batch annotated (no XLA): nodes, nodes tied to repeated layers, seconds, method.
@@ -59,6 +60,7 @@ from tests.auto_programs import (  # noqa: E402
     _layer,
     adam_program,
     fresh,
+    jax_bytes,
     measure,
     model_set,
     reference,
@@ -76,6 +78,11 @@ def _off(planned: float | None, compiled: float) -> str:
     if not compiled:
         return f"{_kib(planned)} (exact)" if not planned else f"{_kib(planned)}"
     return f"{_kib(planned)} ({(planned - compiled) / compiled:+.0%})"
+
+
+def _load() -> str:
+    """The machine's 1-minute load average as the row is printed (the seconds depend on it)."""
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def _budget(b: int) -> str:
@@ -96,15 +103,17 @@ def table_rows(prog: Program, budgets: list[int]) -> None:
     experts: dict[str, Measured] = {}
     for name, (i, o) in prog.hand.items():
         m = experts[name] = measure(prog, i, o)
+        ref_bytes = jax_bytes(prog, i, o)
+        same = "= jax.jit" if ref_bytes == m.bytes else f"jax.jit {_kib(ref_bytes)}"
         print(f"| {prog.name} | {name} | - | {_kib(m.bytes)} | {_kib(m.memory)} | | | | "
-              f"{m.seconds:.0f} | | {ok(m.outputs)} | |")  # fmt: skip
+              f"{m.seconds:.0f} | | {ok(m.outputs)} | {same} | {_load()} |")  # fmt: skip
     for b in budgets:
         fits = {k: m.bytes for k, m in experts.items() if m.memory <= b}
         try:
             m = measure(prog, prog.batch_only, auto=True, memory_budget=b)
         except Exception as e:  # noqa: BLE001 - a budget auto cannot meet is a row too
             print(f"| {prog.name} | auto | {_budget(b)} | | | | | | | error: "
-                  f"{str(e).splitlines()[0][:200]} | | |")  # fmt: skip
+                  f"{str(e).splitlines()[0][:200]} | | | {_load()} |")  # fmt: skip
             continue
         a = m.auto
         est_bytes = sum(f.objective for f in a.functions)
@@ -119,15 +128,15 @@ def table_rows(prog: Program, budgets: list[int]) -> None:
             f"| {prog.name} | auto | {_budget(b)} | {_kib(m.bytes)} | {_kib(m.memory)} "
             f"| {_off(a.planned_bytes, m.bytes)} | {_off(a.planned_memory, m.memory)} "
             f"| {_kib(est_bytes)} / {_kib(est_peak)} | {m.seconds:.0f} ({solve:.0f}) "
-            f"| {'yes' if m.memory <= b else 'NO'} | {ok(m.outputs)} | {ratio} |"
+            f"| {'yes' if m.memory <= b else 'NO'} | {ok(m.outputs)} | {ratio} | {_load()} |"
         )
 
 
 def table(only: list[str] | None = None, full: bool = False) -> None:
     print("| program | layout | budget | collective KiB | XLA memory KiB | planned KiB | "
           "planned memory KiB | auto's estimate KiB / memory KiB | s (solves) | fits | numbers "
-          "| ratio |")  # fmt: skip
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+          "| ratio | load |")  # fmt: skip
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")
     progs = model_set() + ([adam_program(n, *FULL) for n in (3, 12)] if full else [])
     for prog in progs:
         if only and not any(o in prog.name for o in only):

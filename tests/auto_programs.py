@@ -522,6 +522,34 @@ def measure(prog: Program, in_sh: Any, out_sh: Any = None, **jit_kwargs: Any) ->
     return Measured(collective_bytes(exe.as_text()), mem, outs, lowered.in_shardings, auto, seconds)
 
 
+def jax_bytes(prog: Program, in_sh: Any, out_sh: Any = None) -> int:
+    """Collective bytes of plain `jax.jit`'s compiled program with the same in/out shardings
+    (the spec texts as NamedShardings on the 4x2 mesh, `None` left to XLA): the reference a
+    layout written through shardc.jit must not move more than."""
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from shardc.frontend.specs import parse_spec
+
+    mesh = jax.make_mesh(tuple(AXES.values()), tuple(AXES),
+                         axis_types=(jax.sharding.AxisType.Auto,) * len(AXES))  # fmt: skip
+
+    def named(spec: str | None) -> Any:
+        if spec is None:
+            return None
+        dims = [tuple(a.name for a in d.axes) for d in parse_spec(spec).dims]
+        return NamedSharding(mesh, P(*(d if len(d) > 1 else (d[0] if d else None) for d in dims)))
+
+    def tree(specs: Any) -> Any:
+        return jax.tree.map(named, specs, is_leaf=lambda v: v is None or isinstance(v, str))
+
+    f = jax.jit(fresh(prog.fun), in_shardings=tree(in_sh), out_shardings=tree(out_sh))
+    text = f.lower(*prog.args()).compile().as_text()
+    assert text is not None
+    return collective_bytes(text)
+
+
 def check_fits(prog: Program, budget: int, experts: dict[str, Measured], auto: Measured) -> None:
     """Issue 23's promise for auto's layout `auto` at `budget`: it fits by XLA's
     memory_analysis, computes the unsharded numbers, and moves at most 1.1x (+256 B) the

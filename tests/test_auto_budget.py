@@ -23,16 +23,23 @@ def _decay(w: object, x: object) -> object:
     return w * 0.5 + (x @ w).sum()  # type: ignore[operator]
 
 
+def _lower(budget: str | None) -> shardc.Lowered:
+    kw = {} if budget is None else {"memory_budget": budget}
+    f = shardc.jit(_decay, mesh=MESH, in_shardings=(None, "data, _"), auto=True, **kw)
+    return f.lower(np.ones((64, 64), np.float32), np.ones((32, 64), np.float32))
+
+
 def _smallest(budget: str) -> int:
-    f = shardc.jit(_decay, mesh=MESH, in_shardings=(None, "data, _"), auto=True,
-                   memory_budget=budget)  # fmt: skip
-    w = np.ones((64, 64), np.float32)
-    x = np.ones((32, 64), np.float32)
     with pytest.raises(shardc.ShardcError, match="the smallest layout found needs") as e:
-        f.lower(w, x)
+        _lower(budget)
     return int(re.search(r"smallest layout found needs [^(]*\((\d+) bytes\)", str(e.value))[1])  # type: ignore[index]
 
 
 def test_an_unmeetable_budget_names_one_smallest_layout_whatever_the_budget() -> None:
     small = _smallest("1KB")
     assert small > 4000 and _smallest("4000B") == small
+    # not above what auto laid out for the program without a budget, or within budgets it
+    # met (its layout at 20 KB needs 12.06 KiB by the plan)
+    for budget in (None, "30KB", "20KB"):
+        planned = _lower(budget).report.auto.planned_memory
+        assert planned is not None and small <= planned, (budget, planned, small)

@@ -5,7 +5,13 @@ trip cannot be made (`sdy` content jaxlib's bindings cannot import back)."""
 from __future__ import annotations
 
 from shardc.backend.importer import import_text
-from shardc.backend.xla_form import ShardyOracle, parse_for_xla, through_hlo, xla_layouts
+from shardc.backend.xla_form import (
+    ShardyOracle,
+    _diagnostic,
+    parse_for_xla,
+    through_hlo,
+    xla_layouts,
+)
 from shardc.dialect.shardings import TensorSharding
 
 # a dot whose operands conflict on "x" (a batch dim and a contracting dim), a broadcast that
@@ -98,3 +104,24 @@ def test_xla_layouts_gives_a_sharding_per_result() -> None:
     names = {op.name for op, _, _ in layouts}
     assert {"stablehlo.dot_general", "stablehlo.broadcast_in_dim"} <= names
     assert "sdy.sharding_constraint" not in names  # (XLA keeps it as written)
+
+
+class _Diag:
+    def __init__(self, message: str, location: str) -> None:
+        self.message, self.location = message, location
+
+
+class _PipelineFailure(Exception):
+    """What jaxlib raises when a pass fails: a header line, the diagnostics after it."""
+
+    def __init__(self) -> None:
+        super().__init__("Failure while executing pass pipeline:\nerror: \"-\":3:5: bad axis")
+        self.error_diagnostics = [_Diag("bad axis\nmore", 'loc("-":3:5)')]
+
+
+def test_a_failing_shardy_pipeline_is_reported_by_its_diagnostic() -> None:
+    # jaxlib's error says only "Failure while executing pass pipeline:" on its first line: the
+    # user's one-line error must carry the diagnostic (message and location) instead
+    assert _diagnostic(_PipelineFailure()) == 'bad axis more (at loc("-":3:5))'
+    bare = Exception("Failure while executing pass pipeline:\nerror: \"-\":3:5: bad axis")
+    assert _diagnostic(bare) == 'error: "-":3:5: bad axis'

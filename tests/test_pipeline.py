@@ -75,7 +75,10 @@ def _unreplicated(mesh: jax.sharding.AbstractMesh):  # type: ignore[no-untyped-d
 
 
 def test_replication_fix_names_the_callers_switch() -> None:
-    mesh = jax.sharding.AbstractMesh((4, 2), ("x", "y"))
+    # Auto axes named (not jax's default, which differs between versions): shard_map then
+    # reshards the unsharded input to its in_specs rather than rejecting the mismatch
+    auto = (jax.sharding.AxisType.Auto,) * 2
+    mesh = jax.sharding.AbstractMesh((4, 2), ("x", "y"), axis_types=auto)
     a = jax.ShapeDtypeStruct((8, 4), jnp.float32)
     text = jax.jit(_unreplicated(mesh)).lower(a).as_text()
     expected = {

@@ -157,9 +157,9 @@ class ShardyOracle:
             try:
                 passmanager.PassManager.parse(PIPELINE).run(target)
             except Exception as e:  # noqa: BLE001 - jaxlib raises MLIRError with diagnostics
-                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise ShardcError(
-                    f"Shardy's propagation, as XLA runs it, fails on the exported module: {first}"
+                    "Shardy's propagation, as XLA runs it, fails on the exported module: "
+                    + _diagnostic(e)
                 ) from None
             out = self._read(target, None if converted is None else types)
             if self.keep_first:
@@ -442,6 +442,17 @@ def _erase(ops: list[Any], dead: set[int]) -> None:
     one is dead too) from the copy, users before what they read."""
     for k in sorted(dead, reverse=True):
         ops[k - 1].erase()
+
+
+def _diagnostic(e: Exception) -> str:
+    """A failed pass pipeline's first error as one line: its message and location (jaxlib's
+    `MLIRError` says only "Failure while executing pass pipeline:" on its first line and lists
+    the diagnostics after it)."""
+    for d in getattr(e, "error_diagnostics", None) or []:
+        return f"{d.message} (at {d.location})".replace("\n", " ")
+    lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]
+    detail = [x for x in lines[1:] if "error" in x] or lines[1:]
+    return " ".join(detail[:1] or lines[:1]) or type(e).__name__
 
 
 def _name_an_entry_main(module_op: Any) -> str | None:

@@ -143,8 +143,10 @@ class AutoShardingPass:
     ("data=4,model=1"), `time_limit` (wall-clock seconds for the exact solve; None: only the
     solvers' deterministic limits), `solver` ("highs" or
     "cp-sat"), `headroom` (the share of the budget kept free: the memory bounded is the
-    plan's measure, a model of XLA's `memory_analysis`), `explain`, `tie_layers`, `smallest` (choose the layout of least memory, whatever
-    it moves: the smallest layout found, one per program)."""
+    plan's measure, a model of XLA's `memory_analysis`), `explain`, `tie_layers`, `smallest`
+    (choose the layout of least memory, whatever it moves: the smallest layout found, one per
+    program), `least_peak_at_fewest` (no budget: among the layouts that move the
+    fewest bytes, the one of least memory)."""
 
     memory_budget: int | str | None = None
     axis_cost: str = ""
@@ -154,6 +156,7 @@ class AutoShardingPass:
     explain: bool = True
     tie_layers: bool = True
     smallest: bool = False
+    least_peak_at_fewest: bool = False
     # per function: argument layouts ruled out (lists of (node, strategy)), see `checked.py`
     exclude: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
     # a budget over big problems by a price on memory (`solve._priced`); False: the rows' MILP
@@ -203,32 +206,36 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
                 "auto solver", opts.solver, SOLVERS, hint="use highs (the default) or cp-sat"
             )
         target = None if budget is None else int(budget * (1 - opts.headroom))
+        first = next((list(c) for f, c, shape in opts.start
+                      if f == fname and shape == tuple(p.num_strategies)), None)  # fmt: skip
+        least = opts.smallest or opts.least_peak_at_fewest
         if opts.smallest:
             # the least memory, then (greedily: an exact solve at the least memory is the
             # hardest of all) fewer bytes at that memory
-            sol = min_peak(p, opts.time_limit)
+            sol = min_peak(p, opts.time_limit, start=first)
             cheaper = solve_greedy(p, sol.peak)
             if cheaper.feasible and cheaper.objective < sol.objective:
                 sol = dataclasses.replace(cheaper, method="smallest layout, greedy")
+        elif opts.least_peak_at_fewest:
+            sol = min_peak(p, opts.time_limit, start=first, fewest_bytes=True)
         else:
-            first = next((list(c) for f, c, shape in opts.start
-                          if f == fname and shape == tuple(p.num_strategies)), None)  # fmt: skip
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory,
                         first=first)  # fmt: skip
         # (untied, a problem too big for the rows' MILP is bigger still: not tried)
         small = sol.variables <= UNTIED_LIMIT
-        if not sol.feasible and opts.tie_layers and not opts.smallest and small:
+        if not sol.feasible and opts.tie_layers and not least and small:
             p = build_problem(g, module, tie=False)
             p.cuts = [list(c) for f, c in opts.exclude if f == fname]
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory)
-        if not sol.feasible and not opts.smallest:
-            best = min_peak(p, opts.time_limit)
-            assert best.peak is not None  # (the least memory: always computed)
-            need = -(-best.peak * 100 // int(round((1 - opts.headroom) * 100)))
+        if not sol.feasible and not least:
+            # (the least memory the solve reached, for this budget: `checked.py` finds the
+            # smallest layout, one per program, for the error it raises)
+            peak = sol.peak if sol.peak is not None else p.peak_memory(sol.choice)
+            need = -(-peak * 100 // int(round((1 - opts.headroom) * 100)))
             raise BudgetUnmet(
                 f"memory budget {format_bytes(budget or 0)} ({budget} bytes) cannot be met for "
-                f"@{fname} on mesh {mesh.body()}: the smallest per-device estimate found is "
-                f"{format_bytes(best.peak)} ({best.peak} bytes), which needs a budget of "
+                f"@{fname} on mesh {mesh.body()}: the least per-device estimate this solve "
+                f"reached is {format_bytes(peak)} ({peak} bytes), which needs a budget of "
                 f"{format_bytes(need)} ({need} bytes) with the planner's "
                 f"{opts.headroom:.0%} headroom",
                 hint=f"give --memory-budget {need} or more, or a mesh with more devices",

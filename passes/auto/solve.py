@@ -53,6 +53,22 @@ PRICE_RAISES = 8
 PRICE_SPLITS = 3
 # (or until the prices that fit and that do not are this close)
 PRICE_CLOSE = 1.25
+# the least-peak search (`min_peak`): at most this many priced LP solves after its seeds,
+# ending after `PEAK_STALL` in a row that lower no peak; the rate at which the rows' weights
+# follow the rows nearest the peaks so far (multiplicative weights), and the weight below
+# which a row is left unpriced (relative to the heaviest). On the model set of
+# tests/auto_programs.py the least peak is found within the first two solves
+PEAK_SOLVES = 10
+PEAK_STALL = 3
+PEAK_RATE = 16.0
+PEAK_FLOOR = 1e-4
+# a problem of at most this many choices (over the representatives) then lowers the least
+# peak found by budgeted solves (`solve` at one byte below it) while they find one, at most
+# `PEAK_DESCENTS` times: the priced solves miss layouts no price makes cheapest (a 64x64
+# weight's decay step: 14 KiB where a budgeted solve finds 12.06 KiB); bigger, the rows'
+# MILP takes tens of seconds per solve
+PEAK_EXACT_LIMIT = 400
+PEAK_DESCENTS = 4
 # edge tables up to this many entries get joint Booleans, bigger ones an element constraint
 JOINT_LIMIT = 4096
 
@@ -460,25 +476,95 @@ def solve_exact(p: Problem, budget: int | None, time_limit: float | None) -> Sol
     return Solution(choice, p.objective(choice), p.peak_memory(choice), method, True)
 
 
-def min_peak(p: Problem, time_limit: float | None = None) -> Solution:
-    """The smallest peak memory any choice reaches (CP-SAT; greedy on memory for huge ones)."""
-    from ortools.sat.python import cp_model
+def min_peak(
+    p: Problem,
+    time_limit: float | None = None,
+    start: list[int] | None = None,
+    fewest_bytes: bool = False,
+) -> Solution:
+    """The least peak memory found for `p`, whatever it moves (one answer per problem: no
+    budget enters the search). Its seeds are budget-independent: `start` (the cheapest
+    layout without a bound, solved here where not given: it has no rows, so it is quick) and
+    the greedy memory-only layout; then at most `PEAK_SOLVES` LP solves of the problem
+    without rows, each choice also paying a price per byte it adds to the rows (min-max by
+    multiplicative weights: the rows the answers so far came nearest their peaks with weigh
+    most; each priced problem keeps the shape whose LP relaxation is integral, so a solve is
+    one LP; `PEAK_STALL` solves in a row that lower no peak end it). The least peak seen is
+    the answer, so it is never above a seed's; a small problem (`PEAK_EXACT_LIMIT`) lowers it
+    further by budgeted solves. Solves on deterministic limits make it the same under any
+    load, in seconds.
+
+    `fewest_bytes`: only layouts moving at most the bytes of the cheapest layout without a
+    bound (`start`) count, and memory is priced below a byte on each solve:
+    among the layouts that move the fewest bytes, the one of least peak (a
+    tie-break). Otherwise bytes break ties between layouts of one peak."""
+    import numpy as np
 
     q, spread = quotient(p)
+    reps = sorted(set(p.rep))
+    rows = q.memory_rows()
+    if not rows:
+        return solve_greedy(p, None, memory_only=True)
+    seeds = [solve_greedy(p, None, memory_only=True).choice]
+    if start is None and (fewest_bytes or sum(q.num_strategies) <= EXACT_LIMIT):
+        start = solve(p, None, time_limit).choice
+    if start is not None:
+        seeds.insert(0, start)
+    cap = None
+    if fewest_bytes:
+        assert start is not None
+        cap = p.objective(start) * (1 + 1e-9) + 1e-6
+    best: tuple[tuple[bool, int, float], list[int]] | None = None
+    seen: list[tuple[list[int], list[int]]] = []  # (choice over q, its rows' bytes)
+
+    def consider(mine: list[int]) -> None:
+        nonlocal best
+        held = q.row_bytes(mine)
+        objective = q.objective(mine)
+        key = (cap is not None and objective > cap, max(held), objective)
+        seen.append((mine, held))
+        if best is None or key < best[0]:
+            best = (key, mine)
+
+    for seed in seeds:
+        consider([seed[r] for r in reps] if len(reps) < len(p.rep) else list(seed))
     if sum(q.num_strategies) <= EXACT_LIMIT:
-        m, x = _model(q)
-        ix = _Indexes(q, m, x)
-        rows = q.memory_rows()
-        hi = max((sum(row.values()) for row in rows), default=0)
-        peak = m.NewIntVar(0, hi or 1, "peak")
-        for row in rows:
-            m.Add(sum(_memory_terms(q, x, row, ix)) <= peak)
-        m.Minimize(peak)
-        s = _solver(time_limit)
-        if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            choice = spread(_choice(q, x, s))
-            return Solution(choice, p.objective(choice), p.peak_memory(choice), "cp-sat", False)
-    return solve_greedy(p, None, memory_only=True)
+        matrix = q.row_matrix()
+        score = np.zeros(len(rows))
+        for _, held in seen:
+            score += np.asarray(held, dtype=float) / max(max(held), 1)
+        stall = 0
+        for _ in range(PEAK_SOLVES):
+            if stall == PEAK_STALL:
+                break
+            assert best is not None
+            before, _mine = best
+            _, peak, objective = before
+            w = np.exp(PEAK_RATE * (score - score.max()))
+            w[w < PEAK_FLOOR] = 0.0
+            w /= w.sum()
+            # below a byte in all (`fewest_bytes`: bytes first), or far above the bytes
+            scale = (0.5 if cap is not None else 100.0 * max(objective, 1.0)) / max(peak, 1)
+            priced = _with_price(q, matrix, w * scale)
+            r, recover = eliminate(priced, memory=False)
+            sol = solve_milp(r, None, time_limit)
+            if sol is None:
+                break
+            consider(recover(sol.choice))
+            stall = 0 if best[0][:2] < before[:2] else stall + 1
+            held = seen[-1][1]
+            score += np.asarray(held, dtype=float) / max(max(held), 1)
+    assert best is not None
+    (_, peak, _), mine = best
+    choice = spread(mine)
+    if cap is None and sum(q.num_strategies) <= PEAK_EXACT_LIMIT:
+        for _ in range(PEAK_DESCENTS):
+            lower = solve(p, peak - 1, time_limit)
+            if not lower.feasible or lower.peak is None or lower.peak >= peak:
+                break
+            choice, peak = lower.choice, lower.peak
+    method = "least peak found" if cap is None else "least peak at the fewest bytes"
+    return Solution(choice, p.objective(choice), peak, method, False)
 
 
 def solve_greedy(p: Problem, budget: int | None, memory_only: bool = False) -> Solution:

@@ -54,8 +54,10 @@ def set_value_sharding(v: Value, s: TensorSharding | None) -> None:
 
 
 def out_sharding(op: Operation) -> object:
-    """The `out_sharding` of an explicit sdy collective (as stored: parsed or raw text)."""
-    return op.properties.get("out_sharding")
+    """The `out_sharding` of an explicit sdy collective (as stored: parsed or raw text); an
+    `sdy.reshard` states its result's sharding as `sharding`."""
+    props = op.properties
+    return props.get("out_sharding") if "out_sharding" in props else props.get("sharding")
 
 
 def set_constraint_sharding(op: Operation, s: TensorSharding) -> None:

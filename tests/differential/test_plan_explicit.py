@@ -30,3 +30,43 @@ def test_explicit_collectives_compile_to_the_same_numbers(name: str) -> None:
     outs = H.run_executable(exe, prog.args())
     for got, want in zip(outs, reference_outputs(name), strict=True):
         np.testing.assert_allclose(got, want, rtol=prog.rtol, atol=prog.atol)
+
+
+# fori_loop as newer jax lowers it (the loop's body inlined, no func.call): the reshard of a
+# loop-carried value is written on a block argument inside the while
+INLINED_LOOP = """
+module @jit_fori attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<8x16xf32>) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0:3 = stablehlo.while(%iterArg = %arg1, %iterArg_0 = %c, %iterArg_1 = %arg0) : tensor<16x16xf32>, tensor<i32>, tensor<8x16xf32>
+    cond {
+      %c_2 = stablehlo.constant dense<3> : tensor<i32>
+      %1 = stablehlo.compare LT, %iterArg_0, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %1 : tensor<i1>
+    } do {
+      %1 = stablehlo.dot_general %iterArg_1, %iterArg, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+      %2 = stablehlo.tanh %1 : tensor<8x16xf32>
+      %3 = stablehlo.add %2, %iterArg_1 : tensor<8x16xf32>
+      %c_2 = stablehlo.constant dense<1> : tensor<i32>
+      %4 = stablehlo.add %iterArg_0, %c_2 : tensor<i32>
+      stablehlo.return %iterArg, %4, %3 : tensor<16x16xf32>, tensor<i32>, tensor<8x16xf32>
+    }
+    return %0#2 : tensor<8x16xf32>
+  }
+}
+"""
+
+
+def test_a_reshard_in_an_inlined_loop_becomes_a_constraint_to_its_sharding() -> None:
+    # `sdy.reshard` states its result's sharding as `sharding`, not `out_sharding`: the
+    # constraint it becomes asks for that sharding (it was written empty, which jaxlib rejects)
+    shown = explicit(INLINED_LOOP)
+    assert "sdy.reshard %iterArg_1 <@mesh, [{\"x\"}, {}]>" in shown, shown
+    constrained = explicit(INLINED_LOOP, constraints=True)
+    assert "sdy.sharding_constraint %iterArg_1 <@mesh, [{\"x\"}, {}]>" in constrained, constrained
+    exe = H.compile_mlir(constrained)
+    prog = PROGRAMS["fori_loop"]
+    outs = H.run_executable(exe, prog.args())
+    for got, want in zip(outs, reference_outputs("fori_loop"), strict=True):
+        np.testing.assert_allclose(got, want, rtol=prog.rtol, atol=prog.atol)
