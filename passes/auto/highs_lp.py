@@ -1,15 +1,15 @@
-"""The strategy problem as a linear program for HiGHS (through highspy), assembled with numpy.
+"""The strategy problem as a linear program for HiGHS (through scipy's `milp`), assembled with
+numpy.
 
 One column per (node, strategy) with a one-hot row per node; an edge whose costs depend on both
 of its nodes' choices gets joint columns over classes of strategies with equal costs, tied to
 the nodes' columns by marginal rows (the local marginal polytope: its relaxation is integral on
-trees, and often on these graphs); memory rows where a budget bounds them. HiGHS is driven
-directly so that the model is assembled from numpy blocks per edge rather than Python dicts
-per entry (seconds per solve on a 4-layer Adam step's priced problems, 175,000 columns), and so
-that its own options fix the thread count and seed. Each priced problem of a budgeted solve
+trees, and often on these graphs); memory rows where a budget bounds them. The program is
+assembled from numpy blocks per edge rather than Python dicts per entry (seconds per solve on a
+4-layer Adam step's priced problems, 175,000 columns). Each priced problem of a budgeted solve
 (`solve._priced`) is solved from scratch: re-solving one model from the previous price's basis
-(only the costs change) was no faster there, since a warm start skips HiGHS's presolve, which
-shrinks these programs most.
+(only the costs change; HiGHS's own Python binding can, scipy cannot) was measured no faster
+there, since a warm start skips HiGHS's presolve, which shrinks these programs most.
 """
 
 from __future__ import annotations
@@ -80,28 +80,17 @@ class _Assembly:
         start = np.searchsorted(c, np.arange(self.ncol + 1)).astype(np.int32)
         return start, r.astype(np.int32), v
 
-    def highs(self, options: dict[str, Any], cost: np.ndarray | None = None) -> Any:
-        """A HiGHS instance holding this program (columns continuous), with `options`."""
-        # (highspy's `Highs` wrapper prints HiGHS's banner on stdout when made, which the CLI
-        # writes its module to: the core class it wraps does not)
-        from highspy import _core as hs
+    def matrix(self) -> Any:
+        """The constraint matrix (scipy's CSC), with its row bounds and the column bounds."""
+        from scipy.optimize import Bounds, LinearConstraint
+        from scipy.sparse import csc_matrix
 
-        h = hs._Highs()
-        h.setOptionValue("output_flag", False)
-        for k, v in options.items():
-            h.setOptionValue(k, v)
         start, r, v = self.csc()
-        status = h.passModel(
-            self.ncol, self.nrow, len(v), 1, 1, 0.0,
-            self.costs() if cost is None else cost,
-            np.concatenate(self.col_lo), np.concatenate(self.col_hi),
-            np.concatenate(self.row_lo) if self.row_lo else np.zeros(0),
-            np.concatenate(self.row_hi) if self.row_hi else np.zeros(0),
-            start, r, v, np.zeros(self.ncol, dtype=np.int32),
-        )  # fmt: skip
-        if status == hs.HighsStatus.kError:
-            raise RuntimeError("HiGHS rejected the strategy problem's model")
-        return h
+        a = csc_matrix((v, r, start), shape=(self.nrow, self.ncol))
+        lo = np.concatenate(self.row_lo) if self.row_lo else np.zeros(0)
+        hi = np.concatenate(self.row_hi) if self.row_hi else np.zeros(0)
+        bounds = Bounds(np.concatenate(self.col_lo), np.concatenate(self.col_hi))
+        return LinearConstraint(a, lo, hi), bounds
 
 
 @dataclasses.dataclass
@@ -261,30 +250,28 @@ def solve_program(
 ) -> Answer | None:
     """The LP relaxation first (often integral on these graphs, and then its answer is the
     MILP's optimum, proven, at a fraction of the MILP's time), the MILP where it is not, within
-    `options`' deterministic limits. None where no layout is feasible or none was found."""
-    from highspy import _core as hs
+    `options`' deterministic limits (scipy's `milp` options). None where no layout is feasible
+    or none was found."""
+    from scipy.optimize import milp
 
-    h = prog.lp.highs(options)
-    h.run()
-    status = h.getModelStatus()
-    if status == hs.HighsModelStatus.kInfeasible:  # so is every layout
+    constraints, bounds = prog.lp.matrix()
+    cost = prog.lp.costs()
+    integrality = np.zeros(prog.lp.ncol)
+    res = milp(cost, constraints=constraints, integrality=integrality, bounds=bounds,
+               options=options)  # fmt: skip
+    if res.status == 2:  # the relaxation is infeasible, so is every layout
         return None
-    x = np.asarray(h.getSolution().col_value)
-    if status == hs.HighsModelStatus.kOptimal and _integral(x[: prog.nx]):
-        return Answer(_choice(p, prog, x), "highs optimal")
-    integer = hs.HighsVarType.kInteger
-    h.changeColsIntegrality(prog.nx, np.arange(prog.nx, dtype=np.int32),
-                            np.array([integer] * prog.nx))  # fmt: skip
-    h.run()
-    status = h.getModelStatus()
-    info = h.getInfo()
-    if info.primal_solution_status != 2:  # (kSolutionStatusFeasible) nothing found
+    if res.status == 0 and res.x is not None and _integral(res.x[: prog.nx]):
+        return Answer(_choice(p, prog, res.x), "highs optimal")
+    integrality[: prog.nx] = 1
+    res = milp(cost, constraints=constraints, integrality=integrality, bounds=bounds,
+               options=options)  # fmt: skip
+    if res.x is None:  # nothing found within the limits
         return None
-    x = np.asarray(h.getSolution().col_value)
-    if status != hs.HighsModelStatus.kOptimal:
+    if res.status != 0:
         method = "highs feasible (node limit)"
-    elif info.mip_gap > 1e-9:
+    elif (getattr(res, "mip_gap", 0) or 0) > 1e-9:
         method = f"highs within {gap:.0%} of optimal"
     else:
         method = "highs optimal"
-    return Answer(_choice(p, prog, x), method)
+    return Answer(_choice(p, prog, res.x), method)

@@ -1,4 +1,4 @@
-"""Solving the strategy problem: exact with HiGHS (highspy: `highs_lp`) or OR-tools CP-SAT,
+"""Solving the strategy problem: exact with HiGHS (scipy's `milp`: `highs_lp`) or OR-tools CP-SAT,
 greedy where it is too big.
 
 The formulation is Alpa's / XLA auto-sharding's: one Boolean per (node, strategy), exactly one
@@ -632,10 +632,9 @@ def solve_milp(p: Problem, budget: int | None, time_limit: float | None) -> Solu
 
 
 def _milp_options(time_limit: float | None) -> dict[str, Any]:
-    """HiGHS's options: the gap and node count always, wall-clock only where the user set one,
-    one thread and a fixed seed (the same answer under any load)."""
-    out: dict[str, Any] = {"mip_rel_gap": MIP_GAP, "mip_max_nodes": NODE_LIMIT,
-                           "threads": 1, "random_seed": 0}  # fmt: skip
+    """HiGHS's limits (scipy's `milp` options): the gap and node count always, wall-clock only
+    where the user set one (the same answer under any load)."""
+    out: dict[str, Any] = {"disp": False, "mip_rel_gap": MIP_GAP, "node_limit": NODE_LIMIT}
     if time_limit is not None:
         out["time_limit"] = time_limit
     return out
