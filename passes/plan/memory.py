@@ -496,8 +496,10 @@ class _Reads:
         gathered: set[int],
         funcs: dict[str, Operation],
         twins: Twins,
+        mesh_of: MeshOf,
     ):
         self.block, self.index, self.live = block, index, live
+        self.mesh_of = mesh_of
         self.gathered, self.funcs, self.twins = gathered, funcs, twins
         self.terminator = block.ops[-1] if block.ops else None
         self._reason: dict[int, str | None] = {}
@@ -531,17 +533,53 @@ class _Reads:
         self._last[id(v)] = last
         return last
 
+    def recomputed(self, v: Value, reason: str | None) -> bool:
+        """Whether `v`'s buffer is read by library reduces alone while its other readers
+        compute it again from its operands: a cheap element-wise value whose buffer only a
+        library reduce needs (`library_only`), where the layout gives it that buffer."""
+        owner = getattr(v, "owner", None)
+        return (
+            reason == "library"
+            and owner is not None
+            and owner.name in _CHEAP
+            and local_elements(v, self.mesh_of) >= LIBRARY_MIN_ELEMENTS
+        )
+
+    def library_last(self, v: Value) -> int:
+        """The index of the last op of the block that reads `v` from the buffer a library
+        reduce reads (`library_only`): the library reduces that read it and the reduces of
+        the element-wise readers they take in. Its other readers compute `v` again from
+        its operands (`_fused`)."""
+        last = -1
+        for x in (v, *self.twins.of(v)):
+            for user in _consumers(x):
+                if self.live is not None and not self.live.op_live(user):
+                    continue
+                top = _top_level(user, self.block)
+                if top is None or not _library_reads(user, self.live):
+                    continue
+                last = max(last, self.index.get(id(top), -1))
+                if top is user and user.name != "stablehlo.reduce":
+                    for r in user.results:
+                        last = max(last, self.last_read(r))
+        return last
+
     def _fused(self, op: Operation) -> bool:
         """Whether `op` is fused into its readers: an op XLA fuses whose results have no
         buffer of their own whatever the layout (a collective's read, which gives one, is
         not asked: auto's rows state the layout's buffers apart) and are not the block's
-        results."""
+        results. A value whose buffer only library reduces read (`library_only`) counts as
+        fused too: XLA's library fusion runs first and leaves the op to the loop fusion,
+        which duplicates a cheap op into every reader it fuses into and materializes it
+        once more for the library call, so its operands are read wherever its readers
+        run."""
         if op.name not in _FUSIBLE or op is self.terminator:
             return False
         for r in op.results:
             if id(r) in self.twins.merged:
                 return False
-            if _buffer_reason(r, self.live, set(), self.funcs, self.twins) is not None:
+            reason = _buffer_reason(r, self.live, set(), self.funcs, self.twins)
+            if reason is not None and not self.recomputed(r, reason):
                 return False
             if any(u is self.terminator for u in _consumers(r)):
                 return False
@@ -583,7 +621,7 @@ def block_buffers(
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
     twins = cse_twins(block, live)
-    reasons = _Reads(block, index, live, gathered, funcs, twins)
+    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of)
     out = BlockBuffers(twins=twins)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
@@ -604,7 +642,10 @@ def block_buffers(
             users = [u for x in (r, *twins.of(r)) for u in _consumers(x)]
             if terminator is not None and any(u is terminator for u in users):
                 continue  # a result of the block (an output, a loop's next state)
-            last = max(k, reasons.last_read(r))
+            if reasons.recomputed(r, reason):
+                last = max(k, reasons.library_last(r))  # (its other readers recompute it)
+            else:
+                last = max(k, reasons.last_read(r))
             size = aligned(value_bytes(r, mesh_of))
             least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
             if local_elements(r, mesh_of) < least:
