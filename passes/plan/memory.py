@@ -646,12 +646,15 @@ def block_buffers(
                 last = max(k, reasons.library_last(r))  # (its other readers recompute it)
             else:
                 last = max(k, reasons.last_read(r))
-            size = aligned(value_bytes(r, mesh_of))
+            size = full = aligned(value_bytes(r, mesh_of))
             least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
             if local_elements(r, mesh_of) < least:
                 size = 0  # (XLA's loop fusion computes it in its reader: `library_only`)
             if op.name in _FUSIBLE:
-                reuse = _dying_operand(op, k, size, held, intervals)
+                # (in place as at its full size: where the layout gives it no buffer, its
+                # readers read the operand instead, which then lives as long, whatever the
+                # layout; so auto's rows, built on one layout, hold for every one)
+                reuse = _dying_operand(op, k, full, held, intervals)
             elif op.name == WHILE and r.index < len(op.operands):
                 # a loop updates its carries in place: a result takes the buffer of its
                 # initial value where that dies at the loop
