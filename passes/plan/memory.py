@@ -143,6 +143,8 @@ def memory_estimate(
 _TRANSPARENT = frozenset(
     {"sdy.sharding_constraint", "sdy.reshard", "stablehlo.reshape", "stablehlo.bitcast_convert"}
 )
+# the ops that reshard their operand (a collective or a slice where the layout changes)
+_RESHARDS = frozenset({"sdy.sharding_constraint", "sdy.reshard"})
 # expensive element-wise ops: fused into one consumer, not duplicated into several
 _EXPENSIVE = frozenset(
     {
@@ -537,12 +539,17 @@ class _Reads:
     def recomputed(self, v: Value, reason: str | None) -> bool:
         """Whether `v`'s buffer is read by library reduces alone while its other readers
         compute it again from its operands: a cheap element-wise value whose buffer only a
-        library reduce needs (`library_only`), where the layout gives it that buffer."""
+        library reduce needs (`library_only`), where the layout gives it that buffer and no
+        reshard reads it (XLA then keeps the one buffer for every reader)."""
         owner = getattr(v, "owner", None)
         return (
             reason == "library"
             and owner is not None
             and owner.name in _CHEAP
+            and not any(
+                id(x) in self.gathered or any(u.name in _RESHARDS for u in x.users)
+                for x in (v, *self.twins.of(v))
+            )
             and local_elements(v, self.mesh_of) >= LIBRARY_MIN_ELEMENTS
         )
 
