@@ -522,19 +522,26 @@ class _Reads:
             return got
         self._last[id(v)] = -1  # (a cycle: none)
         last = -1
+        for user, top in self._readers(v):
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and self._fused(user):
+                for r in user.results:
+                    last = max(last, self.last_read(r))
+        self._last[id(v)] = last
+        return last
+
+    def _readers(self, v: Value) -> list[tuple[Operation, Operation]]:
+        """The live ops that read `v` or a twin of it, each with the op of the block that
+        is it or holds it."""
+        out = []
         for x in (v, *self.twins.of(v)):
             for user in _consumers(x):
                 if self.live is not None and not self.live.op_live(user):
                     continue
                 top = _top_level(user, self.block)
-                if top is None:
-                    continue
-                last = max(last, self.index.get(id(top), -1))
-                if top is user and self._fused(user):
-                    for r in user.results:
-                        last = max(last, self.last_read(r))
-        self._last[id(v)] = last
-        return last
+                if top is not None:
+                    out.append((user, top))
+        return out
 
     def recomputed(self, v: Value, reason: str | None) -> bool:
         """Whether `v`'s buffer is read by library reduces alone while its other readers
@@ -559,17 +566,13 @@ class _Reads:
         the element-wise readers they take in. Its other readers compute `v` again from
         its operands (`_fused`)."""
         last = -1
-        for x in (v, *self.twins.of(v)):
-            for user in _consumers(x):
-                if self.live is not None and not self.live.op_live(user):
-                    continue
-                top = _top_level(user, self.block)
-                if top is None or not _library_reads(user, self.live):
-                    continue
-                last = max(last, self.index.get(id(top), -1))
-                if top is user and user.name != "stablehlo.reduce":
-                    for r in user.results:
-                        last = max(last, self.last_read(r))
+        for user, top in self._readers(v):
+            if not _library_reads(user, self.live):
+                continue
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and user.name != "stablehlo.reduce":
+                for r in user.results:
+                    last = max(last, self.last_read(r))
         return last
 
     def _fused(self, op: Operation) -> bool:
