@@ -143,6 +143,8 @@ def memory_estimate(
 _TRANSPARENT = frozenset(
     {"sdy.sharding_constraint", "sdy.reshard", "stablehlo.reshape", "stablehlo.bitcast_convert"}
 )
+# the ops that reshard their operand (a collective or a slice where the layout changes)
+_RESHARDS = frozenset({"sdy.sharding_constraint", "sdy.reshard"})
 # expensive element-wise ops: fused into one consumer, not duplicated into several
 _EXPENSIVE = frozenset(
     {
@@ -496,8 +498,10 @@ class _Reads:
         gathered: set[int],
         funcs: dict[str, Operation],
         twins: Twins,
+        mesh_of: MeshOf,
     ):
         self.block, self.index, self.live = block, index, live
+        self.mesh_of = mesh_of
         self.gathered, self.funcs, self.twins = gathered, funcs, twins
         self.terminator = block.ops[-1] if block.ops else None
         self._reason: dict[int, str | None] = {}
@@ -517,31 +521,75 @@ class _Reads:
             return got
         self._last[id(v)] = -1  # (a cycle: none)
         last = -1
+        for user, top in self._readers(v):
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and self._fused(user):
+                for r in user.results:
+                    last = max(last, self.last_read(r))
+        self._last[id(v)] = last
+        return last
+
+    def _readers(self, v: Value) -> list[tuple[Operation, Operation]]:
+        """The live ops that read `v` or a twin of it, each with the op of the block that
+        is it or holds it."""
+        out = []
         for x in (v, *self.twins.of(v)):
             for user in _consumers(x):
                 if self.live is not None and not self.live.op_live(user):
                     continue
                 top = _top_level(user, self.block)
-                if top is None:
-                    continue
-                last = max(last, self.index.get(id(top), -1))
-                if top is user and self._fused(user):
-                    for r in user.results:
-                        last = max(last, self.last_read(r))
-        self._last[id(v)] = last
+                if top is not None:
+                    out.append((user, top))
+        return out
+
+    def recomputed(self, v: Value, reason: str | None) -> bool:
+        """Whether `v`'s buffer is read by library reduces alone while its other readers
+        compute it again from its operands: a cheap element-wise value whose buffer only a
+        library reduce needs (`library_only`), where the layout gives it that buffer and no
+        reshard reads it (XLA then keeps the one buffer for every reader)."""
+        owner = getattr(v, "owner", None)
+        return (
+            reason == "library"
+            and owner is not None
+            and owner.name in _CHEAP
+            and not any(
+                id(x) in self.gathered or any(u.name in _RESHARDS for u in x.users)
+                for x in (v, *self.twins.of(v))
+            )
+            and local_elements(v, self.mesh_of) >= LIBRARY_MIN_ELEMENTS
+        )
+
+    def library_last(self, v: Value) -> int:
+        """The index of the last op of the block that reads `v` from the buffer a library
+        reduce reads (`library_only`): the library reduces that read it and the reduces of
+        the element-wise readers they take in. Its other readers compute `v` again from
+        its operands (`_fused`)."""
+        last = -1
+        for user, top in self._readers(v):
+            if not _library_reads(user, self.live):
+                continue
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and user.name != "stablehlo.reduce":
+                for r in user.results:
+                    last = max(last, self.last_read(r))
         return last
 
     def _fused(self, op: Operation) -> bool:
         """Whether `op` is fused into its readers: an op XLA fuses whose results have no
         buffer of their own whatever the layout (a collective's read, which gives one, is
         not asked: auto's rows state the layout's buffers apart) and are not the block's
-        results."""
+        results. A value whose buffer only library reduces read (`library_only`) counts as
+        fused too: XLA's library fusion runs first and leaves the op to the loop fusion,
+        which duplicates a cheap op into every reader it fuses into and materializes it
+        once more for the library call, so its operands are read wherever its readers
+        run."""
         if op.name not in _FUSIBLE or op is self.terminator:
             return False
         for r in op.results:
             if id(r) in self.twins.merged:
                 return False
-            if _buffer_reason(r, self.live, set(), self.funcs, self.twins) is not None:
+            reason = _buffer_reason(r, self.live, set(), self.funcs, self.twins)
+            if reason is not None and not self.recomputed(r, reason):
                 return False
             if any(u is self.terminator for u in _consumers(r)):
                 return False
@@ -583,7 +631,7 @@ def block_buffers(
     index = {id(op): k for k, op in enumerate(ops)}
     terminator = ops[-1] if ops else None
     twins = cse_twins(block, live)
-    reasons = _Reads(block, index, live, gathered, funcs, twins)
+    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of)
     out = BlockBuffers(twins=twins)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
@@ -604,13 +652,19 @@ def block_buffers(
             users = [u for x in (r, *twins.of(r)) for u in _consumers(x)]
             if terminator is not None and any(u is terminator for u in users):
                 continue  # a result of the block (an output, a loop's next state)
-            last = max(k, reasons.last_read(r))
-            size = aligned(value_bytes(r, mesh_of))
+            if reasons.recomputed(r, reason):
+                last = max(k, reasons.library_last(r))  # (its other readers recompute it)
+            else:
+                last = max(k, reasons.last_read(r))
+            size = full = aligned(value_bytes(r, mesh_of))
             least = LIBRARY_MIN_ELEMENTS if reason == "library" else 0
             if local_elements(r, mesh_of) < least:
                 size = 0  # (XLA's loop fusion computes it in its reader: `library_only`)
             if op.name in _FUSIBLE:
-                reuse = _dying_operand(op, k, size, held, intervals)
+                # (in place as at its full size: where the layout gives it no buffer, its
+                # readers read the operand instead, which then lives as long, whatever the
+                # layout; so auto's rows, built on one layout, hold for every one)
+                reuse = _dying_operand(op, k, full, held, intervals)
             elif op.name == WHILE and r.index < len(op.operands):
                 # a loop updates its carries in place: a result takes the buffer of its
                 # initial value where that dies at the loop

@@ -319,3 +319,42 @@ def test_a_slice_of_a_fused_value_is_its_only_buffer() -> None:
         "passes/plan/memory.py `Buffers.sliced` no longer holds"
     )
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_value_only_a_library_reduce_reads_is_computed_again_by_its_other_readers() -> None:
+    # %s = %d0 - %arg2 (32 KiB) is read by a library reduce before the chain and by a loop
+    # fusion after it, which reads %d0 too: XLA materializes %s for the library call only and
+    # the late fusion computes it again from %d0, so %s dies at the reduce and only %d0 lives
+    # across the chain (passes/plan/memory.py `_Reads.recomputed`)
+    a, w, v = "tensor<128x64xf32>", T64, V64
+    r1 = "#sdy.sharding<@mesh, [{}]>"
+    text = (
+        MESH
+        + f"""func.func @main(%arg0: {a} {{sdy.sharding = {R2}}}, %arg1: {w} {{sdy.sharding = {R2}}},
+    %arg2: {v} {{sdy.sharding = {r1}}}, %arg3: {w} {{sdy.sharding = {R2}}})
+    -> ({v} {{sdy.sharding = {r1}}}) {{
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %d0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({a}, {w}) -> {a}
+  %mb = stablehlo.broadcast_in_dim %arg2, dims = [1] : ({v}) -> {a}
+  %s = stablehlo.subtract %d0, %mb : {a}
+  %l = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [0] : ({a}, tensor<f32>) -> {v}
+  %d1 = stablehlo.dot_general %arg0, %arg3, contracting_dims = [1] x [0] : ({a}, {w}) -> {a}
+  %lb = stablehlo.broadcast_in_dim %l, dims = [1] : ({v}) -> {a}
+  %d1b = stablehlo.add %d1, %lb : {a}
+  %e1 = stablehlo.exponential %d1b : {a}
+  %d2 = stablehlo.dot_general %e1, %arg1, contracting_dims = [1] x [0] : ({a}, {w}) -> {a}
+  %s1 = stablehlo.sine %d2 : {a}
+  %q0 = stablehlo.add %s1, %s : {a}
+  %q = stablehlo.add %q0, %d0 : {a}
+  %p = stablehlo.reduce(%q init: %z) applies stablehlo.multiply across dimensions = [0] : ({a}, tensor<f32>) -> {v}
+  return %p : {v}
+}}
+"""
+    )
+    planned, temp = _measure(text)
+    value = 128 * 64 * 4
+    assert temp < 4 * value, (
+        f"XLA's late fusion no longer computes the library reduce's input again (temp {temp} "
+        "B): passes/plan/memory.py `_Reads.recomputed` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
