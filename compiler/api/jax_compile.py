@@ -270,7 +270,10 @@ class _Speculation:
             except BaseException as e:  # noqa: BLE001 - re-raised where the result is taken
                 self.error = e
 
-        self.thread = threading.Thread(target=run, name="shardc-xla-compile", daemon=True)
+        # not a daemon: a speculation left unread may still be compiling when the program
+        # ends, and the interpreter killing it inside XLA aborts the process ("terminate
+        # called ...", seen at exit on a GPU, whose compiles are slower); exit waits for it
+        self.thread = threading.Thread(target=run, name="shardc-xla-compile", daemon=False)
         self.thread.start()
 
     def take(self, module: Any, arg_sh: list[Any], res_sh: list[Any]) -> Any:
