@@ -203,7 +203,7 @@ def _least_at_fewest(
     (`solve.min_peak`), laid out on `module` where the plan says it needs less than the
     cheapest (`cheapest`: its report and figures, kept otherwise); with the note to report."""
     report, got = cheapest
-    kept_op = module.op.clone({})
+    cheapest_op = module.op  # (`restore` holds it unchanged: no copy needed to go back)
     kept = saved.restore(module)
     least = dataclasses.replace(make(headroom, False), memory_budget=None, start=start,
                                 least_peak_at_fewest=True).run(module, kept)  # fmt: skip
@@ -215,7 +215,8 @@ def _least_at_fewest(
         note += (f"; of the layouts moving as little, the one of least memory needs "
                  f"{format_bytes(now.memory)}")  # fmt: skip
         return least, now, note
-    module.op = kept_op
+    saved.held.append(module.op)
+    module.op = cheapest_op
     report.solve_seconds = least.solve_seconds
     return report, got, note
 

@@ -515,14 +515,15 @@ def min_peak(
         assert start is not None
         cap = p.objective(start) * (1 + 1e-9) + 1e-6
     best: tuple[tuple[bool, int, float], list[int]] | None = None
-    seen: list[tuple[list[int], list[int]]] = []  # (choice over q, its rows' bytes)
+    # per row, how near the peaks of the answers so far it came (the weights follow it)
+    score = np.zeros(len(rows))
 
     def consider(mine: list[int]) -> None:
         nonlocal best
         held = q.row_bytes(mine)
         objective = q.objective(mine)
         key = (cap is not None and objective > cap, max(held), objective)
-        seen.append((mine, held))
+        score[:] += np.asarray(held, dtype=float) / max(max(held), 1)
         if best is None or key < best[0]:
             best = (key, mine)
 
@@ -530,15 +531,12 @@ def min_peak(
         consider([seed[r] for r in reps] if len(reps) < len(p.rep) else list(seed))
     if sum(q.num_strategies) <= EXACT_LIMIT:
         matrix = q.row_matrix()
-        score = np.zeros(len(rows))
-        for _, held in seen:
-            score += np.asarray(held, dtype=float) / max(max(held), 1)
         stall = 0
         for _ in range(PEAK_SOLVES):
             if stall == PEAK_STALL:
                 break
             assert best is not None
-            before, _mine = best
+            before = best[0]
             _, peak, objective = before
             w = np.exp(PEAK_RATE * (score - score.max()))
             w[w < PEAK_FLOOR] = 0.0
@@ -552,8 +550,6 @@ def min_peak(
                 break
             consider(recover(sol.choice))
             stall = 0 if best[0][:2] < before[:2] else stall + 1
-            held = seen[-1][1]
-            score += np.asarray(held, dtype=float) / max(max(held), 1)
     assert best is not None
     (_, peak, _), mine = best
     choice = spread(mine)
