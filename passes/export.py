@@ -69,6 +69,7 @@ from shardc.passes.pin_hazards import PIN_HAZARDS, XLA_OWN_HAZARDS, CallSites, p
 from shardc.passes.propagation.call_sites import dedupe_call_sites, keep_call_sites
 from shardc.passes.propagation.unit_builder import dead_ops
 
+from .blessed_unreduced import bless_unreduced_changes
 from .concat_result import concat_redirects, recompute_concat_results
 from .context import NONE, PassContext
 from .import_steps.constants import CONSTANT_EXPR_OPS, CONSTANT_OPS
@@ -957,6 +958,8 @@ def export_annotate(module: Module, keep_open: bool = False, dedupe: bool = True
     if not keep_open:
         # as Shardy's explicit reshards leave them
         recompute_concat_results(module, redirects, exporter.unwritten)
+    # unreduced axes change at calls and returns only through explicit constraints
+    bless_unreduced_changes(module)
     if dedupe:
         dedupe_call_sites(module)  # input funcs keep their ops; one copy per distinct layout
     return UnwrittenLayouts(exporter.unwritten)

@@ -198,11 +198,19 @@ func.func private @outer(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // A call result has its callee's result sharding, unreduced axes included (no edge carries
 // those); where its readers were given another, a constraint after the call reshards it, as
 // Shardy's pipeline does. A second call of the same callee reads the first one's result as it is.
+// The callee's argument is unreduced (its one layout for both call sites); the first call site
+// passes a reduced value, so a constraint makes that change explicit, as newer Shardy verifies
+// (a call's operand has its callee argument's unreduced axes unless an explicit reshard made it).
 // CHECK-LABEL: func.func @unreduced_call_results(
-// CHECK-NEXT: %0 = call @partial(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x16xf32>
 // CHECK-NEXT: %1 = call @partial(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
-// CHECK-NEXT: %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>
-// CHECK-NEXT: %3 = stablehlo.negate %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// CHECK-NEXT: %2 = call @partial(%1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}], unreduced={"x"}>]>}
+// CHECK-NEXT: %3 = sdy.sharding_constraint %2 <@mesh, [{}, {"y"}]>
+// CHECK-NEXT: %4 = stablehlo.negate %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>}
+// PIN-LABEL: func.func @unreduced_call_results(
+// PIN-NEXT: %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x16xf32>
+// PIN-NEXT: %1 = call @partial(%0)
+// PIN-NEXT: %2 = call @partial(%1)
 // CHECK-LABEL: func.func private @partial(
 // CHECK-SAME: -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], unreduced={"x"}>})
 sdy.mesh @mesh = <["x"=4, "y"=2]>
