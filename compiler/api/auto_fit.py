@@ -29,7 +29,12 @@ from shardc.passes.auto.cost import format_bytes
 
 def xla_memory(text: str, devices: list[Any]) -> int:
     """Per-device bytes XLA's `memory_analysis` gives the compiled module."""
-    stats = compile_text(text, devices).get_compiled_memory_stats()
+    return analysed_memory(compile_text(text, devices).get_compiled_memory_stats())
+
+
+def analysed_memory(stats: Any) -> int:
+    """The bytes per device of a compiled program's memory stats: arguments + outputs +
+    temporaries - aliased (what the budget bounds)."""
     return int(
         stats.argument_size_in_bytes
         + stats.output_size_in_bytes
@@ -51,10 +56,10 @@ def smallest_layout(make_module: Callable[[], Module], options: Any) -> int:
 def fit_to_budget(
     make_module: Callable[[], Module],
     options: Any,
-    export_pin: Callable[[Module], str],
-    devices: list[Any],
+    measure: Callable[[Module], int],
 ) -> tuple[Module, Any]:
-    """Propagate with auto and measure the layout with XLA. Where the plan finds nothing within
+    """Propagate with auto and measure the layout with XLA (`measure`: XLA's memory of a
+    propagated module's layout, arguments + outputs + temporaries - aliased). Where the plan finds nothing within
     the budget, the smallest layout it found is measured instead (the plan may overestimate).
     Where XLA's figure is over the budget, or the plan's bound and overestimated, plan once more
     for the budget corrected by the plan's error, and keep the layout that moves fewest bytes
@@ -84,7 +89,7 @@ def fit_to_budget(
             smallest.append(e.smallest)
             return None
         spent.append(getattr(report.auto, "solve_seconds", 0.0))
-        used = xla_memory(export_pin(module), devices)
+        used = measure(module)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
         if getattr(report.auto, "smallest_memory", None) is not None:
