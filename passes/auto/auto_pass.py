@@ -142,6 +142,7 @@ class AutoPass:
             warnings[:] = propagate(m, again).warnings
 
         auto = run_checked(module, snapshot.kept, make, o.budget, o.headroom / 100, repropagate)
+        auto.explain()  # (the layout kept only: the other solves' are never explained)
         written = ctx.result(Written)
         if written is not None:  # (a `pin` export follows: XLA is handed auto's entry layouts)
             ctx.put(dataclasses.replace(written, keep_entries=True))

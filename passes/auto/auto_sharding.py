@@ -10,7 +10,9 @@ closed dims and what propagation decided are never changed: only open empty dims
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shardc.dialect.data_flow import CALL, entry_funcs
@@ -90,6 +92,10 @@ class FunctionResult:
     # solve of the same function checks before it starts from this answer: `start`)
     choice: tuple[int, ...] = ()
     shape: tuple[int, ...] = ()
+    # what makes `explanation`, where not made yet (`AutoReport.explain`): a solve whose
+    # layout is not kept (checked.py's rounds) is never explained, and an explanation weighs
+    # three alternatives per node, each against the budget
+    explain_later: Callable[[], list[str]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -109,8 +115,16 @@ class AutoReport:
     # re-plans for XLA's figures), not only of the one that chose it
     solve_seconds: float = 0.0
 
+    def explain(self) -> None:
+        """Make each function's explanation where not made yet (`explain_later`), letting go
+        of what it reads (the solve's graph and problem)."""
+        for f in self.functions:
+            if f.explain_later is not None:
+                f.explanation, f.explain_later = f.explain_later(), None
+
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""
+        self.explain()
         out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
@@ -255,7 +269,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         res.variables, res.memory_rows = sol.variables, sol.rows
         res.choice, res.shape = tuple(sol.choice), tuple(p.num_strategies)
         if opts.explain:
-            res.explanation = explain(g, p, sol, names, budget)
+            res.explain_later = functools.partial(explain, g, p, sol, names, budget)
         report.functions.append(res)
     return report
 
