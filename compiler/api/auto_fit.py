@@ -23,7 +23,7 @@ from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.auto.auto_pass import AutoOptions
-from shardc.passes.auto.checked import PLAN_MARGIN, BudgetNotMet
+from shardc.passes.auto.checked import PLAN_MARGIN, BudgetNotMet, remembered
 from shardc.passes.auto.cost import format_bytes
 
 
@@ -59,11 +59,22 @@ def fit_to_budget(
     measure: Callable[[Module], int],
 ) -> tuple[Module, Any]:
     """Propagate with auto and measure the layout with XLA (`measure`: XLA's memory of a
-    propagated module's layout, arguments + outputs + temporaries - aliased). Where the plan finds nothing within
-    the budget, the smallest layout it found is measured instead (the plan may overestimate).
+    propagated module's layout, arguments + outputs + temporaries - aliased). Where the plan
+    finds nothing within the budget, the smallest layout it found is measured instead (the
+    plan may overestimate).
     Where XLA's figure is over the budget, or the plan's bound and overestimated, plan once more
     for the budget corrected by the plan's error, and keep the layout that moves fewest bytes
     among those XLA fits; fail if none does."""
+    with remembered():  # (the attempts plan one program: budget-free solves made once)
+        return _fit(make_module, options, measure)
+
+
+def _fit(
+    make_module: Callable[[], Module],
+    options: Any,
+    measure: Callable[[Module], int],
+) -> tuple[Module, Any]:
+    """`fit_to_budget`'s attempts."""
     budget = AutoOptions.of(options).budget
     assert budget is not None
     notes: list[str] = []

@@ -25,7 +25,7 @@ from ..propagation.driver import propagate
 from ..propagation.options import PropagationOptions
 from ..propagation.report import PropagationReport
 from .auto_sharding import SOLVERS, AutoShardingPass
-from .checked import run_checked
+from .checked import run_checked, solved
 from .cost import parse_size
 from .graph import Kept
 
@@ -136,6 +136,7 @@ class AutoPass:
             return AutoShardingPass(
                 memory_budget=o.budget, axis_cost=o.axis_cost, time_limit=o.time_limit,
                 solver=o.solver, headroom=headroom, explain=True, smallest=smallest,
+                memo=solved(),
             )  # fmt: skip
 
         def repropagate(m: Module) -> None:
