@@ -144,6 +144,7 @@ def _fit(
         if report.auto is not None:
             report.auto.notes.extend(notes)
             report.auto.solve_seconds = sum(spent)
+            report.auto.explain()  # (the attempts measured and dropped are never explained)
         return module, report
     least = smallest[0] if smallest else smallest_layout(make_module, options)
     raise ShardcError(

@@ -143,7 +143,8 @@ class AutoPass:
             warnings[:] = propagate(m, again).warnings
 
         auto = run_checked(module, snapshot.kept, make, o.budget, o.headroom / 100, repropagate)
-        auto.explain()  # (the layout kept only: the other solves' are never explained)
+        if solved() is None:  # (within `remembered` the caller explains the report it keeps)
+            auto.explain()  # (the layout kept only: the other solves' are never explained)
         written = ctx.result(Written)
         if written is not None:  # (a `pin` export follows: XLA is handed auto's entry layouts)
             ctx.put(dataclasses.replace(written, keep_entries=True))

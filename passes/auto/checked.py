@@ -51,7 +51,8 @@ _SOLVED: ContextVar[dict[tuple[Any, ...], Solution] | None] = ContextVar("auto_s
 def remembered() -> Iterator[None]:
     """Within it, auto plans one program, for one or more budgets (shardc.jit's XLA check of
     the budget re-plans): the solves no budget enters (the cheapest layout, the smallest, the
-    least memory at the fewest bytes) are made once and taken by later runs of the pass."""
+    least memory at the fewest bytes) are made once and taken by later runs of the pass, and
+    the caller explains the one report it keeps (`AutoReport.explain`; the pass does not)."""
     token = _SOLVED.set({})
     try:
         yield
