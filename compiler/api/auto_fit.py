@@ -2,7 +2,8 @@
 
 The auto pass keeps its budget by the plan's memory (passes/auto/checked.py), a model of what
 XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
-memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
+memory_budget=...)` compiles the pinned layout as `.compile()` compiles it (and `.compile()`
+returns that compile for the layout kept) and reads XLA's own figure (arguments + outputs
 + temporaries - aliased), which is the promise there: where it differs from the plan's, auto
 plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
 smallest layout is measured first; where auto kept its smallest layout and XLA measured it no
