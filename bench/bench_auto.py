@@ -118,7 +118,9 @@ def table_rows(prog: Program, budgets: list[int]) -> None:
         a = m.auto
         est_bytes = sum(f.objective for f in a.functions)
         est_peak = max(f.peak for f in a.functions)
-        solve = sum(f.seconds for f in a.functions)
+        # every solve of the call (the plan's re-solves, the XLA check's re-plans), not only
+        # the one that chose the layout kept
+        solve = a.solve_seconds or sum(f.seconds for f in a.functions)
         best = min(fits.values()) if fits else None
         ratio = "n/a (none fits)"
         if best is not None:

@@ -1,18 +1,24 @@
 """One compiled form for an `auto` layout: the program `.compile()` builds moves what
 `Lowered.plan(check=True)` compiles (and plans within the plan's accuracy), and `shardc propagate --auto --pin`'s output
-compiles to the bytes its own check says. Auto's reshards are constraints for their own
+compiles to the bytes its own check says. With a budget, `.compile()` returns the compile that
+shardc.jit's XLA check of the budget made of that program (not compiled twice), and the memory
+the check reported is that program's. Auto's reshards are constraints for their own
 reader only: on a call's result the call's other readers keep the call's layout (XLA inlines
 calls before its own propagation, so nothing sends them through the constraint)."""
 
 from __future__ import annotations
 
+import jax
+import numpy as np
+
 import shardc
+from shardc.api.auto_fit import analysed_memory
 from shardc.api.plan import plan
 from shardc.api.plan_check import compiled_hlo
 from shardc.api.propagate import propagate
 from shardc.backend.exporter import export_text
 from shardc.passes.propagation.options import PropagationOptions
-from tests.auto_programs import MESH, collective_bytes, fresh, programs
+from tests.auto_programs import MESH, collective_bytes, fresh, programs, reference
 
 BUDGET = "1MB"
 
@@ -22,7 +28,17 @@ def test_auto_compile_moves_what_its_plan_check_compiles() -> None:
     f = shardc.jit(fresh(prog.fun), mesh=MESH, in_shardings=prog.batch_only, auto=True,
                    memory_budget=BUDGET)  # fmt: skip
     lowered = f.lower(*prog.args())
-    ran = collective_bytes(lowered.compile().executable.as_text())
+    checked = lowered.checked
+    compiled = lowered.compile()
+    # the XLA check's compile of the layout kept is the program `.compile()` returns, and the
+    # memory the check reported is that program's; it computes the unsharded numbers
+    assert checked is not None and compiled.jax_compiled is checked.compiled
+    assert lowered.checked is None
+    used = analysed_memory(compiled.memory_analysis())
+    assert any(f"({used} bytes;" in n for n in lowered.report.auto.notes), lowered.report.auto.notes
+    for got, want in zip(jax.tree.leaves(compiled(*prog.args())), reference(prog), strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
+    ran = collective_bytes(compiled.executable.as_text())
     checked = lowered.plan(check=True)
     assert checked.check is not None
     assert ran == checked.check.total_compiled, (ran, checked.check.total_compiled)

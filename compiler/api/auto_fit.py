@@ -2,7 +2,8 @@
 
 The auto pass keeps its budget by the plan's memory (passes/auto/checked.py), a model of what
 XLA compiles. Where the mesh's devices are present, `shardc.jit(..., auto=True,
-memory_budget=...)` compiles the pinned layout and reads XLA's own figure (arguments + outputs
+memory_budget=...)` compiles the pinned layout as `.compile()` compiles it (and `.compile()`
+returns that compile for the layout kept) and reads XLA's own figure (arguments + outputs
 + temporaries - aliased), which is the promise there: where it differs from the plan's, auto
 plans once more for the budget corrected by the plan's error (where the plan fits nothing, its
 smallest layout is measured first; where auto kept its smallest layout and XLA measured it no
@@ -23,13 +24,18 @@ from shardc.backend.xla import compile_text
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module
 from shardc.passes.auto.auto_pass import AutoOptions
-from shardc.passes.auto.checked import PLAN_MARGIN, BudgetNotMet
+from shardc.passes.auto.checked import PLAN_MARGIN, BudgetNotMet, remembered
 from shardc.passes.auto.cost import format_bytes
 
 
 def xla_memory(text: str, devices: list[Any]) -> int:
     """Per-device bytes XLA's `memory_analysis` gives the compiled module."""
-    stats = compile_text(text, devices).get_compiled_memory_stats()
+    return analysed_memory(compile_text(text, devices).get_compiled_memory_stats())
+
+
+def analysed_memory(stats: Any) -> int:
+    """The bytes per device of a compiled program's memory stats: arguments + outputs +
+    temporaries - aliased (what the budget bounds)."""
     return int(
         stats.argument_size_in_bytes
         + stats.output_size_in_bytes
@@ -51,14 +57,25 @@ def smallest_layout(make_module: Callable[[], Module], options: Any) -> int:
 def fit_to_budget(
     make_module: Callable[[], Module],
     options: Any,
-    export_pin: Callable[[Module], str],
-    devices: list[Any],
+    measure: Callable[[Module], int],
 ) -> tuple[Module, Any]:
-    """Propagate with auto and measure the layout with XLA. Where the plan finds nothing within
-    the budget, the smallest layout it found is measured instead (the plan may overestimate).
+    """Propagate with auto and measure the layout with XLA (`measure`: XLA's memory of a
+    propagated module's layout, arguments + outputs + temporaries - aliased). Where the plan
+    finds nothing within the budget, the smallest layout it found is measured instead (the
+    plan may overestimate).
     Where XLA's figure is over the budget, or the plan's bound and overestimated, plan once more
     for the budget corrected by the plan's error, and keep the layout that moves fewest bytes
     among those XLA fits; fail if none does."""
+    with remembered():  # (the attempts plan one program: budget-free solves made once)
+        return _fit(make_module, options, measure)
+
+
+def _fit(
+    make_module: Callable[[], Module],
+    options: Any,
+    measure: Callable[[Module], int],
+) -> tuple[Module, Any]:
+    """`fit_to_budget`'s attempts."""
     budget = AutoOptions.of(options).budget
     assert budget is not None
     notes: list[str] = []
@@ -84,7 +101,7 @@ def fit_to_budget(
             smallest.append(e.smallest)
             return None
         spent.append(getattr(report.auto, "solve_seconds", 0.0))
-        used = xla_memory(export_pin(module), devices)
+        used = measure(module)
         planned = getattr(report.auto, "planned_memory", None) or used
         fell_back.append(bool(getattr(report.auto, "fell_back_to_smallest", False)))
         if getattr(report.auto, "smallest_memory", None) is not None:
@@ -128,6 +145,7 @@ def fit_to_budget(
         if report.auto is not None:
             report.auto.notes.extend(notes)
             report.auto.solve_seconds = sum(spent)
+            report.auto.explain()  # (the attempts measured and dropped are never explained)
         return module, report
     least = smallest[0] if smallest else smallest_layout(make_module, options)
     raise ShardcError(

@@ -15,11 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shardc.api.exported import Exported
+from shardc.api.auto_fit import analysed_memory
+from shardc.api.exported import Exported, export_copy
 from shardc.backend import mlir_bridge
 from shardc.backend.importer import import_generic
 from shardc.backend.xla import to_partition_spec
-from shardc.backend.xla_module import attach_jax_locations, record_origin
+from shardc.backend.xla_form import ShardyOracle, parse_for_xla
+from shardc.backend.xla_module import attach_jax_locations, build_xla_module, record_origin
 from shardc.dialect.axis_types import EXPLICIT_AXES
 from shardc.dialect.errors import ShardcError, xla_refused
 from shardc.dialect.ir import Module
@@ -58,6 +60,8 @@ class JaxLowering:
     report: Any
     origin: Any
     written: Written
+    # shardc.jit's XLA check of the auto layout kept (`CompileCheck`): `.compile()` returns it
+    checked: Checked | None = None
 
 
 def lower_for_call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -120,14 +124,17 @@ def lower_traced(call: CallTrace, options: Any = None) -> JaxLowering:
     # rather than every lowering paying for a copy of the IR
     source = functools.partial(_import_located, generic, f"<shardc.jit {name}>", module)
     written = record_written(ir_module)
-    ir_module, report = jitted.run_pipeline(ir_module, options)
+    # (with auto: XLA is handed auto's entry layouts)
+    check = CompileCheck(jax_lowered, call.jmesh, symbol, origin,
+                         replace(written, keep_entries=True), jitted.remove_redundant_collectives)
+    ir_module, report = jitted.run_pipeline(ir_module, options, check)
     if getattr(report, "auto", None) is not None:
-        written = replace(written, keep_entries=True)  # (XLA is handed auto's entry layouts)
+        written = replace(written, keep_entries=True)
     record = Traced(module, call.tree, out_tree, list(call.sds_leaves), list(out_avals), ins, outs,
                     symbol, time.perf_counter() - call.start)
     return JaxLowering(record, ir_module, jax_lowered, call.jmesh, call.paths, symbol,
                        len(call.args), call.key, call.explicit, traced.jaxpr.effects,
-                       (source, options), report, origin, written)
+                       (source, options), report, origin, written, check.take(ir_module))
 
 
 def _unpin_typed_arguments(jax_lowered: Any, call: CallTrace) -> None:
@@ -201,17 +208,25 @@ def compile_lowered(lowered: Lowered, compiler_options: dict[str, Any] | None = 
             "shardc hands its module to JAX (`Lowered._lowering._hlo`, `.compile_args`)",
             hint="use a jax version shardc supports (0.10.2 to 0.11 are tested), or report it",
         )
+    checked, lowered.checked = getattr(lowered, "checked", None), None
+    remove = lowered.jitted.remove_redundant_collectives
+    if (checked is not None and not compiler_options
+            and lowered.exported("pin", remove) is checked.exported):  # fmt: skip
+        # auto's layout, compiled as below by shardc.jit's XLA check of its memory
+        return checked.compiled
     speculation = _Speculation(lowered, compiler_options)
     exported, module = _compiled_form(lowered, for_compile=True, speculate=speculation.start)
     arg_sh, res_sh = _array_shardings(exported)
     compiled = speculation.take(module, arg_sh, res_sh)
     if compiled is None:
-        compiled = _compile(lowered, jax_lowered, module, arg_sh, res_sh, compiler_options)
+        compiled = _compile(lowered.jax_mesh_concrete, lowered.mesh_symbol, jax_lowered, module,
+                            arg_sh, res_sh, compiler_options)  # fmt: skip
     return compiled
 
 
 def _compile(
-    lowered: Lowered,
+    cmesh: Any,
+    symbol: str,
     jax_lowered: Any,
     module: Any,
     arg_sh: list[Any],
@@ -219,12 +234,11 @@ def _compile(
     compiler_options: dict[str, Any] | None,
 ) -> Any:
     """XLA's compile of `module` through `jax_lowered` (its lowering object takes the module
-    and the in/out shardings JAX places arrays by), errors as `ShardcError`s."""
+    and the in/out shardings JAX places arrays by, named on `cmesh`, the concrete mesh of
+    `symbol`), errors as `ShardcError`s."""
     lowering = jax_lowered._lowering
     lowering._hlo = module
     lowering._executable = None
-    cmesh = lowered.jax_mesh_concrete  # type: ignore[attr-defined]
-    symbol = lowered.mesh_symbol  # type: ignore[attr-defined]
     args = lowering.compile_args
     args["in_shardings"] = _named(args["in_shardings"], arg_sh, cmesh, symbol)
     args["out_shardings"] = _named(args["out_shardings"], res_sh, cmesh, symbol)
@@ -265,7 +279,8 @@ class _Speculation:
         def run() -> None:
             try:
                 self.result = _compile(
-                    self.lowered, copy, module, arg_sh, res_sh, self.compiler_options
+                    self.lowered.jax_mesh_concrete, self.lowered.mesh_symbol, copy, module,
+                    arg_sh, res_sh, self.compiler_options,
                 )
             except BaseException as e:  # noqa: BLE001 - re-raised where the result is taken
                 self.error = e
@@ -316,10 +331,72 @@ def _module_for_xla(lowered: Lowered, exported: Exported) -> Any:
     """The jaxlib module XLA compiles: the one the `pin` export's last question to its oracle
     was about, where that was the export as it ends (the usual case: nothing to pin, or the
     last round of pins checked), else built anew the same way (`Lowered.xla_oracle`)."""
+    return _xla_module_of(exported, lambda m: lowered.xla_oracle().build(m))
+
+
+def _xla_module_of(exported: Exported, build: Callable[[Module], Any]) -> Any:
+    """`_module_for_xla` with `build` building XLA's module of an export where needed."""
     report, oracle = exported.pin_report, exported.oracle
     if report is not None and report.last_checked and oracle is not None and oracle.last is not None:
         return oracle.last
-    return lowered.xla_oracle().build(exported.module)
+    return build(exported.module)
+
+
+def xla_builder(origin: Any, route: Callable[[str], None]) -> Callable[[Module], Any]:
+    """What builds the jaxlib module XLA is handed for an export: on a copy of JAX's own
+    module (`origin`, `xla_module.build_xla_module`) where the export allows, else parsed from
+    its text; `route` is told which ("bindings" or "text")."""
+
+    def build(module: Module) -> Any:
+        built = build_xla_module(origin, module) if origin is not None else None
+        route("text" if built is None else "bindings")
+        return built if built is not None else parse_for_xla(module)
+
+    return build
+
+
+@dataclass
+class Checked:
+    """One layout compiled by `CompileCheck`: its `pin` export, how XLA's module was built
+    from it (`Lowered.xla_route`) and JAX's compiled object."""
+
+    exported: Exported
+    route: str
+    compiled: Any
+
+
+class CompileCheck:
+    """shardc.jit's XLA check of auto's layouts (`auto_fit.fit_to_budget`'s `measure`): each
+    propagated module is exported and compiled as `compile_lowered` would (the `pin` export
+    with jaxlib's Shardy as its oracle, XLA's module built on JAX's, compiled through a copy of
+    JAX's lowering object), and its memory read from that compile. The compile of the layout
+    auto keeps (`take`) goes to the `Lowered`, whose `.compile()` returns it rather than
+    compiling the same module again."""
+
+    def __init__(self, jax_lowered: Any, cmesh: Any, symbol: str, origin: Any,
+                 written: Written, remove_redundant: bool):  # fmt: skip
+        self.jax_lowered, self.cmesh, self.symbol = jax_lowered, cmesh, symbol
+        self.origin, self.written, self.remove_redundant = origin, written, remove_redundant
+        self.done: dict[int, tuple[Module, Checked]] = {}  # by id of the module measured
+
+    def __call__(self, module: Module) -> int:
+        """XLA's memory of `module`'s layout (arguments + outputs + temporaries - aliased)."""
+        route: list[str] = []
+        build = xla_builder(self.origin, route.append)
+        exported = export_copy(module, "pin", self.remove_redundant, oracle=ShardyOracle(build),
+                               written=self.written)  # fmt: skip
+        jmodule = _xla_module_of(exported, build)
+        arg_sh, res_sh = _array_shardings(exported)
+        compiled = _compile(self.cmesh, self.symbol, _fresh_copy(self.jax_lowered), jmodule,
+                            arg_sh, res_sh, None)  # fmt: skip
+        self.done[id(module)] = (module, Checked(exported, route[-1], compiled))
+        return analysed_memory(compiled.memory_analysis())
+
+    def take(self, module: Module) -> Checked | None:
+        """The compile of `module` if it was measured (the others are dropped)."""
+        got = self.done.get(id(module))
+        self.done.clear()
+        return got[1] if got is not None and got[0] is module else None
 
 
 def _array_shardings(exported: Exported) -> tuple[list[Any], list[Any]]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
-from shardc.api.auto_fit import fit_to_budget
+from shardc.api.auto_fit import fit_to_budget, xla_memory
 from shardc.api.exported import Exported, export_copy, export_in_place
 from shardc.api.grid import render_grid
 from shardc.api.jax_compile import (
@@ -36,13 +36,13 @@ from shardc.api.jax_compile import (
     lower_traced,
     lowering_for_xla,
     module_for_compile,
+    xla_builder,
 )
 from shardc.api.plan import diff_lowered, plan_lowered
 from shardc.backend import mlir_bridge
 from shardc.backend.importer import import_generic
 from shardc.backend.xla import build_executable, mesh_devices
-from shardc.backend.xla_form import ShardyOracle, parse_for_xla
-from shardc.backend.xla_module import build_xla_module
+from shardc.backend.xla_form import ShardyOracle
 from shardc.dialect.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -320,6 +320,9 @@ class Lowered:
         self.xla_route: str | None = None
         # the annotations as JAX (and shardc's frontend) wrote them: where `.compile()` starts
         self.written: Written | None = None
+        # with auto and a budget: the XLA compile of the layout, made by shardc.jit's check of
+        # its memory (`jax_compile.CompileCheck`), which `.compile()` returns
+        self.checked: Any = None
 
     @property
     def _compiled_default(self) -> Any:
@@ -366,6 +369,7 @@ class Lowered:
         if self._ir is not None and not self._ir_shared:
             modules.append(self._ir)
         self._exports.clear()
+        self.checked = None
         self._ir = None
         self.plan_source = None
         self.report = None
@@ -495,18 +499,11 @@ class Lowered:
         handed, built on a copy of JAX's own module where the export allows
         (`xla_module.build_xla_module`), else parsed from its text; `xla_route` says which.
         `speculate(export, module)`: told of the first module built, before Shardy runs."""
-        origin = self.origin
 
-        def build(module: Module) -> Any:
-            if origin is not None:
-                built = build_xla_module(origin, module)
-                if built is not None:
-                    self.xla_route = "bindings"
-                    return built
-            self.xla_route = "text"
-            return parse_for_xla(module)
+        def route(how: str) -> None:
+            self.xla_route = how
 
-        return ShardyOracle(build, speculate)
+        return ShardyOracle(xla_builder(self.origin, route), speculate)
 
     def auto_explanation(self) -> list[str]:
         """With `auto=True`: per decided dim, what auto chose, the alternatives it weighed and
@@ -643,6 +640,11 @@ def lowered_from(jitted: Jitted, jl: JaxLowering) -> Lowered:
     lowered.report = jl.report
     lowered.origin = jl.origin
     lowered.written = jl.written
+    if jl.checked is not None:
+        # the export the check compiled is the `pin` export `.compile()` makes
+        lowered._exports[("pin", jitted.remove_redundant_collectives)] = jl.checked.exported
+        lowered.xla_route = jl.checked.route
+        lowered.checked = jl.checked
     return lowered
 
 
@@ -836,12 +838,16 @@ class Jitted:
             return None
 
     @suspended_gc()
-    def run_pipeline(self, module: Module, options: Any = None) -> tuple[Module, Any]:
+    def run_pipeline(
+        self, module: Module, options: Any = None, check: Callable[[Module], int] | None = None
+    ) -> tuple[Module, Any]:
         """The pipeline every lowering runs: verify, shard_map checks, propagate (and auto);
         returns the propagated module and the propagation report. With `auto` and a memory
         budget, on a machine with the mesh's devices, auto's plan is checked against XLA's
         `memory_analysis` and re-planned until it fits (auto_fit.py): the module returned is
-        then the best fitting plan's, not `module`."""
+        then the best fitting plan's, not `module`. `check`: XLA's memory of a propagated
+        module's layout (`jax_compile.CompileCheck`, which keeps the compiles); by default
+        its `pin` export's text compiled for the mesh's devices."""
         # check_vma=False does not reach shardc.jit; its own check_replication switch does
         # what XLA deletes before its own propagation (unused constraints too) decides nothing
         # of what runs
@@ -859,12 +865,12 @@ class Jitted:
 
         # the checks once; then each of auto_fit's tries propagates a fresh copy
         run_pipeline(module, replace(pipeline, propagate=False), self.caller)
-        return fit_to_budget(  # type: ignore[no-any-return]
-            module.clone,
-            propagation,
-            lambda m: export_copy(m, "pin", False).text("pretty"),
-            devices,
-        )
+        if check is None:
+
+            def check(m: Module) -> int:
+                return xla_memory(export_copy(m, "pin", False).text("pretty"), devices)
+
+        return fit_to_budget(module.clone, propagation, check)  # type: ignore[no-any-return]
 
     def _fits_machine(self) -> bool:
         """Whether to lower on the mesh's devices (JAX's own lowering, compile and call): for a

@@ -25,7 +25,7 @@ from ..propagation.driver import propagate
 from ..propagation.options import PropagationOptions
 from ..propagation.report import PropagationReport
 from .auto_sharding import SOLVERS, AutoShardingPass
-from .checked import run_checked
+from .checked import run_checked, solved
 from .cost import parse_size
 from .graph import Kept
 
@@ -136,12 +136,15 @@ class AutoPass:
             return AutoShardingPass(
                 memory_budget=o.budget, axis_cost=o.axis_cost, time_limit=o.time_limit,
                 solver=o.solver, headroom=headroom, explain=True, smallest=smallest,
+                memo=solved(),
             )  # fmt: skip
 
         def repropagate(m: Module) -> None:
             warnings[:] = propagate(m, again).warnings
 
         auto = run_checked(module, snapshot.kept, make, o.budget, o.headroom / 100, repropagate)
+        if solved() is None:  # (within `remembered` the caller explains the report it keeps)
+            auto.explain()  # (the layout kept only: the other solves' are never explained)
         written = ctx.result(Written)
         if written is not None:  # (a `pin` export follows: XLA is handed auto's entry layouts)
             ctx.put(dataclasses.replace(written, keep_entries=True))

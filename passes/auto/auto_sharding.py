@@ -10,8 +10,11 @@ closed dims and what propagation decided are never changed: only open empty dims
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from shardc.dialect.data_flow import CALL, entry_funcs
 from shardc.dialect.errors import ShardcError, not_one_of
@@ -90,6 +93,10 @@ class FunctionResult:
     # solve of the same function checks before it starts from this answer: `start`)
     choice: tuple[int, ...] = ()
     shape: tuple[int, ...] = ()
+    # what makes `explanation`, where not made yet (`AutoReport.explain`): a solve whose
+    # layout is not kept (checked.py's rounds) is never explained, and an explanation weighs
+    # three alternatives per node, each against the budget
+    explain_later: Callable[[], list[str]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -109,8 +116,16 @@ class AutoReport:
     # re-plans for XLA's figures), not only of the one that chose it
     solve_seconds: float = 0.0
 
+    def explain(self) -> None:
+        """Make each function's explanation where not made yet (`explain_later`), letting go
+        of what it reads (the solve's graph and problem)."""
+        for f in self.functions:
+            if f.explain_later is not None:
+                f.explanation, f.explain_later = f.explain_later(), None
+
     def lines(self) -> list[str]:
         """A summary line per function, the notes, the plan's figures, then the explanations."""
+        self.explain()
         out = []
         for f in self.functions:
             budget = "no budget" if f.budget is None else f"budget {format_bytes(f.budget)}"
@@ -165,6 +180,11 @@ class AutoShardingPass:
     # function without a budget (`checked.py` solves that first): the budgeted solve starts
     # from it rather than solving it again, where the graph is the same
     start: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...] = ()
+    # where given: the answers of the solves no budget enters (the cheapest layout, the
+    # smallest, the least memory at the fewest bytes), by function, kind, problem shape and
+    # `start`, kept across runs of the pass on one program (`checked.remembered`: shardc.jit's
+    # XLA check plans a program for more than one budget) and taken rather than solved again
+    memo: dict[tuple[Any, ...], Solution] | None = field(default=None, compare=False, repr=False)
 
     def run(self, module: Module, kept: Kept | None = None) -> AutoReport:
         return auto_shard(module, self, kept)
@@ -209,7 +229,14 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         first = next((list(c) for f, c, shape in opts.start
                       if f == fname and shape == tuple(p.num_strategies)), None)  # fmt: skip
         least = opts.smallest or opts.least_peak_at_fewest
-        if opts.smallest:
+        # the solves no budget enters, remembered per program (`memo`)
+        kind = ("smallest" if opts.smallest else "fewest" if opts.least_peak_at_fewest
+                else "cheapest" if budget is None else None)  # fmt: skip
+        key = (fname, kind, tuple(p.num_strategies), tuple(first or ()))
+        known = opts.memo.get(key) if opts.memo is not None and kind and not p.cuts else None
+        if known is not None:
+            sol = known
+        elif opts.smallest:
             # the least memory, then (greedily: an exact solve at the least memory is the
             # hardest of all) fewer bytes at that memory
             sol = min_peak(p, opts.time_limit, start=first)
@@ -221,6 +248,8 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         else:
             sol = solve(p, target, opts.time_limit, solver=opts.solver, price=opts.price_memory,
                         first=first)  # fmt: skip
+        if opts.memo is not None and kind and not p.cuts:
+            opts.memo[key] = sol
         # (untied, a problem too big for the rows' MILP is bigger still: not tried)
         small = sol.variables <= UNTIED_LIMIT
         if not sol.feasible and opts.tie_layers and not least and small:
@@ -255,7 +284,7 @@ def auto_shard(module: Module, opts: AutoShardingPass, kept: Kept | None = None)
         res.variables, res.memory_rows = sol.variables, sol.rows
         res.choice, res.shape = tuple(sol.choice), tuple(p.num_strategies)
         if opts.explain:
-            res.explanation = explain(g, p, sol, names, budget)
+            res.explain_later = functools.partial(explain, g, p, sol, names, budget)
         report.functions.append(res)
     return report
 

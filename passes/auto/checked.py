@@ -23,7 +23,10 @@ figure (`BudgetNotMet.smallest`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 from shardc.dialect.errors import ShardcError
 from shardc.dialect.ir import Module, Operation, Value
@@ -32,10 +35,34 @@ from ..plan.plan import plan_module
 from .auto_sharding import AutoReport, AutoShardingPass, BudgetUnmet
 from .cost import format_bytes
 from .graph import Kept
+from .solve import Solution
 
 ROUNDS = 3
 # how far the plan's memory may be from XLA's (issue 23: within 20%)
 PLAN_MARGIN = 0.2
+
+
+# the answers of the solves no budget enters, within `remembered` (`AutoShardingPass.memo`)
+_SOLVED: ContextVar[dict[tuple[Any, ...], Solution] | None] = ContextVar("auto_solved",
+                                                                        default=None)
+
+
+@contextmanager
+def remembered() -> Iterator[None]:
+    """Within it, auto plans one program, for one or more budgets (shardc.jit's XLA check of
+    the budget re-plans): the solves no budget enters (the cheapest layout, the smallest, the
+    least memory at the fewest bytes) are made once and taken by later runs of the pass, and
+    the caller explains the one report it keeps (`AutoReport.explain`; the pass does not)."""
+    token = _SOLVED.set({})
+    try:
+        yield
+    finally:
+        _SOLVED.reset(token)
+
+
+def solved() -> dict[tuple[Any, ...], Solution] | None:
+    """The answers `remembered` keeps (None outside it): `AutoShardingPass.memo`."""
+    return _SOLVED.get()
 
 
 class BudgetNotMet(ShardcError):
