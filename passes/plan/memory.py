@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -120,7 +121,7 @@ def memory_estimate(
     """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
     do not run hold nothing; `buffers` are the collectives' (see `Buffers`)."""
     funcs = module.funcs
-    args = results = peak = 0
+    args = results = peak = aliased = 0
     memo: dict[str, int] = {}
     for func in entries:
         body = func_body(func)
@@ -130,13 +131,18 @@ def memory_estimate(
         ret = body.terminator
         if ret is not None:
             results += sum(result_bytes(func, i, v, mesh_of) for i, v in enumerate(ret.operands))
+            aliased += sum(
+                result_bytes(func, i, ret.operands[i], mesh_of)
+                for i in _aliased_results(func, mesh_of)
+                if i < len(ret.operands)
+            )
             if len(ret.operands) > 1:
                 results += POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
         found = block_buffers(
             body, mesh_of, funcs, live, buffers or Buffers(), memo, set(), outputs=func
         )
         peak = max(peak, found.peak())
-    return Memory(args, results, peak)
+    return Memory(args, results, peak, aliased)
 
 
 # ops that are the buffer they read (a row-major reshape is a bitcast)
@@ -229,6 +235,7 @@ _LIBRARY_ELEMENTWISE = frozenset(
         "stablehlo.sign", "stablehlo.sine", "stablehlo.sqrt", "stablehlo.tanh", "stablehlo.tan",
         "stablehlo.add", "stablehlo.divide", "stablehlo.maximum", "stablehlo.minimum",
         "stablehlo.multiply", "stablehlo.power", "stablehlo.subtract",
+        "chlo.square",  # (XLA's import writes it as a multiply of the value by itself)
     }
 )  # fmt: skip
 _LIBRARY_TYPES = frozenset({"f32", "f64", "bf16"})
@@ -362,7 +369,11 @@ def _buffer_reason(
     gathered: set[int],
     funcs: dict[str, Operation],
     twins: Twins | None = None,
+    sliced: frozenset[tuple[int, int]] = frozenset(),
 ) -> str | None:
+    """Why XLA gives `v` a buffer of its own (None: it is fused into its readers). `sliced`:
+    the (op, value) pairs where the op reads the value through a slice-only reshard
+    (`Buffers.sliced`): the slice is the buffer that op reads, the value fuses into it."""
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return None
@@ -379,9 +390,10 @@ def _buffer_reason(
         return "own"
     if len(users) > 1 and owner.name in _EXPENSIVE:
         return "own"
-    if any(_library_reads(u, live) for u in users.values()) and not (
-        len(users) == 1 and _library_absorbs(owner, live)
-    ):
+    if any(
+        _library_reads(u, live, sliced) and not any((id(u), id(x)) in sliced for x in same)
+        for u in users.values()
+    ) and not (len(users) == 1 and _library_absorbs(owner, live, sliced)):
         return "library"  # a library reduce reads it from memory
     return None
 
@@ -412,7 +424,9 @@ def _library_reduce(op: Operation) -> bool:
     return _global_elements(op.operands[0]) >= LIBRARY_MIN_ELEMENTS
 
 
-def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
+def _library_absorbs(
+    op: Operation, live: Liveness | None, sliced: frozenset[tuple[int, int]] = frozenset()
+) -> bool:
     """Whether the library fusion of a reduce takes in the element-wise `op` (its only
     reader is that fusion): an element-wise op the library supports, of at least
     `LIBRARY_MIN_ELEMENTS` elements (XLA's library fusion takes only ops it prefers)."""
@@ -425,7 +439,11 @@ def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
     if _global_elements(r) < LIBRARY_MIN_ELEMENTS:
         return False
     users = [u for u in _consumers(r) if live is None or live.op_live(u)]
-    return len(users) == 1 and _library_reads(users[0], live)
+    return (
+        len(users) == 1
+        and (id(users[0]), id(r)) not in sliced  # (the reader reads a slice of it)
+        and _library_reads(users[0], live, sliced)
+    )
 
 
 def _global_elements(v: Value) -> int:
@@ -433,12 +451,14 @@ def _global_elements(v: Value) -> int:
     return t.num_elements if t is not None else 0
 
 
-def _library_reads(op: Operation, live: Liveness | None) -> bool:
+def _library_reads(
+    op: Operation, live: Liveness | None, sliced: frozenset[tuple[int, int]] = frozenset()
+) -> bool:
     """Whether `op` is a library reduce or an element-wise op a library reduce takes in: its
     operands are read from memory."""
     if op.name == "stablehlo.reduce":
         return _library_reduce(op)
-    return _library_absorbs(op, live)
+    return _library_absorbs(op, live, sliced)
 
 
 @dataclass(frozen=True)
@@ -473,6 +493,9 @@ class BlockBuffers:
     # the values XLA's CSE merges (`cse_twins`): a merged one is held in the buffer of the
     # one it is merged into
     twins: Twins = field(default_factory=lambda: Twins())
+    # each op's position in XLA's schedule of the block (`xla_schedule`): what the buffers'
+    # `start` and `end` count
+    index: dict[int, int] = field(default_factory=dict)
 
     def peak(self) -> int:
         """The most bytes of these buffers live at once, less those in the results'."""
@@ -499,9 +522,10 @@ class _Reads:
         funcs: dict[str, Operation],
         twins: Twins,
         mesh_of: MeshOf,
+        sliced: frozenset[tuple[int, int]] = frozenset(),
     ):
         self.block, self.index, self.live = block, index, live
-        self.mesh_of = mesh_of
+        self.mesh_of, self.sliced = mesh_of, sliced
         self.gathered, self.funcs, self.twins = gathered, funcs, twins
         self.terminator = block.ops[-1] if block.ops else None
         self._reason: dict[int, str | None] = {}
@@ -511,7 +535,9 @@ class _Reads:
         """Why `v` has a buffer (`_buffer_reason`), None where it has none."""
         key = id(v)
         if key not in self._reason:
-            self._reason[key] = _buffer_reason(v, self.live, self.gathered, self.funcs, self.twins)
+            self._reason[key] = _buffer_reason(
+                v, self.live, self.gathered, self.funcs, self.twins, self.sliced
+            )
         return self._reason[key]
 
     def last_read(self, v: Value) -> int:
@@ -566,7 +592,7 @@ class _Reads:
         its operands (`_fused`)."""
         last = -1
         for user, top in self._readers(v):
-            if not _library_reads(user, self.live):
+            if not _library_reads(user, self.live, self.sliced):
                 continue
             last = max(last, self.index.get(id(top), -1))
             if top is user and user.name != "stablehlo.reduce":
@@ -594,6 +620,114 @@ class _Reads:
             if any(u is self.terminator for u in _consumers(r)):
                 return False
         return True
+
+
+def xla_schedule(
+    block: Block,
+    funcs: dict[str, Operation],
+    live: Liveness | None = None,
+    twins: Twins | None = None,
+) -> list[Operation]:
+    """The ops of `block` in the order XLA's CPU backend runs them: its scheduler (the
+    concurrency-optimized one, the CPU default) takes the fused program's instructions in
+    breadth-first order, each as soon as the last instruction it reads has run (a FIFO of
+    ready instructions, parameters first), so sibling fusions that read the same values all
+    run before any of their readers. An instruction here is an op that keeps a result of its
+    own whatever the layout (an unfusible op, a reduce, an element-wise value XLA gives a
+    buffer: `_buffer_reason` without collectives); an op fused into its readers is placed
+    right after the last instruction it reads (it runs inside its readers). The collectives a
+    layout adds are left out, so the order is the same for every layout (auto's rows use it
+    too). The terminator stays last."""
+    ops = block.ops
+    if len(ops) < 3:
+        return list(ops)
+    terminator = ops[-1]
+    program = {id(op): k for k, op in enumerate(ops)}
+    twins = twins if twins is not None else cse_twins(block, live)
+    node: dict[int, bool] = {}
+    for op in ops[:-1]:
+        if op.name in _CONSTANTS or op.name in _TRANSPARENT:
+            node[id(op)] = False
+        elif op.name in _FUSIBLE:
+            node[id(op)] = any(
+                _buffer_reason(r, live, set(), funcs, twins) is not None
+                or any(u is terminator for u in _consumers(r))
+                for r in op.results
+            )
+        else:
+            node[id(op)] = True
+    args = {id(a): i for i, a in enumerate(block.args)}
+    deps_memo: dict[int, frozenset[int]] = {}
+
+    def recomputed(v: Value) -> bool:
+        """A cheap value only library reduces read from memory: its other readers compute
+        it again from its operands (`_Reads.recomputed`, as at its full size)."""
+        owner = v.owner  # type: ignore[attr-defined]
+        return (
+            owner.name in _CHEAP
+            and _buffer_reason(v, live, set(), funcs, twins) == "library"
+            and not any(u.name in _RESHARDS for x in (v, *twins.of(v)) for u in x.users)
+        )
+
+    def deps(op: Operation) -> frozenset[int]:
+        """The instructions `op` reads (ids of ops of the block, or of its arguments),
+        through the fused ops it takes in."""
+        got = deps_memo.get(id(op))
+        if got is not None:
+            return got
+        deps_memo[id(op)] = frozenset()  # (a cycle: none)
+        found: set[int] = set()
+        inside = {id(r) for inner in op.walk() for r in inner.results}
+        inside |= {id(a) for inner in op.walk() for rg in inner.regions for b in rg.blocks
+                   for a in b.args}  # fmt: skip
+        for inner in op.walk():
+            for v in inner.operands:
+                if id(v) in inside:
+                    continue
+                if id(v) in args:
+                    found.add(id(v))
+                    continue
+                owner = getattr(v, "owner", None)
+                top = _top_level(owner, block) if owner is not None else None
+                if top is None or top is op:
+                    continue
+                if node.get(id(top), False) and not (
+                    top is owner and recomputed(v) and not _library_reads(inner, live)
+                ):
+                    found.add(id(top))
+                else:
+                    found.update(deps(top))
+        out = frozenset(found)
+        deps_memo[id(op)] = out
+        return out
+
+    nodes = [op for op in ops[:-1] if node[id(op)]]
+    pending: dict[int, int] = {}
+    users: dict[int, list[Operation]] = {}
+    for op in nodes:
+        d = deps(op)
+        pending[id(op)] = len(d)
+        for x in d:
+            users.setdefault(x, []).append(op)
+    queue: deque[int | Operation] = deque(id(a) for a in block.args)
+    queue.extend(op for op in nodes if not pending[id(op)])
+    rank: dict[int, int] = {}
+    while queue:
+        cur = queue.popleft()
+        key = cur if isinstance(cur, int) else id(cur)
+        rank[key] = len(rank)
+        for user in users.get(key, ()):
+            pending[id(user)] -= 1
+            if not pending[id(user)]:
+                queue.append(user)
+
+    def sort_key(op: Operation) -> tuple[int, int, int]:
+        if node[id(op)] and id(op) in rank:
+            return (rank[id(op)], 0, program[id(op)])
+        last = max((rank.get(x, -1) for x in deps(op)), default=-1)
+        return (last, 1, program[id(op)])
+
+    return sorted(ops[:-1], key=sort_key) + [terminator]
 
 
 def _block_peak(
@@ -627,12 +761,13 @@ def block_buffers(
     memo = {} if memo is None else memo
     active = set() if active is None else active
     gathered = buffers.read
-    ops = block.ops
-    index = {id(op): k for k, op in enumerate(ops)}
-    terminator = ops[-1] if ops else None
     twins = cse_twins(block, live)
-    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of)
-    out = BlockBuffers(twins=twins)
+    ops = xla_schedule(block, funcs, live, twins)
+    index = {id(op): k for k, op in enumerate(ops)}
+    terminator = block.ops[-1] if block.ops else None
+    sliced = frozenset((at, id(v)) for at, got in buffers.sliced.items() for v, _ in got)
+    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of, sliced)
+    out = BlockBuffers(twins=twins, index=index)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
@@ -720,7 +855,9 @@ def block_buffers(
         if inner:
             intervals.append(Buffer(k, k, inner, "collective" if inner == own else "inner", op))
     if outputs is not None:
-        out.slot_of = output_reuse(block, out, funcs, live, _aliased_results(outputs))
+        out.slot_of = output_reuse(
+            block, out, funcs, live, _aliased_results(outputs, mesh_of), mesh_of=mesh_of
+        )
         ret = block.terminator
         assert ret is not None
         out.in_outputs = {
@@ -737,6 +874,7 @@ def output_reuse(
     funcs: dict[str, Operation],
     live: Liveness | None = None,
     aliased: frozenset[int] = frozenset(),
+    mesh_of: MeshOf | None = None,
 ) -> dict[int, int]:
     """For the buffers of `found` (an entry func's body, `block`) that may take an allocation
     of one of the func's results, that result's index in the return.
@@ -751,22 +889,29 @@ def output_reuse(
     op is element-wise and the sizes are equal (computed in place; not in a dot's result XLA
     reshapes, `_reshaped_dot`).
 
-    The plan makes the assignment on the global sizes, the same for every layout, and a
-    temporary is in its result's allocation where its local bytes fit there (exact bytes, as
-    XLA sizes an allocation; `BlockBuffers.in_outputs`):
-    so the auto solve's memory rows can state it per choice. Only the values' own buffers are
+    The plan makes the assignment on the local sizes of the layout the values carry
+    (`mesh_of`: XLA sees only those; a temporary whose global size exceeds a result's often
+    fits its local allocation, the conv net's activations in its kernels' updates), on the
+    global sizes without it, and a temporary is in its result's allocation where its local
+    bytes fit there (exact bytes, as XLA sizes an allocation; `BlockBuffers.in_outputs`).
+    The assignment so depends on the layout: auto's memory rows take the one of the layout
+    they are built on and state per choice whether the bytes fit (`_fit_terms`). Only the values' own buffers are
     placed (a collective's, a region's peak, a value only a collective gives a buffer and a
     library reduce's input, whose buffer depends on the layout, stay temporaries), and not a loop's or a conditional's results: XLA colocates those with the
     loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
     if ret is None:
         return {}
-    index = {id(op): k for k, op in enumerate(block.ops)}
+    index = found.index or {id(op): k for k, op in enumerate(block.ops)}
+
+    def size_of(v: Value) -> int:
+        return value_bytes(v, mesh_of) if mesh_of is not None else _global_bytes(v)
+
     # (global bytes, the first op at which it is busy, whether element-wise, the result index)
     slots: list[tuple[int, int, bool, int]] = []
     seen: set[int] = set()
     for i, v in enumerate(ret.operands):
-        size = _global_bytes(v)
+        size = size_of(v)
         if i in aliased or id(v) in seen or not size:
             continue
         seen.add(id(v))
@@ -784,7 +929,7 @@ def output_reuse(
     slots.sort(key=lambda s: -s[0])
     busy: list[list[tuple[int, int]]] = [[] for _ in slots]  # the temporaries placed
     sizes = {
-        i: _global_bytes(b.value)
+        i: size_of(b.value)  # type: ignore[arg-type]
         for i, b in enumerate(found.buffers)
         if b.kind == "value"
         and b.value is not None
@@ -823,19 +968,39 @@ def _global_bytes(v: Value) -> int:
     return t.elem_bytes * t.num_elements if t is not None else 0
 
 
-def _aliased_results(func: Operation) -> frozenset[int]:
-    """The results of `func` aliased with a donated argument (`tf.aliasing_output`): XLA
-    writes them into the argument's allocation."""
+def _aliased_results(func: Operation, mesh_of: MeshOf | None = None) -> frozenset[int]:
+    """The results of `func` aliased with a donated argument: XLA writes them into the
+    argument's allocation. An argument names its result (`tf.aliasing_output`), or is only a
+    donor (`jax.buffer_donor`, JAX's lowering where the pairs are left to XLA): XLA pairs
+    each donor, in order, with the first result not yet aliased of the same type and the
+    same local bytes (`mesh_of`; where not given, donors are not paired)."""
     raw = func.properties.get("arg_attrs")
     if raw is None:
         return frozenset()
     attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
     out: set[int] = set()
-    for d in getattr(attrs, "items", []):
+    donors: list[int] = []
+    for k, d in enumerate(getattr(attrs, "items", [])):
         alias = d.get("tf.aliasing_output") if hasattr(d, "get") else None
         m = re.search(r"-?\d+", str(alias)) if alias is not None else None
         if m:
             out.add(int(m.group(0)))
+        elif hasattr(d, "get") and "true" in str(d.get("jax.buffer_donor", "")).lower():
+            donors.append(k)
+    body = func_body(func)
+    ret = body.terminator if body is not None else None
+    if not donors or mesh_of is None or body is None or ret is None:
+        return frozenset(out)
+    for k in donors:
+        if k >= len(body.args):
+            continue
+        a = body.args[k]
+        size = value_bytes(a, mesh_of)
+        for i, v in enumerate(ret.operands):
+            if i not in out and str(v.type) == str(a.type):
+                if result_bytes(func, i, v, mesh_of) == size:
+                    out.add(i)
+                    break
     return frozenset(out)
 
 
