@@ -466,7 +466,8 @@ class Buffer:
     """One temporary buffer of a block: live from the op at `start` to the op at `end` (indices
     in the block, inclusive), `nbytes` as laid out now. `kind`: "value" (the buffer of `value`,
     the first of the values computed in place in it), "collective" (the collectives' buffers at
-    `op`, `Buffers.at`) or "inner" (the peak of `op`'s regions or callee, or the tuples of a
+    `op`, `Buffers.at`), "copy" (the copy of `value` XLA makes for the dot `op`,
+    `_dot_copies`) or "inner" (the peak of `op`'s regions or callee, or the tuples of a
     control-flow op, with the collectives at `op`)."""
 
     start: int
@@ -835,6 +836,17 @@ def block_buffers(
             intervals.append(Buffer(k, k, copy, "collective", op))
         for v in _conv_copies(op, mesh_of, live, gathered, terminator, buffers.copied):
             intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "value", op, v))
+        sole: list[Value] = []  # (copies of operands the dot alone reads: one at a time)
+        for v, alone in _dot_copies(op, mesh_of, live, buffers.copied):
+            if alone and not is_argument_of(v, block):
+                sole.append(v)
+                continue
+            # (a copy of what the arguments alone make is made at the start, `is_argument_of`)
+            first = 0 if is_argument_of(v, block) else k
+            intervals.append(Buffer(first, k, aligned(value_bytes(v, mesh_of)), "copy", op, v))
+        if sole:
+            v = max(sole, key=lambda x: value_bytes(x, mesh_of))
+            intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "copy", op, v))
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
@@ -895,8 +907,9 @@ def output_reuse(
     global sizes without it, and a temporary is in its result's allocation where its local
     bytes fit there (exact bytes, as XLA sizes an allocation; `BlockBuffers.in_outputs`).
     The assignment so depends on the layout: auto's memory rows take the one of the layout
-    they are built on and state per choice whether the bytes fit (`_fit_terms`). Only the values' own buffers are
-    placed (a collective's, a region's peak, a value only a collective gives a buffer and a
+    they are built on and state per choice whether the bytes fit (`_fit_terms`). Only the
+    values' own buffers and the copies made for dots (`_dot_copies`) are placed (a
+    collective's, a region's peak, a value only a collective gives a buffer and a
     library reduce's input, whose buffer depends on the layout, stay temporaries), and not a loop's or a conditional's results: XLA colocates those with the
     loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
@@ -931,7 +944,8 @@ def output_reuse(
     sizes = {
         i: size_of(b.value)  # type: ignore[arg-type]
         for i, b in enumerate(found.buffers)
-        if b.kind == "value"
+        if (b.kind == "copy" and b.value is not None)
+        or b.kind == "value"
         and b.value is not None
         and b.op.name not in _TUPLED
         and not b.min_elements
@@ -1147,6 +1161,53 @@ def _conv_copies(
         if owner is not None and owner.name in _FUSIBLE and readers == [op]:
             continue  # (the transpose fuses into the op that makes the operand)
         out.append(v)
+    return out
+
+
+def _dot_copies(
+    op: Operation,
+    mesh_of: MeshOf,
+    live: Liveness | None,
+    copied: set[tuple[int, int]] = frozenset(),  # type: ignore[assignment]
+) -> list[tuple[Value, bool]]:
+    """The operands XLA copies for the dot_general `op` (none for any other op), each a
+    buffer of the operand's bytes: XLA makes a dot canonical before its CPU backend runs it
+    (its dot decomposer), each operand read as [batch, free, contracting] (the lhs) or
+    [batch, contracting, free] (the rhs), the batch and contracting dims in the order the
+    dimension numbers list them and several free or contracting dims merged into one; an
+    operand whose dims are not in that order is transposed into it, a copy where the
+    transpose moves data (dims of size > 1 change order; a single free and a single
+    contracting dim may come in either order: the backend reads a matrix transposed). The
+    copy is extra where the operand has a buffer of its own (an unfusible op's result, an
+    argument); where a fusible op makes it for this dot alone, the transpose fuses into that
+    op. An operand gathered at the op is read from the gather's copy (`copied`). Per copy:
+    whether the dot is the operand's only reader (its buffer dies at its copy, so the
+    copies of such operands are made one at a time, each beside one source)."""
+    if op.name != "stablehlo.dot_general" or len(op.operands) != 2:
+        return []
+    f = struct_fields(attr_text(op, "dot_dimension_numbers"))
+    out: list[tuple[Value, bool]] = []
+    for side, v in enumerate(op.operands):
+        t = v.type
+        if not isinstance(t, TensorType) or (id(op), id(v)) in copied:
+            continue
+        prefix = "lhs" if side == 0 else "rhs"
+        batch = list(f.get(f"{prefix}_batching_dimensions", ()))
+        contract = list(f.get(f"{prefix}_contracting_dimensions", ()))
+        free = [d for d in range(t.rank) if d not in batch and d not in contract]
+        orders = [batch + free + contract] if side == 0 else [batch + contract + free]
+        if len(free) == 1 and len(contract) == 1:
+            orders.append(batch + contract + free if side == 0 else batch + free + contract)
+        if any(_transpose_is_bitcast(v, tuple(order), mesh_of) for order in orders):
+            continue
+        src = v
+        while getattr(src, "owner", None) is not None and src.owner.name in _TRANSPARENT:
+            src = src.owner.operands[0]
+        owner = getattr(src, "owner", None)
+        readers = [u for u in _consumers(src) if live is None or live.op_live(u)]
+        if owner is not None and owner.name in _FUSIBLE and readers == [op]:
+            continue  # (the transpose fuses into the op that makes the operand)
+        out.append((v, readers == [op]))
     return out
 
 

@@ -358,3 +358,40 @@ def test_a_value_only_a_library_reduce_reads_is_computed_again_by_its_other_read
         "B): passes/plan/memory.py `_Reads.recomputed` no longer holds"
     )
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def _dot_across_dims(contracting: str) -> str:
+    """A chain of two dots, then a dot of its result (read as [64, 4, 16]) and the argument
+    `%w` [4, 16, 64], contracting the [4, 16] dims in the order `contracting` gives."""
+    x, w = "tensor<64x4x16xf32>", "tensor<4x16x64xf32>"
+    r3 = "#sdy.sharding<@mesh, [{}, {}, {}]>"
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {R2}}}, %arg1: {T64} {{sdy.sharding = {R2}}},
+    %w: {w} {{sdy.sharding = {r3}}}) -> ({T64} {{sdy.sharding = {R2}}}) {{
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e = stablehlo.exponential %d : {T64}
+  %d2 = stablehlo.dot_general %e, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %x = stablehlo.reshape %d2 : ({T64}) -> {x}
+  %r = stablehlo.dot_general %x, %w, contracting_dims = {contracting} : ({x}, {w}) -> {T64}
+  return %r : {T64}
+}}
+"""
+    )
+
+
+def test_a_dot_copies_operands_whose_contracting_dims_are_out_of_order() -> None:
+    # contracting [4, 16] as (16, 4): XLA's dot decomposer transposes both operands so that
+    # the merged dim reads in that order, a copy of %d2 (16 KiB) at the dot and of the
+    # argument %w (16 KiB), made early as what the arguments alone make
+    # (passes/plan/memory.py `_dot_copies`); in memory order it reads both as they are
+    value = 64 * 64 * 4
+    planned, temp = _measure(_dot_across_dims("[2, 1] x [1, 0]"))
+    assert temp >= 3 * value, (
+        f"XLA no longer copies a dot's operands out of order (temp {temp} B): "
+        "passes/plan/memory.py `_dot_copies` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+    planned, temp = _measure(_dot_across_dims("[1, 2] x [0, 1]"))
+    assert temp < 2 * value, f"XLA copies a dot's operands in memory order (temp {temp} B)"
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
