@@ -552,8 +552,24 @@ class _Reads:
             last = max(last, self.index.get(id(top), -1))
             if top is user and self._fused(user):
                 for r in user.results:
-                    last = max(last, self.last_read(r))
+                    last = max(last, self._recomputed_read(r))
         self._last[id(v)] = last
+        return last
+
+    def _recomputed_read(self, r: Value) -> int:
+        """The last op that computes the fused value `r` again from its operands: every
+        reader, or where `r` is materialized for library reduces alone (`recomputed`), its
+        other readers (the library calls read the buffer, not the operands)."""
+        if not self.recomputed(r, self.get(r)):
+            return self.last_read(r)
+        last = -1
+        for user, top in self._readers(r):
+            if _library_reads(user, self.live, self.sliced):
+                continue
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and self._fused(user):
+                for x in user.results:
+                    last = max(last, self._recomputed_read(x))
         return last
 
     def _readers(self, v: Value) -> list[tuple[Operation, Operation]]:
