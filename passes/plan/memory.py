@@ -447,8 +447,14 @@ def _library_absorbs(
 
 
 def _global_elements(v: Value) -> int:
-    t = tensor_of(v)
-    return t.num_elements if t is not None else 0
+    """The elements of `v`'s whole tensor (0 for tokens, tuples, dynamic shapes)."""
+    t = v.type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
+        return 0
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n
 
 
 def _library_reads(
@@ -694,10 +700,12 @@ def xla_schedule(
             return got
         deps_memo[id(op)] = frozenset()  # (a cycle: none)
         found: set[int] = set()
-        inside = {id(r) for inner in op.walk() for r in inner.results}
-        inside |= {id(a) for inner in op.walk() for rg in inner.regions for b in rg.blocks
-                   for a in b.args}  # fmt: skip
-        for inner in op.walk():
+        inside: set[int] = set()
+        if op.regions:
+            inside = {id(r) for inner in op.walk() for r in inner.results}
+            inside |= {id(a) for inner in op.walk() for rg in inner.regions for b in rg.blocks
+                       for a in b.args}  # fmt: skip
+        for inner in op.walk() if op.regions else (op,):
             for v in inner.operands:
                 if id(v) in inside:
                     continue
@@ -994,8 +1002,8 @@ def result_bytes(func: Operation, i: int, v: Value, mesh_of: MeshOf) -> int:
 
 
 def _global_bytes(v: Value) -> int:
-    t = tensor_of(v)
-    return t.elem_bytes * t.num_elements if t is not None else 0
+    n = _global_elements(v)
+    return n * element_bytes(v.type.element_type) if n else 0  # type: ignore[attr-defined]
 
 
 def _aliased_results(func: Operation, mesh_of: MeshOf | None = None) -> frozenset[int]:
