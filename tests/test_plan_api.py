@@ -48,7 +48,7 @@ def test_plan_api_and_json_schema() -> None:
     assert doc["total_bytes"] == 1024 and doc["bytes_per_axis"] == {"x": 1024}
     # 8x16 f32 / 4 columns + 16x32 f32 / 4 rows; the 8x32 f32 result replicated; the dot's
     # partial sums are a temporary of the result's size before the all-reduce (XLA: 1024 too)
-    assert doc["memory"] == {"arguments": 128 + 512, "results": 1024, "peak": 1024}
+    assert doc["memory"] == {"arguments": 128 + 512, "results": 1024, "peak": 1024, "aliased": 0}
     assert json.loads(plan.json_text()) == doc
 
 

@@ -82,10 +82,10 @@ class Planned:
 
 
 def planned(module: Module) -> Planned:
-    """The plan's collective bytes and memory (arguments + results + peak) of `module`."""
+    """The plan's collective bytes and memory (arguments + results + peak - aliased, XLA's
+    measure) of `module`."""
     plan = plan_module(module)
-    m = plan.memory
-    return Planned(plan.total_bytes, m.arguments + m.results + m.peak)
+    return Planned(plan.total_bytes, plan.memory.total)
 
 
 def _remap(kept: Kept, mapping: dict[int, Value]) -> Kept:

@@ -39,6 +39,8 @@ from shardc.dialect.shardings import (
 )
 from shardc.dialect.types import TensorType, element_bytes
 
+from ..plan.liveness import Liveness, liveness
+from ..plan.memory import xla_schedule
 from ..plan.op_cost import op_steps
 from ..plan.plan import tensor_of
 from ..propagation.policies import ELEMENTWISE_OPS
@@ -422,6 +424,7 @@ class GraphBuilder:
                  weights: AxisWeights | None, kept: Kept):  # fmt: skip
         self.kept = kept
         self.funcs: dict[str, Operation] = {}
+        self.live: Liveness | None = None  # (what runs: XLA's schedule leaves the rest out)
         self.strategy_memo: dict[tuple, list[Strategy]] = {}
         self.pointwise: dict[str, bool] = {}
         self.func = func
@@ -454,7 +457,9 @@ class GraphBuilder:
             node.free_dims = [free_dims_of(cur, a.type.rank)]  # type: ignore[union-attr]
             node.signature = f"arg {a.type}"
             self.add_node(node)
-        position = {id(op): i for i, op in enumerate(body.ops)}
+        # (the plan's memory counts positions in XLA's schedule of the body: the rows too)
+        order = xla_schedule(body, self.funcs, self.live)
+        position = {id(op): i for i, op in enumerate(order)}
         paired = {j: i for i, j in args.pairs.items()} if args is not None else {}
         if args is not None:
             for c in args.classes:
@@ -640,4 +645,5 @@ def build_graph(
     results = kept.results.get(name, [])
     builder = GraphBuilder(func, name, mesh, mesh_ref, weights, kept)
     builder.funcs = module.funcs
+    builder.live = liveness(module)
     return builder.build(results, args)

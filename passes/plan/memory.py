@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -120,7 +121,7 @@ def memory_estimate(
     """The memory of the layout of `entries` (the funcs nothing calls); with `live`, ops that
     do not run hold nothing; `buffers` are the collectives' (see `Buffers`)."""
     funcs = module.funcs
-    args = results = peak = 0
+    args = results = peak = aliased = 0
     memo: dict[str, int] = {}
     for func in entries:
         body = func_body(func)
@@ -130,13 +131,18 @@ def memory_estimate(
         ret = body.terminator
         if ret is not None:
             results += sum(result_bytes(func, i, v, mesh_of) for i, v in enumerate(ret.operands))
+            aliased += sum(
+                result_bytes(func, i, ret.operands[i], mesh_of)
+                for i in _aliased_results(func, mesh_of)
+                if i < len(ret.operands)
+            )
             if len(ret.operands) > 1:
                 results += POINTER * len(ret.operands)  # XLA's output tuple: one pointer each
         found = block_buffers(
             body, mesh_of, funcs, live, buffers or Buffers(), memo, set(), outputs=func
         )
         peak = max(peak, found.peak())
-    return Memory(args, results, peak)
+    return Memory(args, results, peak, aliased)
 
 
 # ops that are the buffer they read (a row-major reshape is a bitcast)
@@ -229,6 +235,7 @@ _LIBRARY_ELEMENTWISE = frozenset(
         "stablehlo.sign", "stablehlo.sine", "stablehlo.sqrt", "stablehlo.tanh", "stablehlo.tan",
         "stablehlo.add", "stablehlo.divide", "stablehlo.maximum", "stablehlo.minimum",
         "stablehlo.multiply", "stablehlo.power", "stablehlo.subtract",
+        "chlo.square",  # (XLA's import writes it as a multiply of the value by itself)
     }
 )  # fmt: skip
 _LIBRARY_TYPES = frozenset({"f32", "f64", "bf16"})
@@ -362,7 +369,11 @@ def _buffer_reason(
     gathered: set[int],
     funcs: dict[str, Operation],
     twins: Twins | None = None,
+    sliced: frozenset[tuple[int, int]] = frozenset(),
 ) -> str | None:
+    """Why XLA gives `v` a buffer of its own (None: it is fused into its readers). `sliced`:
+    the (op, value) pairs where the op reads the value through a slice-only reshard
+    (`Buffers.sliced`): the slice is the buffer that op reads, the value fuses into it."""
     owner = getattr(v, "owner", None)
     if owner is None or owner.name in _CONSTANTS or owner.name in _TRANSPARENT:
         return None
@@ -379,9 +390,10 @@ def _buffer_reason(
         return "own"
     if len(users) > 1 and owner.name in _EXPENSIVE:
         return "own"
-    if any(_library_reads(u, live) for u in users.values()) and not (
-        len(users) == 1 and _library_absorbs(owner, live)
-    ):
+    if any(
+        _library_reads(u, live, sliced) and not any((id(u), id(x)) in sliced for x in same)
+        for u in users.values()
+    ) and not (len(users) == 1 and _library_absorbs(owner, live, sliced)):
         return "library"  # a library reduce reads it from memory
     return None
 
@@ -412,7 +424,9 @@ def _library_reduce(op: Operation) -> bool:
     return _global_elements(op.operands[0]) >= LIBRARY_MIN_ELEMENTS
 
 
-def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
+def _library_absorbs(
+    op: Operation, live: Liveness | None, sliced: frozenset[tuple[int, int]] = frozenset()
+) -> bool:
     """Whether the library fusion of a reduce takes in the element-wise `op` (its only
     reader is that fusion): an element-wise op the library supports, of at least
     `LIBRARY_MIN_ELEMENTS` elements (XLA's library fusion takes only ops it prefers)."""
@@ -425,20 +439,32 @@ def _library_absorbs(op: Operation, live: Liveness | None) -> bool:
     if _global_elements(r) < LIBRARY_MIN_ELEMENTS:
         return False
     users = [u for u in _consumers(r) if live is None or live.op_live(u)]
-    return len(users) == 1 and _library_reads(users[0], live)
+    return (
+        len(users) == 1
+        and (id(users[0]), id(r)) not in sliced  # (the reader reads a slice of it)
+        and _library_reads(users[0], live, sliced)
+    )
 
 
 def _global_elements(v: Value) -> int:
-    t = tensor_of(v)
-    return t.num_elements if t is not None else 0
+    """The elements of `v`'s whole tensor (0 for tokens, tuples, dynamic shapes)."""
+    t = v.type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.shape):
+        return 0
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n
 
 
-def _library_reads(op: Operation, live: Liveness | None) -> bool:
+def _library_reads(
+    op: Operation, live: Liveness | None, sliced: frozenset[tuple[int, int]] = frozenset()
+) -> bool:
     """Whether `op` is a library reduce or an element-wise op a library reduce takes in: its
     operands are read from memory."""
     if op.name == "stablehlo.reduce":
         return _library_reduce(op)
-    return _library_absorbs(op, live)
+    return _library_absorbs(op, live, sliced)
 
 
 @dataclass(frozen=True)
@@ -446,7 +472,8 @@ class Buffer:
     """One temporary buffer of a block: live from the op at `start` to the op at `end` (indices
     in the block, inclusive), `nbytes` as laid out now. `kind`: "value" (the buffer of `value`,
     the first of the values computed in place in it), "collective" (the collectives' buffers at
-    `op`, `Buffers.at`) or "inner" (the peak of `op`'s regions or callee, or the tuples of a
+    `op`, `Buffers.at`), "copy" (the copy of `value` XLA makes for the dot `op`,
+    `_dot_copies`) or "inner" (the peak of `op`'s regions or callee, or the tuples of a
     control-flow op, with the collectives at `op`)."""
 
     start: int
@@ -473,6 +500,9 @@ class BlockBuffers:
     # the values XLA's CSE merges (`cse_twins`): a merged one is held in the buffer of the
     # one it is merged into
     twins: Twins = field(default_factory=lambda: Twins())
+    # each op's position in XLA's schedule of the block (`xla_schedule`): what the buffers'
+    # `start` and `end` count
+    index: dict[int, int] = field(default_factory=dict)
 
     def peak(self) -> int:
         """The most bytes of these buffers live at once, less those in the results'."""
@@ -499,9 +529,10 @@ class _Reads:
         funcs: dict[str, Operation],
         twins: Twins,
         mesh_of: MeshOf,
+        sliced: frozenset[tuple[int, int]] = frozenset(),
     ):
         self.block, self.index, self.live = block, index, live
-        self.mesh_of = mesh_of
+        self.mesh_of, self.sliced = mesh_of, sliced
         self.gathered, self.funcs, self.twins = gathered, funcs, twins
         self.terminator = block.ops[-1] if block.ops else None
         self._reason: dict[int, str | None] = {}
@@ -511,7 +542,9 @@ class _Reads:
         """Why `v` has a buffer (`_buffer_reason`), None where it has none."""
         key = id(v)
         if key not in self._reason:
-            self._reason[key] = _buffer_reason(v, self.live, self.gathered, self.funcs, self.twins)
+            self._reason[key] = _buffer_reason(
+                v, self.live, self.gathered, self.funcs, self.twins, self.sliced
+            )
         return self._reason[key]
 
     def last_read(self, v: Value) -> int:
@@ -525,8 +558,24 @@ class _Reads:
             last = max(last, self.index.get(id(top), -1))
             if top is user and self._fused(user):
                 for r in user.results:
-                    last = max(last, self.last_read(r))
+                    last = max(last, self._recomputed_read(r))
         self._last[id(v)] = last
+        return last
+
+    def _recomputed_read(self, r: Value) -> int:
+        """The last op that computes the fused value `r` again from its operands: every
+        reader, or where `r` is materialized for library reduces alone (`recomputed`), its
+        other readers (the library calls read the buffer, not the operands)."""
+        if not self.recomputed(r, self.get(r)):
+            return self.last_read(r)
+        last = -1
+        for user, top in self._readers(r):
+            if _library_reads(user, self.live, self.sliced):
+                continue
+            last = max(last, self.index.get(id(top), -1))
+            if top is user and self._fused(user):
+                for x in user.results:
+                    last = max(last, self._recomputed_read(x))
         return last
 
     def _readers(self, v: Value) -> list[tuple[Operation, Operation]]:
@@ -566,7 +615,7 @@ class _Reads:
         its operands (`_fused`)."""
         last = -1
         for user, top in self._readers(v):
-            if not _library_reads(user, self.live):
+            if not _library_reads(user, self.live, self.sliced):
                 continue
             last = max(last, self.index.get(id(top), -1))
             if top is user and user.name != "stablehlo.reduce":
@@ -594,6 +643,116 @@ class _Reads:
             if any(u is self.terminator for u in _consumers(r)):
                 return False
         return True
+
+
+def xla_schedule(
+    block: Block,
+    funcs: dict[str, Operation],
+    live: Liveness | None = None,
+    twins: Twins | None = None,
+) -> list[Operation]:
+    """The ops of `block` in the order XLA's CPU backend runs them: its scheduler (the
+    concurrency-optimized one, the CPU default) takes the fused program's instructions in
+    breadth-first order, each as soon as the last instruction it reads has run (a FIFO of
+    ready instructions, parameters first), so sibling fusions that read the same values all
+    run before any of their readers. An instruction here is an op that keeps a result of its
+    own whatever the layout (an unfusible op, a reduce, an element-wise value XLA gives a
+    buffer: `_buffer_reason` without collectives); an op fused into its readers is placed
+    right after the last instruction it reads (it runs inside its readers). The collectives a
+    layout adds are left out, so the order is the same for every layout (auto's rows use it
+    too). The terminator stays last."""
+    ops = block.ops
+    if len(ops) < 3:
+        return list(ops)
+    terminator = ops[-1]
+    program = {id(op): k for k, op in enumerate(ops)}
+    twins = twins if twins is not None else cse_twins(block, live)
+    node: dict[int, bool] = {}
+    for op in ops[:-1]:
+        if op.name in _CONSTANTS or op.name in _TRANSPARENT:
+            node[id(op)] = False
+        elif op.name in _FUSIBLE:
+            node[id(op)] = any(
+                _buffer_reason(r, live, set(), funcs, twins) is not None
+                or any(u is terminator for u in _consumers(r))
+                for r in op.results
+            )
+        else:
+            node[id(op)] = True
+    args = {id(a): i for i, a in enumerate(block.args)}
+    deps_memo: dict[int, frozenset[int]] = {}
+
+    def recomputed(v: Value) -> bool:
+        """A cheap value only library reduces read from memory: its other readers compute
+        it again from its operands (`_Reads.recomputed`, as at its full size)."""
+        owner = v.owner  # type: ignore[attr-defined]
+        return (
+            owner.name in _CHEAP
+            and _buffer_reason(v, live, set(), funcs, twins) == "library"
+            and not any(u.name in _RESHARDS for x in (v, *twins.of(v)) for u in x.users)
+        )
+
+    def deps(op: Operation) -> frozenset[int]:
+        """The instructions `op` reads (ids of ops of the block, or of its arguments),
+        through the fused ops it takes in."""
+        got = deps_memo.get(id(op))
+        if got is not None:
+            return got
+        deps_memo[id(op)] = frozenset()  # (a cycle: none)
+        found: set[int] = set()
+        inside: set[int] = set()
+        if op.regions:
+            inside = {id(r) for inner in op.walk() for r in inner.results}
+            inside |= {id(a) for inner in op.walk() for rg in inner.regions for b in rg.blocks
+                       for a in b.args}  # fmt: skip
+        for inner in op.walk() if op.regions else (op,):
+            for v in inner.operands:
+                if id(v) in inside:
+                    continue
+                if id(v) in args:
+                    found.add(id(v))
+                    continue
+                owner = getattr(v, "owner", None)
+                top = _top_level(owner, block) if owner is not None else None
+                if top is None or top is op:
+                    continue
+                if node.get(id(top), False) and not (
+                    top is owner and recomputed(v) and not _library_reads(inner, live)
+                ):
+                    found.add(id(top))
+                else:
+                    found.update(deps(top))
+        out = frozenset(found)
+        deps_memo[id(op)] = out
+        return out
+
+    nodes = [op for op in ops[:-1] if node[id(op)]]
+    pending: dict[int, int] = {}
+    users: dict[int, list[Operation]] = {}
+    for op in nodes:
+        d = deps(op)
+        pending[id(op)] = len(d)
+        for x in d:
+            users.setdefault(x, []).append(op)
+    queue: deque[int | Operation] = deque(id(a) for a in block.args)
+    queue.extend(op for op in nodes if not pending[id(op)])
+    rank: dict[int, int] = {}
+    while queue:
+        cur = queue.popleft()
+        key = cur if isinstance(cur, int) else id(cur)
+        rank[key] = len(rank)
+        for user in users.get(key, ()):
+            pending[id(user)] -= 1
+            if not pending[id(user)]:
+                queue.append(user)
+
+    def sort_key(op: Operation) -> tuple[int, int, int]:
+        if node[id(op)] and id(op) in rank:
+            return (rank[id(op)], 0, program[id(op)])
+        last = max((rank.get(x, -1) for x in deps(op)), default=-1)
+        return (last, 1, program[id(op)])
+
+    return sorted(ops[:-1], key=sort_key) + [terminator]
 
 
 def _block_peak(
@@ -627,12 +786,13 @@ def block_buffers(
     memo = {} if memo is None else memo
     active = set() if active is None else active
     gathered = buffers.read
-    ops = block.ops
-    index = {id(op): k for k, op in enumerate(ops)}
-    terminator = ops[-1] if ops else None
     twins = cse_twins(block, live)
-    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of)
-    out = BlockBuffers(twins=twins)
+    ops = xla_schedule(block, funcs, live, twins)
+    index = {id(op): k for k, op in enumerate(ops)}
+    terminator = block.ops[-1] if block.ops else None
+    sliced = frozenset((at, id(v)) for at, got in buffers.sliced.items() for v, _ in got)
+    reasons = _Reads(block, index, live, gathered, funcs, twins, mesh_of, sliced)
+    out = BlockBuffers(twins=twins, index=index)
     intervals = out.buffers
     held = out.held  # value id -> its interval (values with a buffer of their own)
     for k, op in enumerate(ops):
@@ -700,6 +860,17 @@ def block_buffers(
             intervals.append(Buffer(k, k, copy, "collective", op))
         for v in _conv_copies(op, mesh_of, live, gathered, terminator, buffers.copied):
             intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "value", op, v))
+        sole: list[Value] = []  # (copies of operands the dot alone reads: one at a time)
+        for v, alone in _dot_copies(op, mesh_of, live, buffers.copied):
+            if alone and not is_argument_of(v, block):
+                sole.append(v)
+                continue
+            # (a copy of what the arguments alone make is made at the start, `is_argument_of`)
+            first = 0 if is_argument_of(v, block) else k
+            intervals.append(Buffer(first, k, aligned(value_bytes(v, mesh_of)), "copy", op, v))
+        if sole:
+            v = max(sole, key=lambda x: value_bytes(x, mesh_of))
+            intervals.append(Buffer(k, k, aligned(value_bytes(v, mesh_of)), "copy", op, v))
         inner = own
         if op.name in _TUPLED:  # the operand and result tuples (a case's captures as operands)
             n_in = len(op.operands) if op.name == WHILE else len(_captures(op))
@@ -720,7 +891,9 @@ def block_buffers(
         if inner:
             intervals.append(Buffer(k, k, inner, "collective" if inner == own else "inner", op))
     if outputs is not None:
-        out.slot_of = output_reuse(block, out, funcs, live, _aliased_results(outputs))
+        out.slot_of = output_reuse(
+            block, out, funcs, live, _aliased_results(outputs, mesh_of), mesh_of=mesh_of
+        )
         ret = block.terminator
         assert ret is not None
         out.in_outputs = {
@@ -737,6 +910,7 @@ def output_reuse(
     funcs: dict[str, Operation],
     live: Liveness | None = None,
     aliased: frozenset[int] = frozenset(),
+    mesh_of: MeshOf | None = None,
 ) -> dict[int, int]:
     """For the buffers of `found` (an entry func's body, `block`) that may take an allocation
     of one of the func's results, that result's index in the return.
@@ -751,22 +925,30 @@ def output_reuse(
     op is element-wise and the sizes are equal (computed in place; not in a dot's result XLA
     reshapes, `_reshaped_dot`).
 
-    The plan makes the assignment on the global sizes, the same for every layout, and a
-    temporary is in its result's allocation where its local bytes fit there (exact bytes, as
-    XLA sizes an allocation; `BlockBuffers.in_outputs`):
-    so the auto solve's memory rows can state it per choice. Only the values' own buffers are
-    placed (a collective's, a region's peak, a value only a collective gives a buffer and a
+    The plan makes the assignment on the local sizes of the layout the values carry
+    (`mesh_of`: XLA sees only those; a temporary whose global size exceeds a result's often
+    fits its local allocation, the conv net's activations in its kernels' updates), on the
+    global sizes without it, and a temporary is in its result's allocation where its local
+    bytes fit there (exact bytes, as XLA sizes an allocation; `BlockBuffers.in_outputs`).
+    The assignment so depends on the layout: auto's memory rows take the one of the layout
+    they are built on and state per choice whether the bytes fit (`_fit_terms`). Only the
+    values' own buffers and the copies made for dots (`_dot_copies`) are placed (a
+    collective's, a region's peak, a value only a collective gives a buffer and a
     library reduce's input, whose buffer depends on the layout, stay temporaries), and not a loop's or a conditional's results: XLA colocates those with the
     loop's own buffers (its operands, its body's), assigned apart."""
     ret = block.terminator
     if ret is None:
         return {}
-    index = {id(op): k for k, op in enumerate(block.ops)}
+    index = found.index or {id(op): k for k, op in enumerate(block.ops)}
+
+    def size_of(v: Value) -> int:
+        return value_bytes(v, mesh_of) if mesh_of is not None else _global_bytes(v)
+
     # (global bytes, the first op at which it is busy, whether element-wise, the result index)
     slots: list[tuple[int, int, bool, int]] = []
     seen: set[int] = set()
     for i, v in enumerate(ret.operands):
-        size = _global_bytes(v)
+        size = size_of(v)
         if i in aliased or id(v) in seen or not size:
             continue
         seen.add(id(v))
@@ -784,9 +966,10 @@ def output_reuse(
     slots.sort(key=lambda s: -s[0])
     busy: list[list[tuple[int, int]]] = [[] for _ in slots]  # the temporaries placed
     sizes = {
-        i: _global_bytes(b.value)
+        i: size_of(b.value)  # type: ignore[arg-type]
         for i, b in enumerate(found.buffers)
-        if b.kind == "value"
+        if (b.kind == "copy" and b.value is not None)
+        or b.kind == "value"
         and b.value is not None
         and b.op.name not in _TUPLED
         and not b.min_elements
@@ -819,23 +1002,43 @@ def result_bytes(func: Operation, i: int, v: Value, mesh_of: MeshOf) -> int:
 
 
 def _global_bytes(v: Value) -> int:
-    t = tensor_of(v)
-    return t.elem_bytes * t.num_elements if t is not None else 0
+    n = _global_elements(v)
+    return n * element_bytes(v.type.element_type) if n else 0  # type: ignore[attr-defined]
 
 
-def _aliased_results(func: Operation) -> frozenset[int]:
-    """The results of `func` aliased with a donated argument (`tf.aliasing_output`): XLA
-    writes them into the argument's allocation."""
+def _aliased_results(func: Operation, mesh_of: MeshOf | None = None) -> frozenset[int]:
+    """The results of `func` aliased with a donated argument: XLA writes them into the
+    argument's allocation. An argument names its result (`tf.aliasing_output`), or is only a
+    donor (`jax.buffer_donor`, JAX's lowering where the pairs are left to XLA): XLA pairs
+    each donor, in order, with the first result not yet aliased of the same type and the
+    same local bytes (`mesh_of`; where not given, donors are not paired)."""
     raw = func.properties.get("arg_attrs")
     if raw is None:
         return frozenset()
     attrs = parse_dict_list(raw) if isinstance(raw, str) else raw
     out: set[int] = set()
-    for d in getattr(attrs, "items", []):
+    donors: list[int] = []
+    for k, d in enumerate(getattr(attrs, "items", [])):
         alias = d.get("tf.aliasing_output") if hasattr(d, "get") else None
         m = re.search(r"-?\d+", str(alias)) if alias is not None else None
         if m:
             out.add(int(m.group(0)))
+        elif hasattr(d, "get") and "true" in str(d.get("jax.buffer_donor", "")).lower():
+            donors.append(k)
+    body = func_body(func)
+    ret = body.terminator if body is not None else None
+    if not donors or mesh_of is None or body is None or ret is None:
+        return frozenset(out)
+    for k in donors:
+        if k >= len(body.args):
+            continue
+        a = body.args[k]
+        size = value_bytes(a, mesh_of)
+        for i, v in enumerate(ret.operands):
+            if i not in out and str(v.type) == str(a.type):
+                if result_bytes(func, i, v, mesh_of) == size:
+                    out.add(i)
+                    break
     return frozenset(out)
 
 
@@ -982,6 +1185,53 @@ def _conv_copies(
         if owner is not None and owner.name in _FUSIBLE and readers == [op]:
             continue  # (the transpose fuses into the op that makes the operand)
         out.append(v)
+    return out
+
+
+def _dot_copies(
+    op: Operation,
+    mesh_of: MeshOf,
+    live: Liveness | None,
+    copied: set[tuple[int, int]] = frozenset(),  # type: ignore[assignment]
+) -> list[tuple[Value, bool]]:
+    """The operands XLA copies for the dot_general `op` (none for any other op), each a
+    buffer of the operand's bytes: XLA makes a dot canonical before its CPU backend runs it
+    (its dot decomposer), each operand read as [batch, free, contracting] (the lhs) or
+    [batch, contracting, free] (the rhs), the batch and contracting dims in the order the
+    dimension numbers list them and several free or contracting dims merged into one; an
+    operand whose dims are not in that order is transposed into it, a copy where the
+    transpose moves data (dims of size > 1 change order; a single free and a single
+    contracting dim may come in either order: the backend reads a matrix transposed). The
+    copy is extra where the operand has a buffer of its own (an unfusible op's result, an
+    argument); where a fusible op makes it for this dot alone, the transpose fuses into that
+    op. An operand gathered at the op is read from the gather's copy (`copied`). Per copy:
+    whether the dot is the operand's only reader (its buffer dies at its copy, so the
+    copies of such operands are made one at a time, each beside one source)."""
+    if op.name != "stablehlo.dot_general" or len(op.operands) != 2:
+        return []
+    f = struct_fields(attr_text(op, "dot_dimension_numbers"))
+    out: list[tuple[Value, bool]] = []
+    for side, v in enumerate(op.operands):
+        t = v.type
+        if not isinstance(t, TensorType) or (id(op), id(v)) in copied:
+            continue
+        prefix = "lhs" if side == 0 else "rhs"
+        batch = list(f.get(f"{prefix}_batching_dimensions", ()))
+        contract = list(f.get(f"{prefix}_contracting_dimensions", ()))
+        free = [d for d in range(t.rank) if d not in batch and d not in contract]
+        orders = [batch + free + contract] if side == 0 else [batch + contract + free]
+        if len(free) == 1 and len(contract) == 1:
+            orders.append(batch + contract + free if side == 0 else batch + free + contract)
+        if any(_transpose_is_bitcast(v, tuple(order), mesh_of) for order in orders):
+            continue
+        src = v
+        while getattr(src, "owner", None) is not None and src.owner.name in _TRANSPARENT:
+            src = src.owner.operands[0]
+        owner = getattr(src, "owner", None)
+        readers = [u for u in _consumers(src) if live is None or live.op_live(u)]
+        if owner is not None and owner.name in _FUSIBLE and readers == [op]:
+            continue  # (the transpose fuses into the op that makes the operand)
+        out.append((v, readers == [op]))
     return out
 
 

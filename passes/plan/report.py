@@ -64,20 +64,24 @@ class Collective:
 
 @dataclass(frozen=True)
 class Memory:
-    """Per-device bytes: arguments, results and the peak of live intermediates (XLA's
-    `memory_analysis()`: argument, output and temp sizes)."""
+    """Per-device bytes: arguments, results, the peak of live intermediates and the results
+    written into donated arguments (XLA's `memory_analysis()`: argument, output, temp and
+    alias sizes)."""
 
     arguments: int
     results: int
     peak: int
+    aliased: int = 0
 
     @property
     def total(self) -> int:
-        """Arguments + results + peak: the measure compared with XLA's memory_analysis."""
-        return self.arguments + self.results + self.peak
+        """Arguments + results + peak - aliased: the measure compared with XLA's
+        memory_analysis (a donated argument's buffer holds its result: counted once)."""
+        return self.arguments + self.results + self.peak - self.aliased
 
     def to_json(self) -> dict[str, int]:
-        return {"arguments": self.arguments, "results": self.results, "peak": self.peak}
+        return {"arguments": self.arguments, "results": self.results, "peak": self.peak,
+                "aliased": self.aliased}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -197,6 +201,7 @@ class Plan:
         lines.append(
             f"memory per device: arguments {fmt_bytes(m.arguments)}, results "
             f"{fmt_bytes(m.results)}, peak intermediates {fmt_bytes(m.peak)}"
+            + (f", results in donated arguments {fmt_bytes(m.aliased)}" if m.aliased else "")
         )
         for name, n in sorted(self.ruleless.items()):
             lines.append(

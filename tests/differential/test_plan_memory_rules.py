@@ -358,3 +358,136 @@ def test_a_value_only_a_library_reduce_reads_is_computed_again_by_its_other_read
         "B): passes/plan/memory.py `_Reads.recomputed` no longer holds"
     )
     assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def _dot_across_dims(contracting: str) -> str:
+    """A chain of two dots, then a dot of its result (read as [64, 4, 16]) and the argument
+    `%w` [4, 16, 64], contracting the [4, 16] dims in the order `contracting` gives."""
+    x, w = "tensor<64x4x16xf32>", "tensor<4x16x64xf32>"
+    r3 = "#sdy.sharding<@mesh, [{}, {}, {}]>"
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {R2}}}, %arg1: {T64} {{sdy.sharding = {R2}}},
+    %w: {w} {{sdy.sharding = {r3}}}) -> ({T64} {{sdy.sharding = {R2}}}) {{
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e = stablehlo.exponential %d : {T64}
+  %d2 = stablehlo.dot_general %e, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %x = stablehlo.reshape %d2 : ({T64}) -> {x}
+  %r = stablehlo.dot_general %x, %w, contracting_dims = {contracting} : ({x}, {w}) -> {T64}
+  return %r : {T64}
+}}
+"""
+    )
+
+
+def test_a_dot_copies_operands_whose_contracting_dims_are_out_of_order() -> None:
+    # contracting [4, 16] as (16, 4): XLA's dot decomposer transposes both operands so that
+    # the merged dim reads in that order, a copy of %d2 (16 KiB) at the dot and of the
+    # argument %w (16 KiB), made early as what the arguments alone make
+    # (passes/plan/memory.py `_dot_copies`); in memory order it reads both as they are
+    value = 64 * 64 * 4
+    planned, temp = _measure(_dot_across_dims("[2, 1] x [1, 0]"))
+    assert temp >= 3 * value, (
+        f"XLA no longer copies a dot's operands out of order (temp {temp} B): "
+        "passes/plan/memory.py `_dot_copies` no longer holds"
+    )
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+    planned, temp = _measure(_dot_across_dims("[1, 2] x [0, 1]"))
+    assert temp < 2 * value, f"XLA copies a dot's operands in memory order (temp {temp} B)"
+    assert abs(planned - temp) <= 128, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def _sibling_reduces(n: int) -> str:
+    """A dot's result (16 KiB) that `n` selects read, each summed by a library reduce (4096
+    elements); the sums are added into the result, a small vector."""
+    reads = "".join(
+        f"  %k{i} = stablehlo.constant dense<0.{i}> : {T64}\n"
+        f"  %c{i} = stablehlo.compare GT, %d, %k{i} : ({T64}, {T64}) -> tensor<64x64xi1>\n"
+        f"  %v{i} = stablehlo.select %c{i}, %d, %zero : tensor<64x64xi1>, {T64}\n"
+        f"  %r{i} = stablehlo.reduce(%v{i} init: %z) applies stablehlo.add across "
+        f"dimensions = [0] : ({T64}, tensor<f32>) -> {V64}\n"
+        for i in range(1, n + 1)
+    )
+    total = "%r1"
+    for i in range(2, n + 1):
+        reads += f"  %s{i} = stablehlo.add {total}, %r{i} : {V64}\n"
+        total = f"%s{i}"
+    return (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {R2}}}, %arg1: {T64} {{sdy.sharding = {R2}}})
+    -> ({V64} {{sdy.sharding = #sdy.sharding<@mesh, [{{}}]>}}) {{
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : {T64}
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+{reads}  return {total} : {V64}
+}}
+"""
+    )
+
+
+def test_sibling_fusions_all_run_before_their_readers() -> None:
+    # XLA's CPU scheduler is breadth-first: the three selects (16 KiB each) all read only %d,
+    # so all three run before any reduce, the last in place of %d (passes/plan/memory.py
+    # `xla_schedule`); in program order one select would be live at a time
+    planned, temp = _measure(_sibling_reduces(3))
+    value = 64 * 64 * 4
+    assert temp >= 3 * value, (
+        f"XLA no longer runs the sibling fusions before their reduces (temp {temp} B): "
+        "passes/plan/memory.py `xla_schedule` no longer holds"
+    )
+    assert abs(planned - temp) <= 512, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_temporary_takes_a_result_allocation_its_local_bytes_fit() -> None:
+    # %t is 32 KiB globally but split on x (4 KiB per device) and dies before the result
+    # (16 KiB, replicated) is computed: XLA, which sees only local sizes, puts it in the
+    # result's allocation (passes/plan/memory.py `output_reuse` on local sizes)
+    sx = '#sdy.sharding<@mesh, [{"x"}, {}]>'
+    t, r = "tensor<64x128xf32>", "tensor<32x128xf32>"
+    text = (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{sdy.sharding = {sx}}}, %arg1: {t} {{sdy.sharding = {R2}}},
+    %arg2: {r} {{sdy.sharding = {R2}}}) -> ({r} {{sdy.sharding = {R2}}}) {{
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %t = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {t}) -> {t}
+  %q = stablehlo.reduce(%t init: %z) applies stablehlo.add across dimensions = [0] : ({t}, tensor<f32>) -> tensor<128xf32>
+  %b = stablehlo.broadcast_in_dim %q, dims = [1] : (tensor<128xf32>) -> {r}
+  %s = stablehlo.add %b, %arg2 : {r}
+  return %s : {r}
+}}
+"""
+    )
+    planned, temp = _measure(text)
+    assert temp < 8 * 128 * 4, (
+        f"XLA no longer puts the split temporary in the result's allocation (temp {temp} B): "
+        "passes/plan/memory.py `output_reuse` on local sizes no longer holds"
+    )
+    # (XLA keeps the partial sums and their all-reduce apart, 512 B each; the plan one buffer)
+    assert abs(planned - temp) <= 512, f"planned peak {planned} B, XLA's temp {temp} B"
+
+
+def test_a_donated_argument_holds_its_result() -> None:
+    # %arg0 is a donor (JAX's lowering leaves the pairing to XLA): XLA writes the result of
+    # its type into it, so the result is aliased and its allocation takes no temporary
+    # (passes/plan/memory.py `_aliased_results`, `Memory.aliased`)
+    text = (
+        MESH
+        + f"""func.func @main(%arg0: {T64} {{jax.buffer_donor = true, sdy.sharding = {R2}}},
+    %arg1: {T64} {{sdy.sharding = {R2}}}) -> ({T64} {{sdy.sharding = {R2}}}) {{
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : ({T64}, {T64}) -> {T64}
+  %e = stablehlo.exponential %d : {T64}
+  return %e : {T64}
+}}
+"""
+    )
+    memory = shardc.plan(text).memory
+    stats = H.compile_mlir(shardc.propagate(text, mode="pin"), 8).get_compiled_memory_stats()
+    assert stats.alias_size_in_bytes == 64 * 64 * 4, (
+        f"XLA no longer aliases the donor with the result ({stats.alias_size_in_bytes} B): "
+        "passes/plan/memory.py `_aliased_results` no longer holds"
+    )
+    assert memory.aliased == stats.alias_size_in_bytes
+    assert memory.peak == stats.temp_size_in_bytes, (memory.peak, stats.temp_size_in_bytes)
+    xla = (stats.argument_size_in_bytes + stats.output_size_in_bytes
+           + stats.temp_size_in_bytes - stats.alias_size_in_bytes)  # fmt: skip
+    assert memory.total == xla, (memory.total, xla)

@@ -1,6 +1,7 @@
 // RUN: shardc plan --json %s | filecheck %s
 // `--json` writes exactly the fixed schema: collectives (kind, axes, bytes, func, value, op,
-// loc, cause, fix), total_bytes, bytes_per_axis, memory (arguments, results, peak).
+// loc, cause, fix), total_bytes, bytes_per_axis, memory (arguments, results, peak,
+// aliased).
 
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 
@@ -26,7 +27,8 @@ sdy.mesh @mesh = <["x"=4, "y"=2]>
 // CHECK-NEXT: "memory": {
 // CHECK-NEXT: "arguments": 640,
 // CHECK-NEXT: "results": 1024,
-// CHECK-NEXT: "peak": 1024
+// CHECK-NEXT: "peak": 1024,
+// CHECK-NEXT: "aliased": 0
 // CHECK-NEXT: }
 func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
