@@ -206,6 +206,28 @@ def test_the_price_search_goes_where_the_known_layouts_lines_meet_highest(seed: 
                                                if r.max() <= budget)  # fmt: skip
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_price_search_keeps_to_the_layouts_not_ruled_out(seed: int) -> None:
+    # the search knows the greedy memory-only layout from the start; where a cut rules that
+    # layout out (shardc.jit's XLA check rules out what it measured over the budget), the
+    # answer is another one (fitting where it says so)
+    import dataclasses
+
+    from shardc.passes.auto.solve import solve_greedy
+
+    p = _chain(seed)
+    greedy = solve_greedy(p, None, memory_only=True).choice
+    first = solve(p, None).choice
+    budget = max(p.row_bytes(greedy))
+    held = p.row_bytes(first)
+    assert max(held) > budget
+    assert _priced(p, budget, None, "highs", first, held).solution.choice == greedy
+    cut = dataclasses.replace(p, cuts=[list(enumerate(greedy))])
+    out = _priced(cut, budget, None, "highs", first, held)
+    assert out is not None and out.solution.choice != greedy
+    assert out.solution.feasible == (max(p.row_bytes(out.solution.choice)) <= budget)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 3])
 def test_the_priced_answers_gap_is_a_true_bound_and_the_unbounded_start_changes_nothing(
     seed: int,

@@ -199,7 +199,8 @@ def _priced(
     priced optimum there from above, and a solve gives it exactly, so the dual's maximum is
     sought by Kelley's cutting planes in one dimension: the next price is where the lines
     of the layouts known meet highest (first those of `first`, the unbounded answer, whose
-    rows `held`, and of the greedy memory-only layout), and the search ends where a solve
+    rows `held`, and of the greedy memory-only layout where no cut rules it out), and the
+    search ends where a solve
     finds nothing below them there (the dual's maximum: no price gives a better bound or a
     new layout near it), or where the best layout that fits is proven within `MIP_GAP`.
     Until some layout's line falls with the price, the price starts where it equals the
@@ -215,7 +216,9 @@ def _priced(
     lines = _Lines(quot, budget)
     lines.add(first, np.asarray(held, dtype=np.float64))
     seed = solve_greedy(quot, None, memory_only=True).choice
-    lines.add(seed, np.asarray(quot.row_bytes(seed), dtype=np.float64))
+    # (the greedy layout knows nothing of the layouts ruled out)
+    if not any(all(seed[n] == k for n, k in cut) for cut in quot.cuts):
+        lines.add(seed, np.asarray(quot.row_bytes(seed), dtype=np.float64))
     over = [i for i, x in enumerate(held) if x > budget]
     price = max(quot.objective(first), 1.0) / (sum(held[i] for i in over) / len(over))
     bound = -float("inf")
