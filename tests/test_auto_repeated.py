@@ -14,7 +14,7 @@ import pytest
 import shardc
 from shardc.passes.auto.auto_sharding import FunctionResult
 from shardc.passes.auto.problem import Problem, _Sweep, _sweep_rows, quotient
-from shardc.passes.auto.solve import _milp_options, _priced, _solver, solve
+from shardc.passes.auto.solve import _Lines, _milp_options, _priced, _solver, solve
 
 from .auto_programs import MESH, fresh
 
@@ -167,6 +167,65 @@ def test_a_problem_too_big_for_the_rows_milp_prices_memory_and_fits(
         assert solve(p, budget).choice == sol.choice
     # a budget no layout meets: the answer of least peak found, not feasible
     assert not solve(p, 100).feasible
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_price_search_goes_where_the_known_layouts_lines_meet_highest(seed: int) -> None:
+    # each layout known is a line over the price (its bytes plus the price times its priced
+    # rows' mean excess over the budget); the next price is where the lowest of them is
+    # highest, checked against a dense grid of prices, and none is given while every line
+    # still rises with the price
+    import itertools
+
+    p = _chain(seed)
+    rng = np.random.default_rng(seed)
+    every = [list(c) for c in itertools.product(range(3), repeat=8)]
+    peaks = sorted({p.peak_memory(c) for c in every})
+    budget = peaks[len(peaks) // 3]
+    over = [c for c in every if p.peak_memory(c) > budget]
+    under = [c for c in every if p.peak_memory(c) <= budget]
+    lines = _Lines(p, budget)
+    for c in (over[i] for i in rng.choice(len(over), 3, replace=False)):
+        assert lines.add(c, np.array(p.row_bytes(c), dtype=float))
+    assert not lines.add(list(lines.known[0][0]), lines.known[0][2])
+    if all(float(lines.weights(1.0) @ (r - budget)) > 0 for _, _, r in lines.known):
+        assert lines.meet() is None
+    for c in (under[i] for i in rng.choice(len(under), 2, replace=False)):
+        lines.add(c, np.array(p.row_bytes(c), dtype=float))
+    w = lines.weights(1.0)
+    cs = [(cost, float(w @ (r - budget))) for _, cost, r in lines.known]
+    meet = lines.meet()
+    assert meet is not None
+    price, height = meet
+    assert height == pytest.approx(min(c + price * s for c, s in cs))
+    top = max(min(c + x * s for c, s in cs) for x in np.linspace(0.0, 4 * price + 10, 20001))
+    assert height >= top - 1e-9 * max(abs(top), 1.0)
+    # the best layout known that fits is the one of them that moves least
+    best = lines.best()
+    assert best is not None and best[1] == min(p.objective(c) for c, _, r in lines.known
+                                               if r.max() <= budget)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_price_search_keeps_to_the_layouts_not_ruled_out(seed: int) -> None:
+    # the search knows the greedy memory-only layout from the start; where a cut rules that
+    # layout out (shardc.jit's XLA check rules out what it measured over the budget), the
+    # answer is another one (fitting where it says so)
+    import dataclasses
+
+    from shardc.passes.auto.solve import solve_greedy
+
+    p = _chain(seed)
+    greedy = solve_greedy(p, None, memory_only=True).choice
+    first = solve(p, None).choice
+    budget = max(p.row_bytes(greedy))
+    held = p.row_bytes(first)
+    assert max(held) > budget
+    assert _priced(p, budget, None, "highs", first, held).solution.choice == greedy
+    cut = dataclasses.replace(p, cuts=[list(enumerate(greedy))])
+    out = _priced(cut, budget, None, "highs", first, held)
+    assert out is not None and out.solution.choice != greedy
+    assert out.solution.feasible == (max(p.row_bytes(out.solution.choice)) <= budget)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])

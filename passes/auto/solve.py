@@ -47,12 +47,11 @@ ROWS_EXACT_LIMIT = 3000
 # an infeasible problem of repeated layers is solved once more untied (auto_sharding.py) up
 # to this many choices: bigger, the rows' MILP of the untied problem is hopeless
 UNTIED_LIMIT = 3000
-# the price of memory is raised (x4) at most this many times until an answer fits, then split
-# between the last price that did not fit and the first that did this many times
+# the price of memory is raised (x4) at most this many times until some answer's priced rows
+# fall with it, then set at most this many times where the answers' lines meet highest
+# (`_priced`)
 PRICE_RAISES = 8
 PRICE_SPLITS = 3
-# (or until the prices that fit and that do not are this close)
-PRICE_CLOSE = 1.25
 # the least-peak search (`min_peak`): at most this many priced LP solves after its seeds,
 # ending after `PEAK_STALL` in a row that lower no peak; the rate at which the rows' weights
 # follow the rows nearest the peaks so far (multiplicative weights), and the weight below
@@ -195,35 +194,45 @@ def _priced(
     """The cheapest answer found within `budget` where memory has a price: the problem without
     rows, each choice also paying `price` per byte it adds to the rows an answer has broken
     (Lagrangian relaxation; the problem keeps the shape whose LP relaxation is integral, so
-    each solve is one LP). The price starts where it equals the bytes of `first` (the
-    unbounded answer, whose rows `held`), rises x4 until an answer fits, then is split
-    between the last that did not fit and the first that did: at most `PRICE_RAISES +
-    PRICE_SPLITS` solves, a deterministic bound. The answer that fits and moves least is
-    kept; where none fits, the one of least peak (not feasible). Each solve proven optimal
-    also bounds the optimum within the budget from below (its priced objective less the
-    price of the budget itself, since a layout within the budget pays at most that), which
-    gives the answer's gap. None where a solve finds nothing."""
+    each solve is one LP). Each layout known is a line, its bytes plus the price times its
+    priced rows' excess over the budget (`_Lines`); the lowest of them at a price bounds the
+    priced optimum there from above, and a solve gives it exactly, so the dual's maximum is
+    sought by Kelley's cutting planes in one dimension: the next price is where the lines
+    of the layouts known meet highest (first those of `first`, the unbounded answer, whose
+    rows `held`, and of the greedy memory-only layout where no cut rules it out), and the
+    search ends where a solve
+    finds nothing below them there (the dual's maximum: no price gives a better bound or a
+    new layout near it), or where the best layout that fits is proven within `MIP_GAP`.
+    Until some layout's line falls with the price, the price starts where it equals the
+    bytes of `first` and rises x4. At most `PRICE_RAISES + PRICE_SPLITS` solves, a
+    deterministic bound. The answer that fits and moves least is kept; where none fits, the
+    one of least peak (not feasible). Each solve proven optimal also bounds the optimum
+    within the budget from below (its priced objective less the price of the budget itself,
+    since a layout within the budget pays at most that), which gives the answer's gap. None
+    where a solve finds nothing."""
     import numpy as np
 
     matrix = quot.row_matrix()
-    broken = np.zeros(len(held))
+    lines = _Lines(quot, budget)
+    lines.add(first, np.asarray(held, dtype=np.float64))
+    seed = solve_greedy(quot, None, memory_only=True).choice
+    # (the greedy layout knows nothing of the layouts ruled out)
+    if not any(all(seed[n] == k for n, k in cut) for cut in quot.cuts):
+        lines.add(seed, np.asarray(quot.row_bytes(seed), dtype=np.float64))
     over = [i for i, x in enumerate(held) if x > budget]
-    broken[over] = 1.0
-    mean = sum(held[i] for i in over) / len(over)
-    price = max(quot.objective(first), 1.0) / mean
-    low, high = 0.0, None
-    best: tuple[bool, float, list[int]] | None = None  # (fits, bytes or peak, choice)
-    found = None
+    price = max(quot.objective(first), 1.0) / (sum(held[i] for i in over) / len(over))
     bound = -float("inf")
-    splits = solves = 0
-    for step in range(PRICE_RAISES + PRICE_SPLITS):
-        if high is None and step >= PRICE_RAISES:
-            break
-        if high is not None and (splits == PRICE_SPLITS or (low and high < PRICE_CLOSE * low)):
-            break
-        splits += high is not None
-        # the price is per byte of the broken rows' mean
-        weights = broken * (price / broken.sum())
+    solves = 0
+    for _ in range(PRICE_RAISES + PRICE_SPLITS):
+        meet = lines.meet()
+        if meet is None:
+            if solves >= PRICE_RAISES:
+                break
+            if solves:
+                price *= 4
+        else:
+            price, expect = meet
+        weights = lines.weights(price)
         q, recover = eliminate(_with_price(quot, matrix, weights), memory=False)
         if solver == "cp-sat":
             sol = solve_exact(q, None, time_limit)
@@ -233,31 +242,85 @@ def _priced(
             return None
         solves += 1
         choice = recover(sol.choice)
-        now = quot.row_bytes(choice)
-        objective = quot.objective(choice)
+        now = np.asarray(quot.row_bytes(choice), dtype=np.float64)
+        value = quot.objective(choice) + float(weights @ (now - budget))
         if sol.method.endswith(" optimal"):
-            bound = max(bound, objective + float(weights @ (np.array(now, dtype=float) - budget)))
-        fits = max(now) <= budget
-        key = (fits, objective if fits else max(now), choice)
-        if best is None or (key[0], -key[1]) > (best[0], -best[1]):
-            best, found = key, (sol, sum(q.num_strategies))
-        broken[[i for i, x in enumerate(now) if x > budget]] = 1.0
-        if fits:
-            high = price
-            price = (low * high) ** 0.5 if low else price / 4
-        else:
-            low = price
-            price = (low * high) ** 0.5 if high is not None else price * 4
-    assert best is not None and found is not None
-    fits, cost, choice = best
+            bound = max(bound, value)
+        fresh = lines.add(choice, now)
+        best = lines.best()
+        if best is not None and best[1] - bound <= MIP_GAP * best[1]:
+            break
+        # (a solve at the meeting point that finds nothing below the lines: the dual's top)
+        if meet is not None and (not fresh or value >= expect - 1e-9 * max(abs(expect), 1.0)):
+            break
+    best = lines.best()
+    fits = best is not None
+    if best is None:
+        best = lines.least_peak()
+    choice, cost = best
     gap = float("inf")
     if fits:
         # (bytes are never negative: an answer moving none is the optimum)
         gap = max(0.0, cost - bound) / cost if cost > 0 else 0.0
     within = f", within {gap:.0%} of the bound" if gap < float("inf") else ""
-    method = f"{found[0].method.split()[0]}, memory priced ({solves} solves{within})"
+    name = "cp-sat" if solver == "cp-sat" else "highs"
+    method = f"{name}, memory priced ({solves} solves{within})"
     out = Solution(choice, quot.objective(choice), None, method, fits)
-    return _Priced(out, gap, found[1])
+    return _Priced(out, gap, sum(q.num_strategies) if solves else 0)
+
+
+class _Lines:
+    """The layouts `_priced` knows, each as a line over the price: its bytes plus the price
+    times the excess over the budget of its bytes in the rows some layout broke (per byte of
+    their mean: the priced rows' weights sum to one)."""
+
+    def __init__(self, quot: Problem, budget: int):
+        import numpy as np
+
+        self.quot, self.budget = quot, budget
+        self.broken = np.zeros(len(quot.memory_rows()), dtype=bool)
+        self.known: list[tuple[list[int], float, Any]] = []  # (choice, bytes, row bytes)
+
+    def add(self, choice: list[int], rows: Any) -> bool:
+        """Know `choice` (whose rows hold `rows`); False where it was known."""
+        self.broken |= rows > self.budget
+        if any(c == choice for c, _, _ in self.known):
+            return False
+        self.known.append((choice, self.quot.objective(choice), rows))
+        return True
+
+    def weights(self, price: float) -> Any:
+        """Per row, what a byte in it costs at `price` (only the rows some layout broke)."""
+        return self.broken * (price / max(int(self.broken.sum()), 1))
+
+    def _lines(self) -> list[tuple[float, float]]:
+        w = self.weights(1.0)
+        return [(cost, float(w @ (rows - self.budget))) for _, cost, rows in self.known]
+
+    def meet(self) -> tuple[float, float] | None:
+        """The price where the lowest of the lines is highest, and its height there; None
+        while no line falls with the price (the maximum is further up)."""
+        lines = self._lines()
+        if all(s > 0 for _, s in lines):
+            return None
+        prices = [0.0] + [(c2 - c1) / (s1 - s2) for c1, s1 in lines for c2, s2 in lines
+                          if s1 > 0 >= s2 and c2 > c1]  # fmt: skip
+        top = max((min(c + x * s for c, s in lines), x) for x in prices)
+        return top[1], top[0]
+
+    def best(self) -> tuple[list[int], float] | None:
+        """The layout known that fits and moves least (the first found of equal bytes)."""
+        fit = [(cost, i) for i, (_, cost, rows) in enumerate(self.known)
+               if rows.max(initial=0) <= self.budget]  # fmt: skip
+        if not fit:
+            return None
+        cost, i = min(fit)
+        return self.known[i][0], cost
+
+    def least_peak(self) -> tuple[list[int], float]:
+        """The layout known of least peak (the first found of equal peaks)."""
+        i = min(range(len(self.known)), key=lambda i: (self.known[i][2].max(initial=0), i))
+        return self.known[i][0], self.known[i][1]
 
 
 def _with_price(quot: Problem, matrix: Any, weights: Any) -> Problem:
