@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from shardc.dialect.data_flow import CALL
 from shardc.dialect.ir import Block, Module, Operation, Value, callee_name, func_body
-from shardc.dialect.op_views import FUNC, RESHARD, SHARDING_CONSTRAINT, Func, ShardingConstraint
+from shardc.dialect.op_views import Func, ShardingConstraint
 from shardc.dialect.shardings import AxisRef, TensorSharding
-
-_EXPLICIT = (SHARDING_CONSTRAINT, RESHARD)
 
 
 def bless_unreduced_changes(module: Module) -> int:
@@ -27,8 +25,9 @@ def bless_unreduced_changes(module: Module) -> int:
     unreduced axes differ from those the callee's argument or the function's result has (and
     that no explicit reshard made). Returns how many constraints it inserted."""
     made = 0
+    funcs = module.funcs  # (a dict built per access: once here)
     for call in list(module.ops_named(CALL)):
-        callee = module.funcs.get(callee_name(call))
+        callee = funcs.get(callee_name(call))
         body = func_body(callee) if callee is not None else None
         if body is None:
             continue
@@ -37,7 +36,7 @@ def bless_unreduced_changes(module: Module) -> int:
             if want is not None and _changes(v, want):
                 _constrain_operand(call, i, want)
                 made += 1
-    for func in list(module.ops_named(FUNC)):
+    for func in funcs.values():
         body = func_body(func)
         ret = body.terminator if body is not None else None
         if ret is None:
@@ -56,7 +55,7 @@ def _unreduced(s: TensorSharding | None) -> frozenset[AxisRef]:
 def _changes(v: Value, want: TensorSharding) -> bool:
     """Whether passing `v` where `want` is expected changes its unreduced axes implicitly."""
     owner = getattr(v, "owner", None)
-    if isinstance(owner, Operation) and owner.name in _EXPLICIT:
+    if isinstance(owner, Operation) and owner.name in ShardingConstraint.OP_NAMES:
         return False
     return _unreduced(v.sharding) != _unreduced(want)
 
